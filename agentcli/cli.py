@@ -1,0 +1,145 @@
+"""Command line: `agentcli` (REPL), `agentcli run PROMPT`, `agentcli -p PROMPT`.
+
+Only typer is imported here; the SDK and the harness load when a command actually runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from agentcli import __version__
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="agentcli: a coding assistant in your terminal.",
+)
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", help="Model name (default: $AGENTCLI_MODEL, settings, or claude-sonnet-5-5).")
+]
+ModeOpt = Annotated[
+    str | None,
+    typer.Option("--permission-mode", help=f"One of: {', '.join(PERMISSION_MODES)}.", show_default=False),
+]
+AllowedOpt = Annotated[
+    list[str] | None, typer.Option("--allowed-tools", help='Rules to allow, e.g. "Read,Bash(git status:*)".')
+]
+DisallowedOpt = Annotated[list[str] | None, typer.Option("--disallowed-tools", help="Rules to deny.")]
+AppendOpt = Annotated[
+    str | None, typer.Option("--append-system-prompt", help="Text added at the end of the system prompt.")
+]
+MaxTurnsOpt = Annotated[
+    int | None, typer.Option("--max-turns", min=1, help="Stop (exit 1) after this many model turns.")
+]
+FormatOpt = Annotated[str, typer.Option("--output-format", help="text, json or stream-json.")]
+BudgetOpt = Annotated[
+    int | None, typer.Option("--max-budget-tokens", min=1, help="Stop after this many tokens (default 10M).")
+]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", help="Show details, including tracebacks.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def main_command(
+    ctx: typer.Context,
+    print_prompt: Annotated[
+        str | None, typer.Option("-p", "--print", help="Run PROMPT once and print the answer (like `run`).")
+    ] = None,
+    model: ModelOpt = None,
+    permission_mode: ModeOpt = None,
+    allowed_tools: AllowedOpt = None,
+    disallowed_tools: DisallowedOpt = None,
+    append_system_prompt: AppendOpt = None,
+    max_turns: MaxTurnsOpt = None,
+    output_format: FormatOpt = "text",
+    max_budget_tokens: BudgetOpt = None,
+    verbose: VerboseOpt = False,
+    version: Annotated[
+        bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Start the interactive assistant, or run one prompt with -p."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if print_prompt is not None:
+        run(
+            print_prompt,
+            model,
+            permission_mode,
+            allowed_tools,
+            disallowed_tools,
+            append_system_prompt,
+            max_turns,
+            output_format,
+            max_budget_tokens,
+            verbose,
+        )
+        return
+    typer.echo("The interactive REPL is not built yet; use `agentcli run PROMPT`.", err=True)
+    raise typer.Exit(2)
+
+
+@app.command("run")
+def run(
+    prompt: Annotated[str | None, typer.Argument(help="The prompt; `-` or a pipe reads it from stdin.")] = None,
+    model: ModelOpt = None,
+    permission_mode: ModeOpt = None,
+    allowed_tools: AllowedOpt = None,
+    disallowed_tools: DisallowedOpt = None,
+    append_system_prompt: AppendOpt = None,
+    max_turns: MaxTurnsOpt = None,
+    output_format: FormatOpt = "text",
+    max_budget_tokens: BudgetOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Run one prompt to completion and print the answer (scripts and CI)."""
+    _check_choice("--output-format", output_format, OUTPUT_FORMATS)
+    if permission_mode is not None:
+        _check_choice("--permission-mode", permission_mode, PERMISSION_MODES)
+    text = _read_prompt(prompt)
+    from agentcli.runner import RunOptions, run_once
+
+    options = RunOptions(
+        prompt=text,
+        model=model,
+        max_turns=max_turns,
+        output_format=output_format,
+        permission_mode=permission_mode,
+        allowed_tools=allowed_tools or [],
+        disallowed_tools=disallowed_tools or [],
+        append_system_prompt=append_system_prompt,
+        max_budget_tokens=max_budget_tokens,
+        verbose=verbose,
+    )
+    raise typer.Exit(run_once(options))
+
+
+def _check_choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}.", param_hint=flag)
+
+
+def _read_prompt(prompt: str | None) -> str:
+    if prompt == "-" or (prompt is None and not sys.stdin.isatty()):
+        prompt = sys.stdin.read()
+    if not prompt or not prompt.strip():
+        raise typer.BadParameter("give a prompt, `-` to read it from stdin, or pipe it in.", param_hint="PROMPT")
+    return prompt
+
+
+def main() -> None:
+    app()

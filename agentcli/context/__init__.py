@@ -1,0 +1,1 @@
+"""What the model is told: the system prompt and the <system-reminder> blocks."""

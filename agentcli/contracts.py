@@ -1,0 +1,163 @@
+"""The few contracts the harness is built from: tools, the model seam, the permission gate.
+
+Everything else (built-in tools, the Anthropic adapter, front ends, tests' doubles)
+implements or consumes these. Nothing here imports a heavy package.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+JSON = dict[str, Any]
+"""A JSON object as the Messages API sends and receives it."""
+
+
+# --------------------------------------------------------------------------- tools
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool hands back: text for the model, plus optional data for the UI."""
+
+    content: str
+    is_error: bool = False
+    summary: str | None = None
+    """One short line for the terminal, e.g. "Read 120 lines"."""
+    diff: str | None = None
+    """A unified diff when the tool changed a file (for the UI and the permission prompt)."""
+
+
+@dataclass
+class FileRecord:
+    """What a file looked like when the model last read it (guards Edit/Write)."""
+
+    mtime_ns: int
+    size: int
+    sha256: str
+
+
+@dataclass
+class ToolContext:
+    """Per-session state a tool may use. Tools never ask for permission themselves."""
+
+    cwd: Path
+    """The project directory: relative paths resolve against it, Bash runs in it."""
+    cancel: threading.Event = field(default_factory=threading.Event)
+    """Set when the user interrupts; long-running tools stop at once."""
+    read_files: dict[Path, FileRecord] = field(default_factory=dict)
+    """Files read in this session, keyed by resolved path."""
+
+    def resolve(self, file_path: str) -> Path:
+        """An absolute path for `file_path` (relative paths are taken from `cwd`)."""
+        path = Path(file_path).expanduser()
+        return path if path.is_absolute() else self.cwd / path
+
+
+class Tool(Protocol):
+    """A capability the model may call. Built-in, MCP and sub-agent tools all look like this."""
+
+    name: str
+    description: str
+    """Written for the model: what it does, when not to use it, what failure looks like."""
+    input_schema: JSON
+    read_only: bool
+    """True when the tool never changes files or runs commands (may run concurrently)."""
+
+    def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult: ...
+
+    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
+        """The filesystem paths this call would read or write, for the permission gate."""
+        ...
+
+
+# --------------------------------------------------------------------- permissions
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The gate's answer for one tool call."""
+
+    allowed: bool
+    message: str = ""
+    """For a denial: what the model (and the user) is told, e.g. which rule would allow it."""
+
+
+class PermissionGate(Protocol):
+    """Decides whether one tool call may run; may ask the user through a front-end callback."""
+
+    def check(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision: ...
+
+
+# --------------------------------------------------------------------------- model
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens
+        self.cache_read_input_tokens += other.cache_read_input_tokens
+
+    @property
+    def total_input(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str
+    system: list[JSON]
+    tools: list[JSON]
+    messages: list[JSON]
+    max_tokens: int
+
+
+StopReason = Literal[
+    "end_turn",
+    "tool_use",
+    "max_tokens",
+    "stop_sequence",
+    "pause_turn",
+    "refusal",
+    "model_context_window_exceeded",
+]
+
+
+@dataclass
+class ModelResponse:
+    """One finished assistant turn, content kept verbatim as the API sent it."""
+
+    content: list[JSON]
+    stop_reason: str
+    usage: Usage
+    incomplete_block: int | None = None
+    """Index of a block the stream cut off mid-way (only with stop_reason max_tokens)."""
+
+
+TextSink = Callable[[str], None]
+
+
+class Model(Protocol):
+    """The model seam: stream one turn, reporting text as it arrives."""
+
+    def stream(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        """Raise `TransientModelError` for a retryable fault, `ModelAPIError` for a fatal one."""
+        ...

@@ -1,0 +1,120 @@
+"""Running one turn's tool calls: look up, validate, ask the gate, run, cap, answer in order.
+
+Read-only calls that stand next to each other run concurrently; anything else runs alone,
+in the order the model gave. Results always come back in call order, one per call.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult
+from agentcli.events import EventSink, ToolCallFinished, ToolCallStarted, ToolResultsMessage
+from agentcli.tools.registry import ToolRegistry
+from agentcli.tools.schema import validation_error
+from agentcli.truncate import cap_middle
+
+MAX_PARALLEL = 8
+
+
+def tool_result(call_id: str, result: ToolResult) -> JSON:
+    block: JSON = {"type": "tool_result", "tool_use_id": call_id, "content": result.content}
+    if result.is_error:
+        block["is_error"] = True
+    return block
+
+
+def close_pending(assistant: JSON, why: str) -> list[JSON]:
+    """Error results for every tool call in `assistant`, for calls that will never run."""
+    return [
+        tool_result(b["id"], ToolResult(why, is_error=True))
+        for b in assistant["content"]
+        if b.get("type") == "tool_use"
+    ]
+
+
+def interrupted_results(calls: list[JSON], done: dict[str, ToolResult]) -> list[JSON]:
+    interrupted = ToolResult("Interrupted by the user before this call finished.", is_error=True)
+    return [tool_result(c["id"], done.get(c["id"], interrupted)) for c in calls]
+
+
+class ToolExecutor:
+    """Owns the registry and the gate; the loop hands it each turn's tool_use blocks."""
+
+    def __init__(self, registry: ToolRegistry, gate: PermissionGate) -> None:
+        self.registry = registry
+        self.gate = gate
+        self._pool = ThreadPoolExecutor(MAX_PARALLEL, thread_name_prefix="tool")
+
+    def manifest(self) -> list[JSON]:
+        return self.registry.manifest()
+
+    def run_all(self, calls: list[JSON], ctx: ToolContext, emit: EventSink, done: dict[str, ToolResult]) -> list[JSON]:
+        """Run `calls`, filling `done` as each finishes (so an interrupt keeps finished work)."""
+        for batch in _batches(calls, self.registry):
+            ready: list[tuple[JSON, Tool]] = []
+            for call in batch:
+                emit(ToolCallStarted(call["id"], call["name"], call.get("input") or {}))
+                tool, refusal = self._admit(call, ctx)
+                if tool is None:
+                    self._finish(call, refusal or ToolResult("", is_error=True), emit, done)
+                else:
+                    ready.append((call, tool))
+            if len(ready) > 1:
+                futures = [(c, self._pool.submit(_run_safely, t, c, ctx)) for c, t in ready]
+                for call, future in futures:
+                    self._finish(call, future.result(), emit, done)
+            else:
+                for call, tool in ready:
+                    self._finish(call, _run_safely(tool, call, ctx), emit, done)
+        return [tool_result(c["id"], done[c["id"]]) for c in calls]
+
+    def _admit(self, call: JSON, ctx: ToolContext) -> tuple[Tool | None, ToolResult | None]:
+        tool = self.registry.get(call["name"])
+        if tool is None:
+            names = ", ".join(self.registry.names())
+            return None, ToolResult(f"Unknown tool {call['name']!r}. Available tools: {names}.", is_error=True)
+        tool_input = call.get("input")
+        if not isinstance(tool_input, dict):
+            return None, ToolResult(f"Invalid input for {tool.name}: the input must be a JSON object.", is_error=True)
+        error = validation_error(tool_input, tool.input_schema)
+        if error:
+            message = f"Invalid input for {tool.name}: {error}. Fix the input and call it again."
+            return None, ToolResult(message, is_error=True, summary=f"Invalid input: {error}")
+        decision = self.gate.check(tool, tool_input, ctx)
+        if not decision.allowed:
+            return None, ToolResult(decision.message, is_error=True, summary=decision.message)
+        return tool, None
+
+    @staticmethod
+    def _finish(call: JSON, result: ToolResult, emit: EventSink, done: dict[str, ToolResult]) -> None:
+        result = replace(result, content=cap_middle(result.content) or "(no output)")
+        done[call["id"]] = result
+        emit(ToolCallFinished(call["id"], call["name"], call.get("input") or {}, result))
+
+    @staticmethod
+    def announce(message: JSON, emit: EventSink) -> None:
+        emit(ToolResultsMessage(message))
+
+
+def _run_safely(tool: Tool, call: JSON, ctx: ToolContext) -> ToolResult:
+    try:
+        return tool.run(call["input"], ctx)
+    except Exception as error:  # a tool bug must not end the turn or leak a traceback
+        return ToolResult(f"{tool.name} failed: {type(error).__name__}: {error}", is_error=True)
+
+
+def _batches(calls: list[JSON], registry: ToolRegistry) -> list[list[JSON]]:
+    """Group neighbouring read-only calls; every other call is a batch of its own."""
+    batches: list[list[JSON]] = []
+    last_read_only = False
+    for call in calls:
+        tool = registry.get(call["name"])
+        read_only = tool is not None and tool.read_only
+        if read_only and last_read_only:
+            batches[-1].append(call)
+        else:
+            batches.append([call])
+        last_read_only = read_only
+    return batches

@@ -1,0 +1,233 @@
+"""The agent loop: stream a turn, run the tools it asked for, send every result back, repeat.
+
+UI-agnostic: it reports through an `EventSink` and never prints. Control leaves through
+the typed exceptions in `agentcli.errors`. An `Agent` is a plain value, so a sub-agent is
+just a second instance.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from agentcli.cache import with_cache_breakpoints
+from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, ToolContext, ToolResult, Usage
+from agentcli.errors import (
+    BudgetExceeded,
+    MaxTurnsReached,
+    ModelAPIError,
+    ModelStopped,
+    NoProgress,
+    TransientModelError,
+)
+from agentcli.events import AssistantMessage, EventSink, Notice, Retrying, TextDelta
+from agentcli.executor import ToolExecutor, close_pending, interrupted_results
+from agentcli.progress import ProgressWatch
+
+INTERRUPTED_MARKER = "[Request interrupted by user]"
+
+
+@dataclass
+class LoopConfig:
+    model: str
+    max_output_tokens: int = 32_000
+    """max_tokens for an ordinary turn."""
+    model_max_output_tokens: int = 64_000
+    """The model's ceiling: a turn cut off inside a tool call is retried once with this."""
+    max_turns: int | None = None
+    token_budget: int = 10_000_000
+    """Stop when input (cached or not) plus output tokens of this run pass this."""
+    stream_retries: int = 3
+    retry_base_delay: float = 1.0
+    pause_turn_limit: int = 5
+
+
+@dataclass
+class RunResult:
+    text: str
+    num_turns: int
+    usage: Usage = field(default_factory=Usage)
+
+
+class Agent:
+    """One conversation's loop: its messages, tools, gate and model."""
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        executor: ToolExecutor,
+        config: LoopConfig,
+        system: list[JSON],
+        on_event: EventSink,
+        ctx: ToolContext,
+    ) -> None:
+        self.model = model
+        self.executor = executor
+        self.config = config
+        self.system = system
+        self.emit = on_event
+        self.ctx = ctx
+        self.messages: list[JSON] = []
+        self.usage = Usage()
+
+    def run(self, user_content: list[JSON]) -> RunResult:
+        """Send one user message and loop until the model answers without tools."""
+        self.messages.append({"role": "user", "content": user_content})
+        turns = 0
+        pauses = 0
+        watch = ProgressWatch()
+        boost = False
+        while True:
+            response = self._complete_turn(self.config.model_max_output_tokens if boost else None)
+            turns += 1
+            boosted, boost = boost, False
+            stop = response.stop_reason
+            if stop == "pause_turn":
+                self._append_assistant(response)
+                pauses += 1
+                if pauses > self.config.pause_turn_limit:
+                    raise ModelStopped(f"The model paused {pauses} times in a row; stopping.")
+                continue
+            pauses = 0
+            if stop == "max_tokens":
+                cut = self._cut_off(response, boosted)
+                if cut is None:
+                    boost = response.incomplete_block is not None and not boosted
+                    continue
+                response = cut
+            elif stop == "model_context_window_exceeded":
+                self._finish_without_tools(response, "the context window is full")
+                raise ModelStopped(
+                    "The conversation no longer fits the model's context window. "
+                    "Start a new conversation (or compact this one)."
+                )
+            elif stop == "refusal":
+                self._finish_without_tools(response, "the model declined")
+                raise ModelStopped("The model declined to continue with this request (refusal).")
+            self._append_assistant(response)
+            calls = [b for b in response.content if b.get("type") == "tool_use"]
+            if not calls:
+                return RunResult(_text_of(response.content), turns, self.usage)
+            self._check_limits(turns, calls)
+            results = self._run_tools(calls)
+            if reason := watch.observe(calls, results):
+                raise NoProgress(reason)
+
+    # ------------------------------------------------------------------ one turn
+
+    def _complete_turn(self, max_tokens: int | None = None) -> ModelResponse:
+        """Stream one assistant turn, retrying faults the SDK does not retry itself."""
+        request = ModelRequest(
+            model=self.config.model,
+            system=self.system,
+            tools=self.executor.manifest(),
+            messages=self.messages,
+            max_tokens=max_tokens or self.config.max_output_tokens,
+        )
+        request = with_cache_breakpoints(request)
+        attempt = 0
+        while True:
+            try:
+                response = self.model.stream(request, lambda text: self.emit(TextDelta(text)))
+                break
+            except TransientModelError as error:
+                attempt += 1
+                if attempt > self.config.stream_retries:
+                    raise ModelAPIError(
+                        f"The API stream failed {attempt} times: {error}",
+                        hint="Try again in a moment.",
+                    ) from error
+                delay = self.config.retry_base_delay * 2 ** (attempt - 1)
+                self.emit(Retrying(attempt, delay, str(error)))
+                time.sleep(delay)
+        self.usage.add(response.usage)
+        return response
+
+    def _cut_off(self, response: ModelResponse, boosted: bool) -> ModelResponse | None:
+        """Handle stop_reason max_tokens; a tool call that was cut off is never run.
+
+        First the turn is retried with the model's full output limit (the partial message
+        is discarded); if that is cut off too, complete calls before the cut are kept and the
+        model is told to go on in smaller steps. Returns the response to go on with, or None
+        when the loop should ask again.
+        """
+        if response.incomplete_block is None:
+            self.emit(Notice("The answer was cut off at the output token limit."))
+            return response
+        if not boosted and self.config.max_output_tokens < self.config.model_max_output_tokens:
+            self.emit(Notice("A tool call was cut off at the output limit; retrying with a larger limit."))
+            return None
+        self.emit(Notice("A tool call was cut off at the output limit and was not run."))
+        kept = response.content[: response.incomplete_block]
+        if any(block.get("type") == "tool_use" for block in kept):
+            return ModelResponse(kept, "tool_use", response.usage)
+        if kept:
+            self._append_assistant(ModelResponse(kept, "max_tokens", response.usage))
+        note = (
+            "Your previous response was cut off at the output token limit while writing a tool "
+            "call, so that call was not run. Continue, splitting large content into smaller steps."
+        )
+        self.messages.append({"role": "user", "content": [{"type": "text", "text": note}]})
+        return None
+
+    def _append_assistant(self, response: ModelResponse) -> None:
+        message = {"role": "assistant", "content": response.content}
+        if response.content:
+            self.messages.append(message)
+        self.emit(AssistantMessage(message, response.stop_reason, response.usage))
+
+    def _finish_without_tools(self, response: ModelResponse, why: str) -> None:
+        """Keep what the model said, answering any complete tool call with a not-run result."""
+        end = response.incomplete_block if response.incomplete_block is not None else len(response.content)
+        response = ModelResponse(response.content[:end], response.stop_reason, response.usage)
+        self._append_assistant(response)
+        if response.content:
+            self._close_pending(f"Not run: {why}.")
+
+    # ----------------------------------------------------------------- tools
+
+    def _check_limits(self, turns: int, calls: list[JSON]) -> None:
+        limit = self.config.max_turns
+        if limit is not None and turns >= limit:
+            self._close_pending(f"Not run: the turn limit ({limit}) was reached.")
+            raise MaxTurnsReached(f"Reached the turn limit (--max-turns {limit}) before the task was done.")
+        spent = self.usage.total_input + self.usage.output_tokens
+        if spent > self.config.token_budget:
+            self._close_pending("Not run: the token budget was used up.")
+            raise BudgetExceeded(
+                f"Used {spent:,} tokens, over this run's budget of {self.config.token_budget:,} "
+                "(raise it with --max-budget-tokens)."
+            )
+
+    def _run_tools(self, calls: list[JSON]) -> list[JSON]:
+        done: dict[str, ToolResult] = {}
+        try:
+            results = self.executor.run_all(calls, self.ctx, self.emit, done)
+        except KeyboardInterrupt:
+            self.ctx.cancel.set()
+            results = interrupted_results(calls, done)
+            self.messages.append({"role": "user", "content": [*results, {"type": "text", "text": INTERRUPTED_MARKER}]})
+            raise
+        self.messages.append({"role": "user", "content": results})
+        self.executor.announce(self.messages[-1], self.emit)
+        return results
+
+    def _close_pending(self, why: str) -> None:
+        last = self.messages[-1] if self.messages else None
+        if last and last["role"] == "assistant" and (results := close_pending(last, why)):
+            self.messages.append({"role": "user", "content": results})
+            self.executor.announce(self.messages[-1], self.emit)
+
+    def record_interrupt(self) -> None:
+        """After Ctrl-C outside tool execution: keep the conversation valid for the next message."""
+        last = self.messages[-1] if self.messages else None
+        if last and last["role"] == "user" and last["content"][-1].get("text") == INTERRUPTED_MARKER:
+            return
+        if last and last["role"] == "assistant":
+            self._close_pending("Interrupted by the user.")
+        self.messages.append({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARKER}]})
+
+
+def _text_of(content: list[JSON]) -> str:
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text")

@@ -1,0 +1,115 @@
+"""Turn loop events into what `agentcli run` prints, per --output-format."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from agentcli.contracts import JSON
+from agentcli.events import (
+    AssistantMessage,
+    Event,
+    Notice,
+    Retrying,
+    ToolCallFinished,
+    ToolResultsMessage,
+)
+from agentcli.output.labels import call_label
+
+
+@dataclass
+class Outcome:
+    """How a run ended, for the final report."""
+
+    subtype: str
+    result: str
+    is_error: bool
+    session_id: str
+    num_turns: int
+    duration_ms: int
+    usage: dict[str, int]
+    total_cost_usd: float
+
+    def as_json(self) -> JSON:
+        return {"type": "result", **self.__dict__}
+
+
+class TextReporter:
+    """Final answer alone on stdout; one progress line per tool call (and notices) on stderr."""
+
+    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+        self.out = out
+        self.err = err
+
+    def start(self, init: JSON) -> None:
+        pass
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, ToolCallFinished):
+            mark = "✗" if event.result.is_error else "●"
+            summary = (event.result.summary or "").splitlines()
+            tail = f" — {summary[0]}" if summary else ""
+            self._progress(f"{mark} {call_label(event.name, event.input)}{tail}")
+        elif isinstance(event, Retrying):
+            self._progress(f"… {event.reason}; retrying in {event.delay:g}s (attempt {event.attempt})")
+        elif isinstance(event, Notice):
+            self._progress(f"! {event.text}")
+
+    def finish(self, outcome: Outcome) -> None:
+        if outcome.is_error:
+            self._progress(f"Error: {outcome.result}")
+        elif outcome.result:
+            self.out.write(outcome.result.rstrip("\n") + "\n")
+            self.out.flush()
+
+    def _progress(self, line: str) -> None:
+        self.err.write(line + "\n")
+        self.err.flush()
+
+
+class JsonReporter:
+    """One result object at the end (errors and notices also go to stderr as text)."""
+
+    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+        self.out = out
+        self.text = TextReporter(out, err)
+
+    def start(self, init: JSON) -> None:
+        pass
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, (Retrying, Notice)):
+            self.text(event)
+
+    def finish(self, outcome: Outcome) -> None:
+        _write_json(self.out, outcome.as_json())
+
+
+class StreamJsonReporter:
+    """One JSON object per line: system init, each message, then the result."""
+
+    def __init__(self, out: TextIO = sys.stdout, session_id: str = "") -> None:
+        self.out = out
+        self.session_id = session_id
+
+    def start(self, init: JSON) -> None:
+        _write_json(self.out, {"type": "system", "subtype": "init", **init})
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, AssistantMessage):
+            self._message("assistant", event.message)
+        elif isinstance(event, ToolResultsMessage):
+            self._message("user", event.message)
+
+    def _message(self, kind: str, message: JSON) -> None:
+        _write_json(self.out, {"type": kind, "message": message, "session_id": self.session_id})
+
+    def finish(self, outcome: Outcome) -> None:
+        _write_json(self.out, outcome.as_json())
+
+
+def _write_json(out: TextIO, value: Any) -> None:
+    out.write(json.dumps(value, ensure_ascii=False) + "\n")
+    out.flush()

@@ -1,0 +1,1 @@
+"""The permission gate: decides, between the loop and the tools, whether a call may run."""

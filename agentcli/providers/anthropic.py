@@ -1,0 +1,199 @@
+"""The Anthropic Messages API behind the `Model` seam, streaming with the official SDK.
+
+The SDK is imported when the first request is made, never at start-up (it costs ~1.5 s).
+Content blocks are rebuilt from the raw stream events as plain dicts, exactly as the
+API sent them, so they can go back verbatim (thinking signatures included).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING
+
+from agentcli.contracts import JSON, ModelRequest, ModelResponse, TextSink, Usage
+from agentcli.errors import ModelAPIError, TransientModelError
+
+if TYPE_CHECKING:
+    import anthropic
+    from anthropic import Stream
+    from anthropic.types import RawMessageStreamEvent
+
+SDK_MAX_RETRIES = 4
+"""The SDK retries 408/409/429/5xx/529 itself (honouring retry-after) this many times."""
+
+HINTS = {
+    400: "The API rejected the request as malformed. Re-run with --verbose for details.",
+    401: "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN): the server did not accept it.",
+    403: "Your API key is not allowed to do this (model access or organisation permissions).",
+    404: "Check the model name (--model / AGENTCLI_MODEL) and ANTHROPIC_BASE_URL.",
+    413: "The request is too large: start a new conversation or trim what you attached.",
+    429: "Rate limited even after retries: wait a minute and try again.",
+    529: "The API is overloaded even after retries: try again shortly.",
+}
+
+RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+
+
+class AnthropicModel:
+    """Streams turns from any Anthropic-compatible server (ANTHROPIC_BASE_URL)."""
+
+    def __init__(self, *, api_key: str | None = None, base_url: str | None = None) -> None:
+        self._api_key = api_key
+        self._base_url = base_url
+        self._client: anthropic.Anthropic | None = None
+
+    def _sdk(self) -> anthropic.Anthropic:
+        if self._client is None:
+            import anthropic
+
+            key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+            token = None if key else os.environ.get("ANTHROPIC_AUTH_TOKEN")
+            if not key and not token:
+                raise ModelAPIError(
+                    "No API key found.",
+                    hint="Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in your environment.",
+                )
+            self._client = anthropic.Anthropic(
+                api_key=key,
+                auth_token=token,
+                base_url=self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
+                max_retries=SDK_MAX_RETRIES,
+            )
+        return self._client
+
+    def stream(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        import anthropic
+        import httpx2
+
+        client = self._sdk()
+        try:
+            events: Stream[RawMessageStreamEvent] = client.messages.create(
+                model=request.model,
+                max_tokens=request.max_tokens,
+                system=request.system,  # type: ignore[arg-type]
+                tools=request.tools,  # type: ignore[arg-type]
+                messages=request.messages,  # type: ignore[arg-type]
+                stream=True,
+            )  # type: ignore[assignment]
+        except anthropic.APIStatusError as error:
+            raise _fatal(error) from error
+        except anthropic.APIConnectionError as error:
+            where = client.base_url
+            raise ModelAPIError(
+                f"Could not reach the API at {where}: {error}",
+                hint="Check your network and ANTHROPIC_BASE_URL.",
+            ) from error
+        assembler = _MessageAssembler(on_text)
+        try:
+            with events:
+                for event in events:
+                    assembler.feed(event.to_dict())
+        except anthropic.APIStatusError as error:
+            kind = _error_type(error.body)
+            if kind in RETRYABLE_STREAM_ERRORS or kind is None:
+                raise TransientModelError(f"the stream reported an error: {_api_message(error)}") from error
+            raise _fatal(error) from error
+        except (anthropic.APIConnectionError, httpx2.TransportError) as error:
+            raise TransientModelError(f"the connection dropped mid-stream ({error})") from error
+        return assembler.finish()
+
+
+class _MessageAssembler:
+    """Rebuilds the assistant message from raw stream events."""
+
+    def __init__(self, on_text: TextSink) -> None:
+        self.on_text = on_text
+        self.blocks: list[JSON] = []
+        self.partial_json: dict[int, str] = {}
+        self.closed: set[int] = set()
+        self.usage = Usage()
+        self.stop_reason: str | None = None
+        self.stopped = False
+
+    def feed(self, event: JSON) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            self._take_usage(event["message"].get("usage") or {})
+        elif kind == "content_block_start":
+            block = dict(event["content_block"])
+            if block.get("type") == "tool_use":
+                self.partial_json[event["index"]] = ""
+            self._place(event["index"], block)
+        elif kind == "content_block_delta":
+            self._apply_delta(self.blocks[event["index"]], event["index"], event["delta"])
+        elif kind == "content_block_stop":
+            self._close(event["index"])
+        elif kind == "message_delta":
+            self.stop_reason = event["delta"].get("stop_reason")
+            self._take_usage(event.get("usage") or {})
+        elif kind == "message_stop":
+            self.stopped = True
+
+    def _place(self, index: int, block: JSON) -> None:
+        while len(self.blocks) <= index:
+            self.blocks.append({})
+        self.blocks[index] = block
+
+    def _apply_delta(self, block: JSON, index: int, delta: JSON) -> None:
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta["text"]
+            self.on_text(delta["text"])
+        elif kind == "input_json_delta":
+            self.partial_json[index] += delta.get("partial_json", "")
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+        elif kind == "signature_delta":
+            block["signature"] = delta["signature"]
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(delta["citation"])
+
+    def _close(self, index: int) -> None:
+        block = self.blocks[index]
+        if index in self.partial_json:
+            raw = self.partial_json.pop(index)
+            try:
+                block["input"] = json.loads(raw) if raw.strip() else {}
+            except json.JSONDecodeError:
+                return  # left unclosed: treated as cut off
+        self.closed.add(index)
+
+    def _take_usage(self, usage: JSON) -> None:
+        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+            if usage.get(name) is not None:
+                setattr(self.usage, name, usage[name])
+        if usage.get("output_tokens") is not None:
+            self.usage.output_tokens = usage["output_tokens"]
+
+    def finish(self) -> ModelResponse:
+        if not self.stopped or self.stop_reason is None:
+            raise TransientModelError("the stream ended before the message was complete")
+        incomplete = next((i for i in range(len(self.blocks)) if i not in self.closed), None)
+        return ModelResponse(self.blocks, self.stop_reason, self.usage, incomplete)
+
+
+def _error_type(body: object) -> str | None:
+    if isinstance(body, dict):
+        error = body.get("error")
+        kind = error.get("type") if isinstance(error, dict) else None
+        if isinstance(kind, str):
+            return kind
+    return None
+
+
+def _api_message(error: anthropic.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        message = body["error"].get("message")
+        if message:
+            return str(message)
+    return str(error.message)
+
+
+def _fatal(error: anthropic.APIStatusError) -> ModelAPIError:
+    status = error.status_code
+    hint = HINTS.get(status, "")
+    if status >= 500 and not hint:
+        hint = "The API failed even after retries: try again shortly."
+    return ModelAPIError(f"API error {status}: {_api_message(error)}", status=status, hint=hint)

@@ -1,0 +1,67 @@
+"""Settings files: user, project and local JSON, merged in that order (later wins)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.errors import UsageError
+
+
+def agentcli_home() -> Path:
+    return Path(os.environ.get("AGENTCLI_HOME") or Path.home() / ".agentcli")
+
+
+def settings_files(cwd: Path) -> list[tuple[str, Path]]:
+    """(scope, path) of every settings file, lowest precedence first."""
+    return [
+        ("user", agentcli_home() / "settings.json"),
+        ("project", cwd / ".agentcli" / "settings.json"),
+        ("local", cwd / ".agentcli" / "settings.local.json"),
+    ]
+
+
+@dataclass
+class Settings:
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, Path] = field(default_factory=dict)
+    """For each top-level key, the file that set it last."""
+    raw: list[tuple[str, Path, dict[str, Any]]] = field(default_factory=list)
+    """Each file's own content, for merging keys such as permission rules."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+
+def load_settings(cwd: Path) -> Settings:
+    settings = Settings()
+    for scope, path in settings_files(cwd):
+        data = read_settings_file(path)
+        if data is None:
+            continue
+        settings.raw.append((scope, path, data))
+        for key, value in data.items():
+            settings.values[key] = value
+            settings.sources[key] = path
+    return settings
+
+
+def read_settings_file(path: Path) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise UsageError(f"Cannot read settings file {path}: {error.strerror}") from None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as error:
+        raise UsageError(
+            f"Settings file {path} is not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}"
+        ) from None
+    if not isinstance(data, dict):
+        raise UsageError(f"Settings file {path} must hold a JSON object, not {type(data).__name__}.")
+    return data

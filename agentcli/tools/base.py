@@ -1,0 +1,34 @@
+"""Shared plumbing for built-in tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcli.contracts import JSON, ToolContext, ToolResult
+
+
+class ToolError(Exception):
+    """Raised inside a tool's `run` for a failure the model can act on; becomes is_error."""
+
+
+class BuiltinTool:
+    """Base for built-in tools: subclasses set the class attributes and implement `call`."""
+
+    name: str = ""
+    description: str = ""
+    input_schema: JSON = {}
+    read_only: bool = False
+    path_fields: tuple[str, ...] = ()
+    """Input fields holding a filesystem path (what the permission gate judges)."""
+
+    def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        try:
+            return self.call(tool_input, ctx)
+        except ToolError as error:
+            return ToolResult(str(error), is_error=True, summary=str(error).splitlines()[0])
+
+    def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        raise NotImplementedError
+
+    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
+        return [ctx.resolve(str(tool_input[f])) for f in self.path_fields if tool_input.get(f)]
