@@ -127,6 +127,7 @@ def build_agent(
         model_max_output_tokens=info.max_output_tokens,
         max_turns=options.max_turns,
         token_budget=options.max_budget_tokens or settings.get("tokenBudget") or LoopConfig.token_budget,
+        retry_base_delay=float(os.environ.get("AGENTCLI_RETRY_BASE_DELAY") or LoopConfig.retry_base_delay),
     )
     registry = builtin_tools()
     gate = ModeGate(mode, split_rules(options.allowed_tools), split_rules(options.disallowed_tools))
