@@ -15,6 +15,7 @@ from agentcli import __version__
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
+    pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="agentcli: a coding assistant in your terminal.",

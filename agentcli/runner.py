@@ -98,6 +98,12 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
         subtype = error.subtype if isinstance(error, StopRun) else "error_during_execution"
         outcome = _failure(subtype, str(error), agent, session_id, started)
         code = error.exit_code
+    except Exception as error:  # a bug of ours: say so plainly, traceback only with --verbose
+        if options.verbose:
+            traceback.print_exc()
+        message = f"Internal error: {type(error).__name__}: {error} (re-run with --verbose for the traceback)"
+        outcome = _failure("error_during_execution", message, agent, session_id, started)
+        code = EXIT_FAILURE
     reporter.finish(outcome)
     return code
 

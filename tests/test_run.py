@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import RunCli
-from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, http_error, reply, text, tool_use
+from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, http_error, reply, text, thinking, tool_use
 
 
 def tool_results(api: FakeAnthropic, request: int) -> list[dict[str, object]]:
@@ -364,3 +364,50 @@ def test_usage_errors_exit_2(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
     assert run_cli("run", "hi", "--no-such-flag").returncode == 2
     assert run_cli("run", input="").returncode == 2
     assert fake_api.requests == []
+
+
+def test_thinking_blocks_go_back_verbatim_with_their_signature(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+    fake_api.script(
+        reply(thinking("I should grep.", signature="sig-123"), tool_use("Grep", {"pattern": "x"})),
+        reply(text("ok")),
+    )
+
+    done = run_cli("run", "hi")
+
+    assert done.returncode == 0, done.stderr
+    sent = fake_api.requests[1].body["messages"][1]["content"][0]
+    assert sent == {"type": "thinking", "thinking": "I should grep.", "signature": "sig-123"}
+
+
+def test_auth_token_is_sent_as_bearer(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("ok")))
+
+    done = run_cli("run", "hi", env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "test-key"})
+
+    assert done.returncode == 0, done.stderr
+    assert fake_api.requests[0].headers["authorization"] == "Bearer test-key"
+
+
+def test_model_comes_from_flag_then_env_then_settings(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+    fake_api.script(*[reply(text("ok")) for _ in range(4)])
+    (project / ".agentcli").mkdir()
+    (project / ".agentcli" / "settings.json").write_text('{"model": "from-settings"}')
+
+    run_cli("run", "hi", "--model", "from-flag", env={"AGENTCLI_MODEL": "from-env"})
+    run_cli("run", "hi", env={"AGENTCLI_MODEL": "from-env"})
+    run_cli("run", "hi")
+    (project / ".agentcli" / "settings.json").unlink()
+    run_cli("run", "hi")
+
+    models = [r.body["model"] for r in fake_api.requests]
+    assert models == ["from-flag", "from-env", "from-settings", "claude-sonnet-5-5"]
+
+
+def test_malformed_settings_is_a_usage_error_naming_the_file(run_cli: RunCli, project: Path) -> None:
+    (project / ".agentcli").mkdir()
+    (project / ".agentcli" / "settings.json").write_text("{not json")
+
+    done = run_cli("run", "hi")
+
+    assert done.returncode == 2
+    assert "settings.json" in done.stderr and "not valid JSON" in done.stderr

@@ -54,9 +54,9 @@ class AnthropicModel:
                     "No API key found.",
                     hint="Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in your environment.",
                 )
+            credential = {"api_key": key} if key else {"auth_token": token}
             self._client = anthropic.Anthropic(
-                api_key=key,
-                auth_token=token,
+                **credential,
                 base_url=self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
                 max_retries=SDK_MAX_RETRIES,
             )
