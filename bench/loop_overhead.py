@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentcli.contracts import Decision, JSON, ModelRequest, ModelResponse, TextSink, Tool, ToolContext
+from agentcli.contracts import JSON, Decision, ModelRequest, ModelResponse, TextSink, Tool, ToolContext
 from agentcli.executor import ToolExecutor
 from agentcli.loop import Agent, LoopConfig
 from agentcli.providers.anthropic import AnthropicModel
