@@ -30,6 +30,7 @@ import re
 import socket
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -188,9 +189,7 @@ def reply(
     return Reply(tuple(blocks), stop_reason, usage, error_after, drop_after, delay, chunk)
 
 
-def http_error(
-    status: int, body: Mapping[str, Any] | str, headers: Mapping[str, str] | None = None
-) -> HttpError:
+def http_error(status: int, body: Mapping[str, Any] | str, headers: Mapping[str, str] | None = None) -> HttpError:
     """A scripted HTTP error response with a JSON (or raw string) body and extra headers."""
     return HttpError(status, body, dict(headers or {}))
 
@@ -206,6 +205,8 @@ class RecordedRequest:
     body: JSONObject
     """The parsed JSON body; ``{}`` if it was not a JSON object."""
     raw: bytes
+    received_at: float = field(default_factory=time.monotonic)
+    """``time.monotonic()`` when the request arrived."""
     status: int = 0
     """The HTTP status the fake answered with (0 while still being handled)."""
     usage: dict[str, int] | None = None
@@ -395,9 +396,7 @@ def _check_answered(i: int, ids: list[str], messages: list[Any]) -> None:
     following = messages[i + 1] if i + 1 < len(messages) else None
     answered: set[str] = set()
     if following is not None and following["role"] == "user":
-        answered = {
-            str(b.get("tool_use_id")) for b in _blocks(following["content"]) if b["type"] == "tool_result"
-        }
+        answered = {str(b.get("tool_use_id")) for b in _blocks(following["content"]) if b["type"] == "tool_result"}
     missing = [tool_use_id for tool_use_id in ids if tool_use_id not in answered]
     if missing:
         raise _invalid(
@@ -520,9 +519,7 @@ class PromptCache:
         segments = _segments(body)
         totals = _running_totals(segments)
         total = totals[-1] if totals else 0
-        breakpoints = [
-            i for i, s in enumerate(segments) if s.breakpoint and totals[i] >= max(self.min_tokens, 1)
-        ]
+        breakpoints = [i for i, s in enumerate(segments) if s.breakpoint and totals[i] >= max(self.min_tokens, 1)]
         if not breakpoints:
             return _usage(total, 0, 0)
         with self._lock:
@@ -585,9 +582,7 @@ def _prompt_blocks(body: Mapping[str, Any]) -> Iterator[tuple[JSONObject, bool]]
 def _strip_cache_control(block: JSONObject) -> JSONObject:
     stripped = {k: v for k, v in block.items() if k != "cache_control"}
     if isinstance(stripped.get("content"), list):
-        stripped["content"] = [
-            _strip_cache_control(b) if isinstance(b, dict) else b for b in stripped["content"]
-        ]
+        stripped["content"] = [_strip_cache_control(b) if isinstance(b, dict) else b for b in stripped["content"]]
     return stripped
 
 
@@ -627,19 +622,14 @@ def _block_events(index: int, block: Block, chunk: int) -> list[Event]:
         deltas = [{"type": "text_delta", "text": part} for part in _chunks(block.text, chunk)]
     elif isinstance(block, ToolUseBlock):
         start = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
-        deltas = [
-            {"type": "input_json_delta", "partial_json": part} for part in _chunks(_tool_json(block), chunk)
-        ]
+        deltas = [{"type": "input_json_delta", "partial_json": part} for part in _chunks(_tool_json(block), chunk)]
     else:
         start = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [{"type": "thinking_delta", "thinking": part} for part in _chunks(block.thinking, chunk)]
         deltas.append({"type": "signature_delta", "signature": block.signature})
     return [
         ("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}),
-        *(
-            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
-            for d in deltas
-        ),
+        *(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in deltas),
         ("content_block_stop", {"type": "content_block_stop", "index": index}),
     ]
 
@@ -649,10 +639,18 @@ def _tool_json(block: ToolUseBlock) -> str:
     encoded = json.dumps(block.input)
     if not block.partial:
         return encoded
-    cut = max(1, len(encoded) // 2)
-    while cut > 1 and encoded[cut - 1] == "\\":
-        cut -= 1
-    return encoded[:cut]
+    return encoded[: max(1, _escape_boundary(encoded, len(encoded) // 2))]
+
+
+def _escape_boundary(encoded: str, target: int) -> int:
+    """The last position at or before ``target`` that is not inside an escape like ``\\u00e9``."""
+    position = 0
+    while position < target:
+        step = (6 if encoded[position + 1 : position + 2] == "u" else 2) if encoded[position] == "\\" else 1
+        if position + step > target:
+            break
+        position += step
+    return position
 
 
 def _chunks(value: str, size: int) -> list[str]:
@@ -673,9 +671,7 @@ def _content_json(block: Block) -> JSONObject:
     return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
 
 
-def _message(
-    model: str, content: list[JSONObject], stop_reason: str | None, usage: Mapping[str, int]
-) -> JSONObject:
+def _message(model: str, content: list[JSONObject], stop_reason: str | None, usage: Mapping[str, int]) -> JSONObject:
     return {
         "id": _new_id("msg_"),
         "type": "message",
@@ -696,9 +692,7 @@ def _output_tokens(scripted: Reply) -> int:
 def _failure_point(events: list[Event], scripted: Reply) -> tuple[str, int] | None:
     """("error" | "drop", index of the first event not sent), if the reply fails mid-stream."""
     failures = [
-        (n, kind)
-        for kind, n in (("error", scripted.error_after), ("drop", scripted.drop_after))
-        if n is not None
+        (n, kind) for kind, n in (("error", scripted.error_after), ("drop", scripted.drop_after)) if n is not None
     ]
     if not failures:
         return None
@@ -747,6 +741,7 @@ class FakeAnthropic:
         self._script: list[ScriptEntry] = []
         self._requests: list[RecordedRequest] = []
         self._usage_log: list[dict[str, int]] = []
+        self._errors: list[Exception] = []
         self._changed = threading.Condition()
         self._closing = threading.Event()
         self._server: _Server | None = None
@@ -762,7 +757,7 @@ class FakeAnthropic:
         self._server = _Server(self)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
+            kwargs={"poll_interval": 0.01},
             name="FakeAnthropic",
             daemon=True,
         )
@@ -826,6 +821,12 @@ class FakeAnthropic:
         with self._changed:
             return [dict(u) for u in self._usage_log]
 
+    @property
+    def errors(self) -> list[Exception]:
+        """Exceptions raised by scripted callables (each was answered with a 500)."""
+        with self._changed:
+            return list(self._errors)
+
     def wait_for_requests(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
         """Block until at least ``n`` requests were received; raise TimeoutError if not."""
         with self._changed:
@@ -843,6 +844,10 @@ class FakeAnthropic:
     def _next_entry(self) -> ScriptEntry | None:
         with self._changed:
             return self._script.pop(0) if self._script else None
+
+    def _record_error(self, error: Exception) -> None:
+        with self._changed:
+            self._errors.append(error)
 
     def _log_usage(self, usage: dict[str, int]) -> None:
         with self._changed:
@@ -875,6 +880,8 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    """Without it, small SSE writes meet delayed ACKs and every request waits ~40 ms."""
     timeout = 30
 
     @property
@@ -911,7 +918,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "POST" or request.path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
             raise ApiError(404, "not_found_error", f"Not found: {self.command} {request.path}")
         self.fake._check_auth(request.headers)
-        if "anthropic-version" not in request.headers:
+        if not request.headers.get("anthropic-version"):
             raise _invalid("anthropic-version: header is required")
         if _json_object(request.raw) is None:
             raise _invalid("There was an error parsing the body of your request as JSON.")
@@ -926,7 +933,7 @@ class _Handler(BaseHTTPRequestHandler):
         entry = self.fake._next_entry()
         if entry is None:
             raise ApiError(500, "api_error", "FakeAnthropic: the script ran out; no reply for this request")
-        scripted = entry if isinstance(entry, (Reply, HttpError)) else entry(request)
+        scripted = entry if isinstance(entry, (Reply, HttpError)) else self._call(entry, request)
         if isinstance(scripted, HttpError):
             self._send_json(request, scripted.status, scripted.body, scripted.headers)
             return
@@ -939,6 +946,16 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_message(request, scripted, usage)
 
+    def _call(
+        self, entry: Callable[[RecordedRequest], Reply | HttpError], request: RecordedRequest
+    ) -> Reply | HttpError:
+        """Run a scripted callable; if it raises, keep the error for the test and answer 500."""
+        try:
+            return entry(request)
+        except Exception as err:
+            self.fake._record_error(err)
+            raise ApiError(500, "api_error", f"FakeAnthropic: the scripted callable raised {err!r}") from err
+
     # writing responses
 
     def _send_json(
@@ -949,9 +966,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers: Mapping[str, str] | None = None,
     ) -> None:
         data = (body if isinstance(body, str) else json.dumps(body)).encode()
-        self._start_response(
-            request, status, "application/json", {"content-length": str(len(data)), **(headers or {})}
-        )
+        self._start_response(request, status, "application/json", {"content-length": str(len(data)), **(headers or {})})
         self.wfile.write(data)
 
     def _start_response(
@@ -970,9 +985,7 @@ class _Handler(BaseHTTPRequestHandler):
         if scripted.error_after is not None:
             raise ApiError(529, "overloaded_error", "Overloaded")
         content = [_content_json(b) for b in scripted.blocks]
-        data = json.dumps(
-            _message(str(request.body["model"]), content, scripted.final_stop_reason(), usage)
-        ).encode()
+        data = json.dumps(_message(str(request.body["model"]), content, scripted.final_stop_reason(), usage)).encode()
         self._start_response(request, 200, "application/json", {"content-length": str(len(data))})
         if scripted.drop_after is not None:
             self.wfile.write(data[: len(data) // 2])

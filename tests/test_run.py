@@ -219,7 +219,7 @@ def test_token_budget_stops_the_run(run_cli: RunCli, fake_api: FakeAnthropic) ->
 
 
 def test_529_then_success(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
-    fake_api.script(http_error(529, OVERLOADED_ERROR, headers={"retry-after": "0"}), reply(text("fine")))
+    fake_api.script(http_error(529, OVERLOADED_ERROR, headers={"retry-after-ms": "10"}), reply(text("fine")))
 
     done = run_cli("run", "hi")
 
