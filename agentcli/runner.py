@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Protocol
 
 from agentcli.catalog import DEFAULT_MODEL, model_info
+from agentcli.context.session import SessionContext
 from agentcli.contracts import JSON, Model, ToolContext
-from agentcli.errors import AgentcliError, StopRun, UsageError
-from agentcli.events import Event
+from agentcli.errors import AgentcliError, StopRun
+from agentcli.events import Event, Notice
 from agentcli.executor import ToolExecutor
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.output.reporters import JsonReporter, Outcome, StreamJsonReporter, TextReporter
-from agentcli.permissions.gate import MODES, ModeGate
+from agentcli.permissions.gate import build_gate
 from agentcli.settings import Settings, load_settings
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -80,11 +81,21 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
     try:
         settings = load_settings(cwd)
         model_name = resolve_model(options, settings)
-        agent = build_agent(options, settings, model_name, cwd, reporter, model)
+        context = SessionContext(cwd, model_name, options.append_system_prompt)
+        agent = build_agent(options, settings, model_name, cwd, reporter, model, context)
+        prepared = context.prepare(options.prompt, agent.ctx)  # a /command is expanded (or refused) here
+        if prepared.model:
+            agent.config.model = prepared.model
         reporter.start(
-            {"session_id": session_id, "cwd": str(cwd), "model": model_name, "tools": agent.executor.registry.names()}
+            {
+                "session_id": session_id,
+                "cwd": str(cwd),
+                "model": agent.config.model,
+                "tools": agent.executor.registry.names(),
+            }
         )
-        result = agent.run([{"type": "text", "text": options.prompt}])
+        with context.turn(prepared):
+            result = agent.run(prepared.content)
         outcome = _outcome("success", result.text, False, result, agent, session_id, started, settings)
         code = EXIT_OK
     except KeyboardInterrupt:
@@ -115,13 +126,14 @@ def build_agent(
     cwd: Path,
     on_event: Reporter,
     model: Model | None = None,
+    context: SessionContext | None = None,
 ) -> Agent:
-    from agentcli.context.system_prompt import build_system_prompt
     from agentcli.tools import builtin_tools
 
-    mode = options.permission_mode or settings.get("permissions", {}).get("defaultMode") or "default"
-    if mode not in MODES:
-        raise UsageError(f"Unknown permission mode {mode!r}; choose one of {', '.join(MODES)}.")
+    allowed, disallowed = split_rules(options.allowed_tools), split_rules(options.disallowed_tools)
+    gate = build_gate(
+        settings, cwd, options.permission_mode, allowed, disallowed, on_notice=lambda text: on_event(Notice(text))
+    )
     if model is None:
         from agentcli.providers.anthropic import AnthropicModel
 
@@ -136,12 +148,13 @@ def build_agent(
         retry_base_delay=float(os.environ.get("AGENTCLI_RETRY_BASE_DELAY") or LoopConfig.retry_base_delay),
     )
     registry = builtin_tools()
-    gate = ModeGate(mode, split_rules(options.allowed_tools), split_rules(options.disallowed_tools))
+    context = context or SessionContext(cwd, model_name, options.append_system_prompt)
+    context.attach(registry, gate)
     return Agent(
         model=model,
         executor=ToolExecutor(registry, gate),
         config=config,
-        system=build_system_prompt(cwd, model_name, options.append_system_prompt),
+        system=context.system,
         on_event=on_event,
         ctx=ToolContext(cwd=cwd),
     )

@@ -1,0 +1,146 @@
+"""Project and user instructions: CLAUDE.md, CLAUDE.local.md and AGENTS.md, with @imports.
+
+Discovery order: `$AGENTCLI_HOME/CLAUDE.md`; every `CLAUDE.md` then `CLAUDE.local.md`
+from the filesystem root down to the working directory; then every `AGENTS.md` on the
+same walk. A file may import others with `@path` (relative to itself, `~/` allowed), up to
+`MAX_IMPORT_DEPTH` levels; imports inside code spans and fenced blocks are ignored.
+Problems (missing file, cycle, too deep) become notes in the text, never exceptions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.settings import agentcli_home
+
+MAX_IMPORT_DEPTH = 5
+MAX_FILE_CHARS = 40_000
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_CODE_SPAN = re.compile(r"`+[^`]*`+")
+_MENTION = re.compile(r"(?<![^\s(\[])@([^\s`]+)")
+_TRAILING = ".,;:!?)]}'\""
+
+
+@dataclass
+class InstructionFile:
+    path: Path
+    kind: str
+    """What the file is, for the model: e.g. "project instructions, checked into the codebase"."""
+    text: str
+    imported_by: Path | None = None
+    notes: list[str] = field(default_factory=list)
+    """Import problems, shown after the file's text."""
+
+
+def candidate_paths(cwd: Path, home: Path | None = None) -> list[tuple[Path, str]]:
+    """Every place an instruction file may be, in load order, with its kind."""
+    home = home or agentcli_home()
+    walk = [*reversed(cwd.parents), cwd]
+    paths = [(home / "CLAUDE.md", "the user's private global instructions for all projects")]
+    for folder in walk:
+        paths.append((folder / "CLAUDE.md", "project instructions, checked into the codebase"))
+        paths.append((folder / "CLAUDE.local.md", "the user's private project instructions, not checked in"))
+    paths.extend((folder / "AGENTS.md", "project instructions for coding agents") for folder in walk)
+    return paths
+
+
+def load_instructions(cwd: Path, home: Path | None = None) -> list[InstructionFile]:
+    """The instruction files that exist, each followed by what it imports (depth first)."""
+    loaded: list[InstructionFile] = []
+    seen: set[Path] = set()
+    for path, kind in candidate_paths(cwd, home):
+        if path.is_file() and _key(path) not in seen:
+            loaded.extend(_load(path, kind, None, (), seen))
+    return loaded
+
+
+def import_mentions(text: str) -> Iterator[str]:
+    """The `@path` imports in `text`, skipping fenced blocks and inline code spans."""
+    fence: str | None = None
+    for line in text.splitlines():
+        marker = _FENCE.match(line)
+        if marker:
+            fence = None if fence == marker.group(1) else fence or marker.group(1)
+            continue
+        if fence:
+            continue
+        for match in _MENTION.finditer(_CODE_SPAN.sub(" ", line)):
+            mention = match.group(1).rstrip(_TRAILING)
+            if mention:
+                yield mention
+
+
+def looks_like_path(mention: str) -> bool:
+    """`@docs/x.md`, `@~/a`, `@README.md` are paths; `@alice` or `@property` may be plain words."""
+    return "/" in mention or "." in mention or mention.startswith("~")
+
+
+def _load(
+    path: Path, kind: str, parent: Path | None, chain: tuple[Path, ...], seen: set[Path]
+) -> list[InstructionFile]:
+    seen.add(_key(path))
+    entry = InstructionFile(path, kind, _read(path), parent)
+    found = [entry]
+    chain = (*chain, _key(path))
+    for mention in import_mentions(entry.text):
+        target = _resolve(mention, path.parent)
+        if not target.exists():
+            if looks_like_path(mention):
+                entry.notes.append(f"@{mention} was not imported: {target} does not exist.")
+            continue
+        if target.is_dir():
+            entry.notes.append(f"@{mention} was not imported: {target} is a folder.")
+        elif _key(target) in chain:
+            cycle = " → ".join(p.name for p in (*chain, _key(target)))
+            entry.notes.append(f"@{mention} was not imported: import cycle ({cycle}).")
+        elif _key(target) in seen:
+            entry.notes.append(f"@{mention}: {target} is already included above.")
+        elif len(chain) > MAX_IMPORT_DEPTH:
+            entry.notes.append(f"@{mention} was not imported: imports nest at most {MAX_IMPORT_DEPTH} levels deep.")
+        else:
+            found.extend(_load(target, "imported", path, chain, seen))
+    return found
+
+
+def _resolve(mention: str, base: Path) -> Path:
+    path = Path(mention).expanduser()
+    return Path(os.path.normpath(path if path.is_absolute() else base / path))
+
+
+def _key(path: Path) -> Path:
+    return path.resolve()
+
+
+def _read(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return f"(could not be read: {error.strerror})"
+    if b"\0" in data[:8192]:
+        return "(a binary file; not shown)"
+    text = data.decode("utf-8", errors="replace")
+    if len(text) > MAX_FILE_CHARS:
+        cut = len(text) - MAX_FILE_CHARS
+        text = text[:MAX_FILE_CHARS] + f"\n[... {cut:,} more characters not shown; Read the file for the rest.]"
+    return text
+
+
+def render_instructions(files: list[InstructionFile]) -> str:
+    """The body of the instructions <system-reminder>, naming each file; "" when there are none."""
+    if not files:
+        return ""
+    parts = [
+        "Instructions from the user and the project follow (CLAUDE.md and related files). "
+        "Follow them: they override your default behaviour."
+    ]
+    for item in files:
+        origin = f"imported by {item.imported_by}" if item.imported_by else item.kind
+        body = item.text.strip() or "(empty)"
+        notes = "".join(f"\n[agentcli: {note}]" for note in item.notes)
+        parts.append(f"Contents of {item.path} ({origin}):\n\n{body}{notes}")
+    return "\n\n".join(parts)

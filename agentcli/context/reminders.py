@@ -1,0 +1,67 @@
+"""<system-reminder> blocks for user messages, re-sent only when what they say has changed.
+
+Each source renders its current text on demand. The first user message carries every
+non-empty one; a later user message carries a source again only when its text differs
+from what was last sent. Earlier messages are never touched: a refresh is a new block in
+the newest message (rewriting history would break the prompt cache and the transcript).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from agentcli.contracts import JSON
+
+
+@dataclass(frozen=True)
+class ReminderSource:
+    key: str
+    render: Callable[[], str]
+    """The reminder's current body, "" when there is nothing to say."""
+    changed: str
+    """Said before the new body when it changed during the session."""
+    removed: str
+    """Said instead when it became empty during the session."""
+
+
+def system_reminder(body: str) -> JSON:
+    return {"type": "text", "text": f"<system-reminder>\n{body}\n</system-reminder>"}
+
+
+class ReminderTracker:
+    def __init__(self, sources: Sequence[ReminderSource]) -> None:
+        self.sources = list(sources)
+        self._sent: dict[str, str] = {}
+        """Source key → digest of the body last sent ("" digest for nothing sent)."""
+
+    def next_blocks(self) -> list[JSON]:
+        """Reminder blocks for the next user message; records them as sent."""
+        blocks: list[JSON] = []
+        for source in self.sources:
+            body = source.render()
+            digest = _digest(body)
+            previous = self._sent.get(source.key)
+            self._sent[source.key] = digest
+            if previous == digest:
+                continue
+            if previous is None or previous == _digest(""):
+                if body:
+                    blocks.append(system_reminder(body))
+            elif body:
+                blocks.append(system_reminder(f"{source.changed}\n\n{body}"))
+            else:
+                blocks.append(system_reminder(source.removed))
+        return blocks
+
+    def snapshot(self) -> dict[str, str]:
+        """What was sent so far (digests), for a resumed session to carry on without repeating."""
+        return dict(self._sent)
+
+    def restore(self, sent: dict[str, str]) -> None:
+        self._sent = dict(sent)
+
+
+def _digest(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()

@@ -1,0 +1,136 @@
+"""The context of one session: the frozen system prompt, and each new user message.
+
+`SessionContext` is what a front end (`agentcli run`, the REPL) talks to before handing
+a message to the agent loop:
+
+    context = SessionContext(cwd, model, append)
+    context.attach(registry, gate)            # registers the Skill tool
+    agent = Agent(system=context.system, ...)
+    prepared = context.prepare(text, agent.ctx)   # /commands expanded, reminders added
+    with context.turn(prepared):                  # the skill's allowed-tools, for this turn
+        agent.run(prepared.content)
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli.context.facts import gather_facts
+from agentcli.context.instructions import load_instructions, render_instructions
+from agentcli.context.reminders import ReminderSource, ReminderTracker
+from agentcli.context.system_prompt import build_system_prompt
+from agentcli.contracts import JSON, PermissionGate, ToolContext
+from agentcli.settings import agentcli_home
+from agentcli.skills.expand import expand_skill
+from agentcli.skills.listing import render_skill_list
+from agentcli.skills.loader import Skill, SkillCatalog, load_skills
+from agentcli.skills.rules import TurnRules
+from agentcli.skills.shell import GatedShell
+from agentcli.skills.tool import SkillTool
+from agentcli.tools.registry import ToolRegistry
+
+_SLASH = re.compile(r"/(?P<name>[A-Za-z0-9_][\w.:-]*)(?:\s+(?P<args>.*))?", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class PreparedMessage:
+    """A user message ready for the loop, and the skill it came from (if it was a /command)."""
+
+    content: list[JSON]
+    skill: Skill | None = None
+
+    @property
+    def model(self) -> str | None:
+        """The skill's `model` frontmatter: the model for this turn, if it asks for one."""
+        return self.skill.model if self.skill else None
+
+
+def parse_command(text: str) -> tuple[str, str] | None:
+    """`/git:commit fix typo` → ("git:commit", "fix typo"); None for ordinary text (or `/usr/bin/x …`)."""
+    match = _SLASH.fullmatch(text.strip())
+    if match is None:
+        return None
+    return match.group("name"), match.group("args") or ""
+
+
+class SessionContext:
+    def __init__(
+        self,
+        cwd: Path,
+        model: str,
+        append_system_prompt: str | None = None,
+        *,
+        home: Path | None = None,
+        today: datetime.date | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.home = home or agentcli_home()
+        self.facts = gather_facts(cwd, model, today, self.home)
+        self.system: list[JSON] = build_system_prompt(cwd, model, append_system_prompt, self.facts)
+        """Byte-identical for every request of the session."""
+        self.reminders = ReminderTracker(
+            [
+                ReminderSource(
+                    "instructions",
+                    lambda: render_instructions(load_instructions(self.cwd, self.home)),
+                    changed="The instruction files changed during this session. Their current content follows "
+                    "and replaces what was shown earlier.",
+                    removed="The instruction files shown earlier were removed or emptied; disregard them.",
+                ),
+                ReminderSource(
+                    "skills",
+                    lambda: render_skill_list(self.skills()),
+                    changed="The skills changed during this session; this list replaces the earlier one.",
+                    removed="No skills are available any more.",
+                ),
+            ]
+        )
+        self._shell: GatedShell | None = None
+        self._turn_rules: TurnRules | None = None
+
+    def skills(self) -> SkillCatalog:
+        """Skills as they are on disk now (files are re-read, so edits show up)."""
+        return load_skills(self.cwd, self.home)
+
+    def attach(self, registry: ToolRegistry, gate: PermissionGate) -> None:
+        """Register the Skill tool; skills' `!` commands are checked by `gate` as Bash calls."""
+        self._shell = GatedShell(gate, registry.get("Bash"))
+        self._turn_rules = TurnRules(gate)
+        registry.register(SkillTool(self.skills, self._shell, self._turn_rules))
+
+    def user_message(self, text: str) -> list[JSON]:
+        """Content for a new user message: any due reminders, then `text`."""
+        return [*self.reminders.next_blocks(), {"type": "text", "text": text}]
+
+    def prepare(self, text: str, ctx: ToolContext) -> PreparedMessage:
+        """Expand a `/command` (raising UsageError when unknown, malformed or not allowed) and add reminders.
+
+        Nothing about the session changes when this raises: the next message still carries
+        every reminder that is due.
+        """
+        command = parse_command(text)
+        if command is None:
+            return PreparedMessage(self.user_message(text))
+        name, args = command
+        skill = self.skills().require(name)
+        if self._shell is None:
+            raise RuntimeError("SessionContext.attach() must be called before running skills")
+        expanded = expand_skill(skill, args, self.cwd, self._shell.runner(skill, ctx))
+        return PreparedMessage(self.user_message(expanded), skill)
+
+    @contextmanager
+    def turn(self, prepared: PreparedMessage) -> Iterator[None]:
+        """The user turn for `prepared`: its skill's allowed-tools rules hold until the turn ends."""
+        rules = self._turn_rules
+        if rules is not None and prepared.skill is not None:
+            rules.add(prepared.skill.allowed_tools, f"/{prepared.skill.name}")
+        try:
+            yield
+        finally:
+            if rules is not None:
+                rules.end()

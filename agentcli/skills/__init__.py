@@ -1,0 +1,1 @@
+"""Skills: Markdown prompt files run as `/name args` by the user or through the Skill tool."""

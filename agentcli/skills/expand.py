@@ -1,0 +1,158 @@
+"""Turning a skill and its arguments into the text sent to the model.
+
+- `$ARGUMENTS` → the whole argument string; `$1`…`$9` → shell-style words (quotes group).
+- `` !`cmd` `` → the command's output, run now through `run_command` (which checks
+  permission first). Arguments inside a command are shell-quoted, so they stay data.
+- `@path` → the path, with the file's contents (or a folder listing) attached after the
+  text. Paths are relative to the project; `~/` is allowed.
+- Arguments given but not placed (no `$ARGUMENTS`, and `$1`…`$N` do not take every word)
+  → they are appended as `ARGUMENTS: …`, so nothing the user typed is lost.
+
+`!` and `@` are not expanded inside fenced code blocks; `@` not inside inline code either.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+from agentcli.context.instructions import looks_like_path
+from agentcli.skills.frontmatter import SkillFileError
+from agentcli.skills.loader import Skill
+from agentcli.truncate import cap_middle
+
+CommandRunner = Callable[[str], str]
+"""Runs one `!` command (after the permission check) and returns its output; raises SkillFileError."""
+
+MAX_ATTACHMENT_CHARS = 50_000
+MAX_LISTING_ENTRIES = 200
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_TOKEN = re.compile(
+    r"!`(?P<cmd>[^`\n]+)`"
+    r"|(?P<span>`[^`\n]*`)"
+    r"|(?<![^\s(\[])@(?P<path>[^\s`]+)"
+    r"|\$ARGUMENTS"
+    r"|\$(?P<pos>[1-9])"
+)
+_ARGS = re.compile(r"\$ARGUMENTS|\$[1-9]")
+_TRAILING = ".,;:!?)]}'\""
+
+
+def split_arguments(args: str) -> list[str]:
+    """Shell-style words; an unbalanced quote (`/fix don't`) falls back to plain whitespace splitting."""
+    try:
+        return shlex.split(args)
+    except ValueError:
+        return args.split()
+
+
+def expand_skill(skill: Skill, args: str, cwd: Path, run_command: CommandRunner) -> str:
+    """The text for the model; raises SkillFileError (nothing should be sent) on any problem."""
+    return _Expander(skill, args.strip(), cwd, run_command).expand()
+
+
+class _Expander:
+    def __init__(self, skill: Skill, args: str, cwd: Path, run_command: CommandRunner) -> None:
+        self.skill = skill
+        self.args = args
+        self.words = split_arguments(args)
+        self.cwd = cwd
+        self.run_command = run_command
+        self.attachments: dict[str, str] = {}
+
+    def expand(self) -> str:
+        out: list[str] = []
+        fence: str | None = None
+        for line in self.skill.body.splitlines(keepends=True):
+            marker = _FENCE.match(line)
+            if marker:
+                fence = None if fence == marker.group(1) else fence or marker.group(1)
+                out.append(self._arguments(line))
+            elif fence:
+                out.append(self._arguments(line))
+            else:
+                out.append(_TOKEN.sub(self._token, line))
+        text = "".join(out).strip()
+        if self.args and not self._arguments_placed():
+            text = f"{text}\n\nARGUMENTS: {self.args}" if text else f"ARGUMENTS: {self.args}"
+        if self.attachments:
+            text += "\n\n" + "\n\n".join(self.attachments.values())
+        if not text:
+            raise SkillFileError(f"/{self.skill.name} expands to nothing ({self.skill.path} has no text).")
+        return text
+
+    def _arguments_placed(self) -> bool:
+        """True when `$ARGUMENTS` is used, or `$1`…`$N` take every word given."""
+        body = self.skill.body
+        if "$ARGUMENTS" in body:
+            return True
+        used = [int(n) for n in re.findall(r"\$([1-9])", body)]
+        return bool(used) and max(used) >= len(self.words)
+
+    # ------------------------------------------------------------------ tokens
+
+    def _token(self, match: re.Match[str]) -> str:
+        if match.group("cmd") is not None:
+            return self._command(match.group("cmd"))
+        if match.group("span") is not None:
+            return self._arguments(match.group("span"))
+        if match.group("path") is not None:
+            return self._mention(match.group("path"))
+        return self._argument_value(match.group(0))
+
+    def _argument_value(self, token: str, quote: bool = False) -> str:
+        """The value of `$ARGUMENTS` or `$1`…`$9`, shell-quoted for use inside a command."""
+        if token == "$ARGUMENTS":
+            return " ".join(shlex.quote(w) for w in self.words) if quote else self.args
+        index = int(token[1:]) - 1
+        word = self.words[index] if index < len(self.words) else ""
+        return shlex.quote(word) if quote and word else word
+
+    def _arguments(self, text: str, quote: bool = False) -> str:
+        return _ARGS.sub(lambda m: self._argument_value(m.group(0), quote), text)
+
+    def _command(self, template: str) -> str:
+        command = self._arguments(template, quote=True).strip()
+        if not command:
+            return ""
+        return self.run_command(command).rstrip("\n")
+
+    def _mention(self, raw: str) -> str:
+        stripped = raw.rstrip(_TRAILING)
+        trailing = raw[len(stripped) :]
+        mention = self._arguments(stripped)
+        if not mention:
+            return trailing
+        path = Path(mention).expanduser()
+        path = path if path.is_absolute() else self.cwd / path
+        if not path.exists():
+            if looks_like_path(mention):
+                raise SkillFileError(f"/{self.skill.name}: @{mention} does not exist ({path}).")
+            return f"@{mention}{trailing}"
+        if mention not in self.attachments:
+            self.attachments[mention] = _folder(mention, path) if path.is_dir() else _file(mention, path, self.skill)
+        return f"{mention}{trailing}"
+
+
+def _file(mention: str, path: Path, skill: Skill) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise SkillFileError(f"/{skill.name}: cannot read @{mention}: {error.strerror}.") from None
+    if b"\0" in data[:8192]:
+        raise SkillFileError(f"/{skill.name}: @{mention} is a binary file; only text can be attached.")
+    text = cap_middle(data.decode("utf-8", errors="replace"), MAX_ATTACHMENT_CHARS)
+    return f'<file path="{mention}">\n{text.rstrip()}\n</file>'
+
+
+def _folder(mention: str, path: Path) -> str:
+    entries = sorted(path.iterdir(), key=lambda p: p.name)
+    names = [f"{p.name}/" if p.is_dir() else p.name for p in entries if p.name != ".git"]
+    if len(names) > MAX_LISTING_ENTRIES:
+        more = len(names) - MAX_LISTING_ENTRIES
+        names = [*names[:MAX_LISTING_ENTRIES], f"... and {more} more"]
+    listing = "\n".join(names) or "(empty folder)"
+    return f'<folder path="{mention}">\n{listing}\n</folder>'

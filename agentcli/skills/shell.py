@@ -1,0 +1,44 @@
+"""Running a skill's `` !`cmd` `` lines: as Bash tool calls, each checked by the permission gate first."""
+
+from __future__ import annotations
+
+from agentcli.contracts import PermissionGate, Tool, ToolContext
+from agentcli.skills.expand import CommandRunner
+from agentcli.skills.frontmatter import SkillFileError
+from agentcli.skills.loader import Skill
+from agentcli.skills.rules import allowed_for
+from agentcli.truncate import cap_middle
+
+MAX_COMMAND_OUTPUT = 20_000
+_OK_STATUS = "Exit code 0"
+
+
+class GatedShell:
+    def __init__(self, gate: PermissionGate, bash: Tool | None) -> None:
+        self.gate = gate
+        self.bash = bash
+
+    def runner(self, skill: Skill, ctx: ToolContext) -> CommandRunner:
+        """Runs `!` commands for `skill`, with its allowed-tools rules added for the check."""
+
+        def run(command: str) -> str:
+            if self.bash is None:
+                raise SkillFileError(
+                    f"/{skill.name} needs the Bash tool for !`{command}`, and Bash is not available in this session."
+                )
+            tool_input = {"command": command}
+            with allowed_for(self.gate, skill.allowed_tools, f"/{skill.name}"):
+                decision = self.gate.check(self.bash, tool_input, ctx)
+            if not decision.allowed:
+                raise SkillFileError(
+                    f"/{skill.name} was not run: its command !`{command}` is not allowed. {decision.message}\n"
+                    f"To allow it for this skill, add e.g. `allowed-tools: Bash({command.split()[0]}:*)` "
+                    f"to the frontmatter of {skill.path}."
+                )
+            result = self.bash.run(tool_input, ctx)
+            output = result.content.rstrip("\n")
+            if not result.is_error and output.endswith(_OK_STATUS):
+                output = output[: -len(_OK_STATUS)].rstrip("\n")
+            return cap_middle(output, MAX_COMMAND_OUTPUT)
+
+        return run

@@ -1,0 +1,58 @@
+"""The Skill tool: lets the model run a skill when the user asks for it in plain words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.skills.expand import expand_skill
+from agentcli.skills.frontmatter import SkillFileError
+from agentcli.skills.loader import SkillCatalog, unknown_message
+from agentcli.skills.rules import TurnRules
+from agentcli.skills.shell import GatedShell
+from agentcli.tools.base import BuiltinTool, ToolError
+
+
+class SkillTool(BuiltinTool):
+    name = "Skill"
+    # The tool itself only reads skill files; each `!` command inside a skill is checked
+    # by the permission gate as a Bash call of its own.
+    read_only = True
+    description = (
+        "Run one of the user's skills (slash commands listed in a <system-reminder> as /name). "
+        "Use it when the user asks in plain words for something a listed skill does, e.g. "
+        '"commit this" → skill "commit". Returns the skill\'s instructions, expanded with args; '
+        "then carry them out. Only listed skills can be run; not for built-in commands like /help."
+    )
+    input_schema: JSON = {
+        "type": "object",
+        "properties": {
+            "skill": {"type": "string", "description": 'Skill name without the slash, e.g. "commit" or "git:push"'},
+            "args": {"type": "string", "description": "Arguments, as the user would type them after /name"},
+        },
+        "required": ["skill"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, load: Callable[[], SkillCatalog], shell: GatedShell, turn_rules: TurnRules) -> None:
+        self.load = load
+        self.shell = shell
+        self.turn_rules = turn_rules
+
+    def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        name = str(tool_input["skill"]).strip().removeprefix("/")
+        catalog = self.load()
+        offered = [s.name for s in catalog.model_invocable()]
+        if name in catalog.errors:
+            raise ToolError(str(catalog.errors[name]))
+        skill = catalog.get(name)
+        if skill is None:
+            raise ToolError(unknown_message(name, offered))
+        if skill.disable_model_invocation:
+            raise ToolError(f"/{name} can only be run by the user (it sets disable-model-invocation).")
+        try:
+            text = expand_skill(skill, str(tool_input.get("args") or ""), ctx.cwd, self.shell.runner(skill, ctx))
+        except SkillFileError as error:
+            raise ToolError(str(error)) from None
+        self.turn_rules.add(skill.allowed_tools, f"/{name}")
+        return ToolResult(f"Skill /{name} ({skill.path}):\n\n{text}", summary=f"Loaded /{name}")

@@ -1,0 +1,185 @@
+"""The session's user messages: reminders first, refreshed after edits, history never rewritten.
+
+Driven in-process: SessionContext + the real Agent loop + the Anthropic adapter, against
+the fake server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.context.session import SessionContext, parse_command
+from agentcli.contracts import JSON, ToolContext
+from agentcli.errors import UsageError
+from agentcli.executor import ToolExecutor
+from agentcli.loop import Agent, LoopConfig
+from agentcli.providers.anthropic import AnthropicModel
+from agentcli.tools.read import ReadTool
+from agentcli.tools.registry import ToolRegistry
+from tests.context.gates import RuleGate, ShellBash
+from tests.context.helpers import write
+from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
+
+KEY = "test-key"
+
+
+@pytest.fixture
+def api() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic(api_key=KEY) as fake:
+        yield fake
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "agentcli-home"
+
+
+@pytest.fixture
+def cwd(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def session(cwd: Path, home: Path, api: FakeAnthropic, gate: RuleGate | None = None) -> tuple[SessionContext, Agent]:
+    context = SessionContext(cwd, "claude-test", home=home)
+    gate = gate or RuleGate()
+    registry = ToolRegistry([ReadTool(), ShellBash()])
+    context.attach(registry, gate)
+    agent = Agent(
+        model=AnthropicModel(api_key=KEY, base_url=api.url),
+        executor=ToolExecutor(registry, gate),
+        config=LoopConfig(model="claude-test"),
+        system=context.system,
+        on_event=lambda event: None,
+        ctx=ToolContext(cwd=cwd),
+    )
+    return context, agent
+
+
+def send(context: SessionContext, agent: Agent, words: str) -> None:
+    prepared = context.prepare(words, agent.ctx)
+    with context.turn(prepared):
+        agent.run(prepared.content)
+
+
+def without_cache_marks(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_marks(v) for v in value]
+    return value
+
+
+def texts(message: JSON) -> list[str]:
+    return [block["text"] for block in message["content"]]
+
+
+def test_reminders_first_then_refreshed_after_an_edit_and_history_untouched(
+    cwd: Path, home: Path, api: FakeAnthropic
+) -> None:
+    write(cwd / "CLAUDE.md", "Use tabs.")
+    write(cwd / ".commands" / "deploy.md", "---\nargument-hint: <env>\n---\nDeploy the app")
+    context, agent = session(cwd, home, api)
+    api.script(reply(text("one")), reply(text("two")), reply(text("three")))
+
+    send(context, agent, "first")
+    first_sent = json.dumps(agent.messages[0])
+    write(cwd / "CLAUDE.md", "Use spaces, not tabs.")
+    send(context, agent, "second")
+    send(context, agent, "third")
+
+    bodies = [r.body for r in api.requests]
+    instructions, skills, words = texts(bodies[0]["messages"][0])
+    assert instructions.startswith("<system-reminder>\n") and instructions.endswith("\n</system-reminder>")
+    assert (
+        f"Contents of {cwd / 'CLAUDE.md'} (project instructions, checked into the codebase):\n\nUse tabs."
+        in instructions
+    )
+    assert skills.startswith("<system-reminder>\nSkills") and "- /deploy <env>: Deploy the app" in skills
+    assert words == "first"
+
+    refreshed, words = texts(bodies[1]["messages"][2])
+    assert "The instruction files changed during this session" in refreshed
+    assert "Use spaces, not tabs." in refreshed and "Use tabs." not in refreshed.replace("not tabs.", "")
+    assert words == "second"
+    assert texts(bodies[2]["messages"][4]) == ["third"]  # nothing changed: no reminder
+
+    # Earlier messages go out unchanged on every later request (cache marks aside), and are never rewritten.
+    first_message = without_cache_marks(bodies[0]["messages"][0])
+    for later in bodies[1:]:
+        assert without_cache_marks(later["messages"][0]) == first_message
+    assert json.dumps(without_cache_marks(bodies[2]["messages"][2])) == json.dumps(
+        without_cache_marks(bodies[1]["messages"][2])
+    )
+    assert json.dumps(agent.messages[0]) == first_sent
+    assert all(r.body["system"] == bodies[0]["system"] for r in api.requests)
+
+
+def test_skill_file_changes_and_removals_are_announced(cwd: Path, home: Path, api: FakeAnthropic) -> None:
+    write(cwd / ".commands" / "a.md", "Skill A")
+    context, _ = session(cwd, home, api)
+
+    assert "- /a: Skill A" in context.user_message("1")[0]["text"]
+    write(cwd / ".commands" / "b.md", "Skill B")
+    [changed, _] = context.user_message("2")
+    assert "The skills changed during this session" in changed["text"] and "- /b: Skill B" in changed["text"]
+    (cwd / ".commands" / "a.md").unlink()
+    (cwd / ".commands" / "b.md").unlink()
+    [removed, _] = context.user_message("3")
+    assert removed["text"] == "<system-reminder>\nNo skills are available any more.\n</system-reminder>"
+    write(cwd / "CLAUDE.md", "late rules")
+    [late, _] = context.user_message("4")
+    assert "late rules" in late["text"] and "changed during" not in late["text"]
+    assert context.user_message("5") == [{"type": "text", "text": "5"}]
+
+
+def test_a_refused_command_does_not_use_up_the_reminders(cwd: Path, home: Path, api: FakeAnthropic) -> None:
+    write(cwd / "CLAUDE.md", "rules")
+    context, agent = session(cwd, home, api)
+    with pytest.raises(UsageError, match="Unknown command /nope"):
+        context.prepare("/nope", agent.ctx)
+    assert "rules" in context.prepare("hello", agent.ctx).content[0]["text"]
+
+
+def test_slash_command_expands_into_the_user_message(cwd: Path, home: Path, api: FakeAnthropic) -> None:
+    write(cwd / ".commands" / "git" / "fix.md", "---\nmodel: claude-other\n---\nFix issue #$1 in @$2")
+    write(cwd / "src" / "a.py", "x = 1\n")
+    context, agent = session(cwd, home, api)
+
+    prepared = context.prepare("/git:fix 42 src/a.py", agent.ctx)
+
+    assert prepared.model == "claude-other"
+    assert prepared.content[-1]["text"] == 'Fix issue #42 in src/a.py\n\n<file path="src/a.py">\nx = 1\n</file>'
+    assert "<system-reminder>" in prepared.content[0]["text"]
+
+
+def test_what_counts_as_a_command() -> None:
+    assert parse_command("/commit") == ("commit", "")
+    assert parse_command("  /git:commit  fix the\nthing ") == ("git:commit", "fix the\nthing")
+    assert parse_command("/usr/bin/python is broken") is None
+    assert parse_command("please /commit") is None
+    assert parse_command("/") is None
+
+
+def test_skill_rules_hold_for_the_turn_only(cwd: Path, home: Path, api: FakeAnthropic) -> None:
+    write(cwd / ".commands" / "ship.md", "---\nallowed-tools: Bash(make ship:*)\n---\nShip it")
+    write(cwd / ".commands" / "lint.md", "---\nallowed-tools: Bash(make lint:*)\n---\nLint it")
+    gate = RuleGate()
+    context, agent = session(cwd, home, api, gate)
+    api.script(
+        reply(tool_use("Skill", {"skill": "lint"}, id="toolu_s")),
+        reply(tool_use("Bash", {"command": "make ship now"}, id="toolu_1")),
+        reply(text("shipped")),
+    )
+
+    send(context, agent, "/ship")
+
+    bash_checks = [c for c in gate.checks if c[0] == "Bash"]
+    assert bash_checks == [("Bash", {"command": "make ship now"}, ["Bash(make ship:*)", "Bash(make lint:*)"])]
+    assert gate.allow == []

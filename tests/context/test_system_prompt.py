@@ -1,0 +1,85 @@
+"""The system prompt: core, memory folder, environment, git snapshot, --append-system-prompt last."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+
+from agentcli.context.facts import gather_facts
+from agentcli.context.paths import memory_dir, project_slug
+from agentcli.context.system_prompt import CORE, build_system_prompt
+from tests.context.helpers import git, write
+
+TODAY = datetime.date(2026, 3, 14)
+
+
+@pytest.fixture(autouse=True)
+def agentcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "agentcli-home"
+    monkeypatch.setenv("AGENTCLI_HOME", str(home))
+    return home
+
+
+def test_project_slug_replaces_every_non_alphanumeric() -> None:
+    assert project_slug(Path("/work/my app.v2/x_y")) == "-work-my-app-v2-x-y"
+
+
+def test_system_prompt_parts_in_order_with_append_last(tmp_path: Path, agentcli_home: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "trunk")
+    for n in range(1, 7):
+        write(repo / f"f{n}.txt", str(n))
+        git(repo, "add", ".")
+        git(repo, "commit", "-q", "-m", f"commit number {n}")
+    write(repo / "new.txt", "x")
+    write(repo / "f1.txt", "changed")
+
+    facts = gather_facts(repo, "claude-test-1", TODAY)
+    core, session = (block["text"] for block in build_system_prompt(repo, "m", "ALWAYS ANSWER IN FRENCH", facts))
+
+    assert core == CORE
+    assert "never force-push" in core.lower() and "Use Read, Edit" in core
+    expected_memory = agentcli_home / "projects" / project_slug(repo) / "memory"
+    assert memory_dir(repo) == expected_memory
+    assert f"{expected_memory}/" in session
+    assert f"Working directory: {repo}" in session
+    assert "Model: claude-test-1" in session
+    assert "Today's date: 2026-03-14" in session
+    assert "Shell: bash" in session
+    assert "Branch: trunk" in session
+    assert " M f1.txt" in session and "?? new.txt" in session
+    subjects = [f"commit number {n}" for n in range(6, 1, -1)]
+    positions = [session.index(s) for s in subjects]
+    assert positions == sorted(positions)  # newest first
+    assert "commit number 1" not in session  # only the last five
+    assert session.rstrip().endswith("ALWAYS ANSWER IN FRENCH")
+    assert session.index("# Memory") < session.index("# Environment") < session.index("# Git")
+
+
+def test_outside_git_says_so(tmp_path: Path) -> None:
+    [_, session] = build_system_prompt(tmp_path, "m", facts=gather_facts(tmp_path, "m", TODAY))
+    assert "Not a git repository." in session["text"]
+
+
+def test_empty_repository_has_no_commits_yet(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    text = build_system_prompt(tmp_path, "m", facts=gather_facts(tmp_path, "m", TODAY))[1]["text"]
+    assert "No commits yet on main" in text and "(no commits yet)" in text and "(clean)" in text
+
+
+def test_core_block_is_the_same_for_every_project_and_model(tmp_path: Path) -> None:
+    a = build_system_prompt(tmp_path, "model-a", "x", gather_facts(tmp_path, "model-a", TODAY))
+    b = build_system_prompt(tmp_path / "..", "model-b", None, gather_facts(tmp_path / "..", "model-b", TODAY))
+    assert a[0] == b[0]
+    assert a[1] != b[1]
+
+
+def test_long_status_is_capped(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    for n in range(45):
+        write(tmp_path / f"u{n:02}.txt", "x")
+    text = gather_facts(tmp_path, "m", TODAY).git
+    assert "... and 15 more (run `git status` for all)" in text
