@@ -1,44 +1,189 @@
-"""A basic gate: permission modes plus tool-name allow/deny lists.
+"""The permission gate: the one place that decides whether a tool call runs.
 
-(The full rule language and the interactive prompt build on this.)
+deny rules → plan mode → ask rules → allow rules and the mode → ask the user (through
+the front end's prompter) or, with no prompter, deny with a message naming what would
+allow the call. Tools never check permissions themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 from agentcli.contracts import JSON, Decision, Tool, ToolContext
+from agentcli.errors import UsageError
+from agentcli.permissions import messages
+from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate
+from agentcli.permissions.modes import MODES, Mode, check_mode, next_mode
+from agentcli.permissions.paths import real_path
+from agentcli.permissions.persist import add_allow_rules
+from agentcli.permissions.preview import proposed_diff
+from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
+from agentcli.permissions.rules import SESSION, Rule, RuleError, RuleSource, parse_rule
+from agentcli.permissions.sources import RuleSet, load_rules, resolve_mode
+from agentcli.permissions.suggest import Suggestion, suggest
+from agentcli.settings import Settings, settings_files
 
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+__all__ = ["MODES", "Gate", "build_gate"]
 
-Prompter = Callable[[Tool, JSON], Decision]
-"""Asks the user about one call; supplied by an interactive front end."""
+Notify = Callable[[str], None]
 
 
-class ModeGate:
+class Gate:
+    """Implements `contracts.PermissionGate`. `mode` may be changed at any time (Shift-Tab)."""
+
     def __init__(
         self,
+        rules: RuleSet | None = None,
         mode: str = "default",
-        allow: list[str] | None = None,
-        deny: list[str] | None = None,
+        *,
         prompter: Prompter | None = None,
+        local_settings: Path | None = None,
+        on_notice: Notify | None = None,
     ) -> None:
-        self.mode = mode
-        self.allow = set(allow or [])
-        self.deny = set(deny or [])
+        self.rules = rules or RuleSet()
+        self._mode: Mode = check_mode(mode)
         self.prompter = prompter
+        """None means non-interactive: anything that would be asked is denied."""
+        self.local_settings = local_settings
+        """Where "don't ask again" Bash/MCP rules are saved (None: keep them for the session only)."""
+        self.on_notice = on_notice
+        self._lock = threading.RLock()
+
+    @property
+    def mode(self) -> Mode:
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        self._mode = check_mode(value)
+
+    def cycle_mode(self) -> Mode:
+        """Switch to the next mode of the Shift-Tab cycle and return it."""
+        self._mode = next_mode(self._mode)
+        return self._mode
 
     def check(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision:
-        if tool.name in self.deny:
-            return Decision(False, f"{tool.name} is denied by a --disallowed-tools rule.")
-        if tool.read_only or tool.name in self.allow or self.mode == "bypassPermissions":
-            return Decision(True)
-        if self.mode == "plan":
-            return Decision(False, f"{tool.name} was not run: the session is in plan mode (read-only).")
-        if self.prompter is not None:
-            return self.prompter(tool, tool_input)
-        return Decision(
-            False,
-            f"Permission to use {tool.name} was denied (non-interactive run). "
-            f"To allow it, pass --allowed-tools {tool.name} or --permission-mode bypassPermissions.",
+        with self._lock:  # one question at a time, in call order, also across sub-agents
+            try:
+                call = describe_call(tool, tool_input, ctx)
+                verdict = evaluate(call, self.rules, self._mode)
+            except (OSError, ValueError, RuntimeError) as error:  # e.g. a path too long or a symlink loop
+                why = messages.one_line(getattr(error, "strerror", None) or str(error))
+                return Decision(
+                    False, f"Permission denied: the paths of this {tool.name} call cannot be checked ({why})."
+                )
+            if verdict.outcome == "allow":
+                return Decision(True)
+            if verdict.rule is not None and verdict.outcome == "deny":
+                return Decision(False, messages.denied_by_rule(call, verdict.rule))
+            if verdict.plan:
+                return Decision(False, messages.plan_refusal(call, self.prompter is not None))
+            suggestion = suggest(call, verdict)
+            if self.prompter is None:
+                return Decision(False, messages.non_interactive(call, verdict, suggestion))
+            answer = self.prompter(self._request(call, verdict, suggestion))
+            return self._apply(answer, call)
+
+    def remember(self, rule_texts: Sequence[str]) -> list[Rule]:
+        """Allow `rule_texts` from now on; Bash and MCP rules are also saved to local settings."""
+        added: list[Rule] = []
+        for text in rule_texts:
+            try:
+                rule = parse_rule(text, "allow", SESSION)
+            except RuleError as error:
+                self._notify(f'Not remembered: "{text}" is not a valid rule ({error}).')
+                continue
+            self.rules.add(rule)
+            added.append(rule)
+        lasting = [r.text for r in added if r.tool == "Bash" or r.tool.startswith("mcp__")]
+        if lasting and self.local_settings is not None:
+            try:
+                if add_allow_rules(self.local_settings, lasting):
+                    self._notify(f"Saved {', '.join(lasting)} to {self.local_settings}.")
+            except (OSError, UsageError) as error:
+                self._notify(f"Could not save {', '.join(lasting)} to {self.local_settings}: {error}")
+        return added
+
+    @contextmanager
+    def temporary_allow(self, rule_texts: Sequence[str], label: str = "a skill") -> Iterator[None]:
+        """Treat `rule_texts` as allow rules until the block exits (a skill's allowed-tools).
+
+        Deny and ask rules still win. Invalid rules are skipped with a notice.
+        """
+        source = RuleSource("session", label)
+        added: list[Rule] = []
+        with self._lock:
+            for text in rule_texts:
+                try:
+                    rule = parse_rule(text, "allow", source)
+                except RuleError as error:
+                    self._notify(f'Ignored the rule "{text}" from {label}: {error}.')
+                    continue
+                if self.rules.add(rule):
+                    added.append(rule)
+        try:
+            yield
+        finally:
+            with self._lock:
+                for rule in added:
+                    self.rules.remove(rule)
+
+    def _apply(self, answer: Answer, call: Call) -> Decision:
+        if answer.choice == "no":
+            return Decision(False, messages.user_denied(call, answer.reason))
+        if answer.choice == "always":
+            self.remember(answer.rules)
+        return Decision(True)
+
+    def _request(self, call: Call, verdict: Verdict, suggestion: Suggestion | None) -> PermissionRequest:
+        diff, note = None, ""
+        if call.kind == "bash":
+            title, subject = "Bash command", call.command
+            description = call.tool_input.get("description")
+            note = description if isinstance(description, str) else ""
+        elif call.paths:
+            title = f"{call.tool} file" if call.kind == "edit" else call.tool
+            shown = [messages.show_path(p, call.project) for p in call.paths]
+            subject = ", ".join(shown)
+            if call.kind == "edit" and len(call.paths) == 1:
+                diff, note = proposed_diff(call.tool, call.tool_input, real_path(call.paths[0]), shown[0])
+        else:
+            title, subject = ("MCP tool" if call.kind == "mcp" else "Tool"), call.tool
+        return PermissionRequest(
+            tool=call.tool,
+            tool_input=call.tool_input,
+            kind=call.kind,
+            title=title,
+            subject=subject,
+            reason=messages.ask_reason(call, verdict),
+            suggestion=suggestion,
+            diff=diff,
+            outside=bool(call.outside),
+            note=note,
         )
+
+    def _notify(self, text: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(text)
+
+
+def build_gate(
+    settings: Settings,
+    cwd: Path,
+    mode_flag: str | None = None,
+    allowed: Sequence[str] = (),
+    disallowed: Sequence[str] = (),
+    prompter: Prompter | None = None,
+    on_notice: Notify | None = None,
+) -> Gate:
+    """The gate for a session: rules from the three settings files and the flags, and the mode.
+
+    Raises UsageError (exit 2) naming the file and the rule when anything is malformed.
+    """
+    rules = load_rules(settings, allowed, disallowed)
+    mode = resolve_mode(mode_flag, settings)
+    local = next(path for scope, path in settings_files(cwd) if scope == "local")
+    return Gate(rules, mode, prompter=prompter, local_settings=local, on_notice=on_notice)

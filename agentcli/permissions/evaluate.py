@@ -1,0 +1,135 @@
+"""The pure decision for one call: deny rules, plan mode, ask rules, allow rules, then the mode.
+
+No prompting and no I/O beyond resolving paths; the gate turns an "ask" into a question
+(or, non-interactively, a denial).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from agentcli.contracts import JSON, Tool, ToolContext
+from agentcli.permissions.bash_rules import Coverage, covers, mentions
+from agentcli.permissions.modes import Mode
+from agentcli.permissions.paths import is_inside, literal_path, real_path
+from agentcli.permissions.rules import EDIT_FAMILY, READ_FAMILY, Rule
+from agentcli.permissions.sources import RuleSet
+
+CallKind = Literal["read", "edit", "bash", "mcp", "other"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call as the gate judges it."""
+
+    tool: str
+    tool_input: JSON
+    kind: CallKind
+    read_only: bool
+    project: Path
+    paths: tuple[Path, ...]
+    """Absolute paths the call touches (for read/edit kinds, the project when none given)."""
+
+    @property
+    def command(self) -> str:
+        value = self.tool_input.get("command")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def outside(self) -> tuple[Path, ...]:
+        """Touched paths that, after `..` and symlinks, are not in the project."""
+        return tuple(real_path(p) for p in self.paths if not is_inside(p, self.project))
+
+
+def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
+    name = tool.name
+    kind: CallKind
+    if name == "Bash":
+        kind = "bash"
+    elif name.startswith("mcp__"):
+        kind = "mcp"
+    elif name in EDIT_FAMILY:
+        kind = "edit"
+    elif name in READ_FAMILY or tool.read_only:
+        kind = "read"
+    else:
+        kind = "other"
+    paths = tuple(literal_path(ctx.resolve(str(p))) for p in tool.touched_paths(tool_input, ctx))
+    if not paths and kind in ("read", "edit"):
+        paths = (literal_path(ctx.cwd),)
+    return Call(name, tool_input, kind, tool.read_only, ctx.cwd, paths)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Literal["allow", "ask", "deny"]
+    rule: Rule | None = None
+    """The deny or ask rule that decided, if one did."""
+    plan: bool = False
+    """Refused because the session is in plan mode."""
+    coverage: Coverage | None = None
+    """For Bash: which parts no allow rule covers."""
+    uncovered_paths: tuple[Path, ...] = ()
+    """For path tools: the (resolved) paths nothing allowed."""
+
+    def uncovered_paths_outside(self, project: Path) -> tuple[Path, ...]:
+        return tuple(p for p in self.uncovered_paths if not is_inside(p, project))
+
+
+def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
+    """deny rules → plan mode → ask rules → allow rules and the mode → ask."""
+    for rule in rules.of("deny"):
+        if _matches(rule, call):
+            return Verdict("deny", rule=rule)
+    if mode == "plan" and not call.read_only:
+        return Verdict("deny", plan=True)
+    for rule in rules.of("ask"):
+        if _matches(rule, call):
+            return Verdict("ask", rule=rule)
+    allow = [r for r in rules.of("allow") if r.names(call.tool)]
+    if call.kind == "bash":
+        return _bash_verdict(call, allow, mode)
+    if call.paths:
+        uncovered = tuple(real_path(p) for p in call.paths if not _path_allowed(p, call, allow, mode))
+        return Verdict("ask", uncovered_paths=uncovered) if uncovered else Verdict("allow")
+    if mode == "bypassPermissions" or any(r.tool_wide for r in allow) or _mode_approves(call, mode):
+        return Verdict("allow")
+    return Verdict("ask")
+
+
+def _bash_verdict(call: Call, allow: list[Rule], mode: Mode) -> Verdict:
+    if mode == "bypassPermissions" or any(r.tool_wide for r in allow):
+        return Verdict("allow")
+    coverage = covers(call.command, [r.bash for r in allow if r.bash is not None])
+    return Verdict("allow") if coverage.covered else Verdict("ask", coverage=coverage)
+
+
+def _matches(rule: Rule, call: Call) -> bool:
+    """For deny and ask rules: does the rule catch any part of this call? (fails closed)"""
+    if not rule.names(call.tool):
+        return False
+    if rule.tool_wide:
+        return True
+    if rule.bash is not None:
+        return call.kind == "bash" and mentions(call.command, rule.bash)
+    pattern = rule.path
+    assert pattern is not None
+    return any(pattern.matches(p, call.project) or pattern.matches(real_path(p), call.project) for p in call.paths)
+
+
+def _path_allowed(path: Path, call: Call, allow: list[Rule], mode: Mode) -> bool:
+    """An allow rule naming the real path, or (inside the project only) a tool-wide rule or the mode."""
+    real = real_path(path)
+    if any(r.path is not None and r.path.matches(real, call.project) for r in allow):
+        return True
+    if not is_inside(path, call.project):
+        return mode == "bypassPermissions"
+    return mode == "bypassPermissions" or any(r.tool_wide for r in allow) or _mode_approves(call, mode)
+
+
+def _mode_approves(call: Call, mode: Mode) -> bool:
+    if call.kind == "read":
+        return True
+    return call.kind == "edit" and mode == "acceptEdits"

@@ -1,0 +1,124 @@
+"""What the model and the user are told when a call does not run (and why a question is asked).
+
+The first line of every denial is complete on its own: the terminal's progress line
+shows only that line; the lines after it are advice for the model.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from agentcli.permissions.evaluate import Call, Verdict
+from agentcli.permissions.paths import is_inside, real_path
+from agentcli.permissions.rules import Rule
+from agentcli.permissions.suggest import Suggestion
+
+MAX_SHOWN = 160
+DO_NOT_RETRY = "Do not retry the same call: it would be denied again. Go on without it, or tell the user what you need."
+
+
+def describe(call: Call) -> str:
+    """`the Bash command `ls``, `Edit of src/a.py`, `Read of /etc/hosts (outside the project)`."""
+    if call.kind == "bash":
+        return f"the Bash command `{one_line(call.command)}`"
+    if call.paths:
+        shown = ", ".join(show_path(p, call.project) for p in call.paths)
+        where = " (outside the project)" if call.outside else ""
+        return f"{call.tool} of {shown}{where}"
+    return call.tool
+
+
+def one_line(text: str) -> str:
+    flat = " ⏎ ".join(line.strip() for line in text.strip().splitlines())
+    return flat if len(flat) <= MAX_SHOWN else flat[: MAX_SHOWN - 1] + "…"
+
+
+def show_path(path: Path, project: Path) -> str:
+    if is_inside(path, project):
+        rel = real_path(path).relative_to(project.resolve()).as_posix()
+        return rel if rel != "." else "the project"
+    return str(real_path(path))
+
+
+def source_of(rule: Rule) -> str:
+    return rule.source.label if rule.source.scope in ("flag", "session") else f"settings file {rule.source.label}"
+
+
+def denied_by_rule(call: Call, rule: Rule) -> str:
+    return (
+        f'Permission denied by the deny rule "{rule.text}" in {source_of(rule)}: {describe(call)} may not run.\n'
+        "Deny rules cannot be overridden; do not try to reach the same result another way."
+    )
+
+
+def plan_refusal(call: Call, interactive: bool) -> str:
+    how = "the user can switch modes with Shift-Tab" if interactive else "use another --permission-mode"
+    return (
+        f"{_capital(describe(call))} was not run: the session is in plan mode (read-only), which refuses "
+        f"anything that changes files or runs commands (to allow it, {how}).\n"
+        "Keep investigating with read-only tools, then present your plan."
+    )
+
+
+def non_interactive(call: Call, verdict: Verdict, suggestion: Suggestion | None) -> str:
+    """A denial for a call that would need the user's answer in a run that cannot ask."""
+    what = describe(call)
+    if verdict.rule is not None:
+        rule = verdict.rule
+        return (
+            f'Permission denied: {what} matches the ask rule "{rule.text}" in {source_of(rule)}, so it needs the '
+            "user's confirmation, which a non-interactive run cannot give; remove that ask rule to let it run.\n"
+            + DO_NOT_RETRY
+        )
+    how = _how_to_allow(call, verdict, suggestion)
+    return f"Permission denied: {what} needs approval, and this run is non-interactive. {how}\n{DO_NOT_RETRY}"
+
+
+def _how_to_allow(call: Call, verdict: Verdict, suggestion: Suggestion | None) -> str:
+    flag = f"--allowed-tools {_shell_quote(','.join(suggestion.rules))}" if suggestion else None
+    if call.kind == "edit" and not verdict.uncovered_paths_outside(call.project):
+        options = ["--permission-mode acceptEdits", flag] if flag else ["--permission-mode acceptEdits"]
+        return f"To allow it, pass {' or '.join(options)}."
+    if verdict.uncovered_paths_outside(call.project) and flag:
+        return (
+            f"Paths outside the project are never approved by a mode; to allow it, pass {flag} "
+            "(or --permission-mode bypassPermissions)."
+        )
+    if flag:
+        return f"To allow it, pass {flag} (or --permission-mode bypassPermissions)."
+    everything = f"--allowed-tools {call.tool}" if call.kind == "bash" else None
+    options = [o for o in (everything, "--permission-mode bypassPermissions") if o]
+    return f"No narrower rule can allow it; only {' or '.join(options)} would."
+
+
+def user_denied(call: Call, reason: str) -> str:
+    head = f"The user denied permission for {describe(call)}; it did not run."
+    if reason.strip():
+        return f"{head}\nThe user said: {reason.strip()}\nAdjust your approach to what the user said."
+    return f"{head}\nStop and ask the user how to proceed; do not retry it."
+
+
+def ask_reason(call: Call, verdict: Verdict) -> str:
+    """Why the user is being asked, for the permission prompt."""
+    if verdict.rule is not None:
+        return f'It matches the ask rule "{verdict.rule.text}" in {source_of(verdict.rule)}.'
+    outside = verdict.uncovered_paths_outside(call.project)
+    if outside:
+        return f"It touches {', '.join(str(p) for p in outside)}, outside the project."
+    if call.kind == "bash" and verdict.coverage is not None and verdict.coverage.uncovered is None:
+        return "The command could not be fully analysed, so no rule can cover it."
+    return "No rule allows it yet."
+
+
+def _shell_quote(value: str) -> str:
+    """Quoted so the hint can be pasted into a shell."""
+    if value.replace("_", "").isalnum():
+        return value
+    if not set(value) & set('"$`\\!'):
+        return f'"{value}"'
+    return shlex.quote(value)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]

@@ -1,0 +1,66 @@
+"""Saving "don't ask again" rules to .agentcli/settings.local.json, atomically.
+
+Other keys and rules in the file are kept; a concurrent writer never sees a half-written
+file (write to a temporary file in the same folder, fsync, rename over).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentcli.errors import UsageError
+from agentcli.settings import read_settings_file
+
+
+def add_allow_rules(path: Path, rules: Sequence[str]) -> list[str]:
+    """Append `rules` to permissions.allow in `path` (created if missing); returns the ones added."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path):
+        data: dict[str, Any] = read_settings_file(path) or {}
+        block = data.setdefault("permissions", {})
+        if not isinstance(block, dict):
+            raise UsageError(f'Settings file {path}: "permissions" must be an object.')
+        allow = block.setdefault("allow", [])
+        if not isinstance(allow, list):
+            raise UsageError(f"Settings file {path}: permissions.allow must be a list of rules.")
+        added = [rule for rule in dict.fromkeys(rules) if rule not in allow]
+        if added:
+            allow.extend(added)
+            write_json_atomically(path, data)
+        return added
+
+
+def write_json_atomically(path: Path, data: Any) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Serialise read-modify-write between agentcli processes (best effort where flock exists)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(path.parent, os.O_RDONLY)  # lock the folder: no stray lock file is left behind
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

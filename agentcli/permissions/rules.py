@@ -1,0 +1,132 @@
+"""Permission rules: `Tool` or `Tool(specifier)`, and which tool calls a rule names.
+
+- `Bash`, `Bash(npm run build)`, `Bash(git diff:*)`, `Bash(git diff *)`
+- `Read(./.env)`, `Edit(src/**)`, `Write(//tmp/out.txt)`, `Read(~/notes/**)`
+- `mcp__server` (every tool of that server), `mcp__server__tool`
+
+A `Read` rule also covers Grep and Glob; an `Edit` rule also covers Write.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from agentcli.permissions.bash_rules import BashPattern, BashRuleError, parse_bash_specifier
+from agentcli.permissions.paths import PathPattern, PathRuleError, parse_path_pattern
+
+Behavior = Literal["allow", "ask", "deny"]
+BEHAVIORS: tuple[Behavior, ...] = ("allow", "ask", "deny")
+
+READ_FAMILY = frozenset({"Read", "Grep", "Glob"})
+EDIT_FAMILY = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+FAMILIES: dict[str, frozenset[str]] = {"Read": READ_FAMILY, "Edit": EDIT_FAMILY}
+PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write"})
+"""Tools whose rules take a path specifier."""
+
+KNOWN_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "Grep", "Glob", "Task", "Skill")
+
+_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+class RuleError(ValueError):
+    """A rule that cannot be understood; the message says what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class RuleSource:
+    """Where a rule came from, for messages: a settings file, a flag, or this session."""
+
+    scope: str
+    """"user", "project", "local", "flag" or "session"."""
+    label: str
+    """e.g. the settings file's path, or `--allowed-tools`."""
+
+
+SESSION = RuleSource("session", "this session")
+
+
+@dataclass(frozen=True)
+class Rule:
+    text: str
+    tool: str
+    behavior: Behavior
+    source: RuleSource
+    bash: BashPattern | None = None
+    path: PathPattern | None = None
+
+    @property
+    def tool_wide(self) -> bool:
+        """True for `Bash`, `Edit`, `mcp__server`: no specifier narrows it."""
+        return self.bash is None and self.path is None
+
+    def names(self, tool_name: str) -> bool:
+        """Whether this rule is about calls of `tool_name` at all."""
+        if self.tool.startswith("mcp__"):
+            return _mcp_names(self.tool, tool_name)
+        return tool_name == self.tool or tool_name in FAMILIES.get(self.tool, ())
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
+    """Parse one rule; raises RuleError with a message fit to show next to the rule."""
+    if not isinstance(text, str):
+        raise RuleError(f"a rule must be a string, not {type(text).__name__}")
+    stripped = text.strip()
+    if not stripped:
+        raise RuleError("the rule is empty")
+    tool, specifier = _split(stripped)
+    _check_tool_name(tool)
+    if specifier is None:
+        return Rule(stripped, tool, behavior, source)
+    if tool == "Bash":
+        try:
+            pattern = parse_bash_specifier(specifier)
+        except BashRuleError as error:
+            raise RuleError(str(error)) from None
+        return Rule(stripped, tool, behavior, source, bash=pattern)
+    if tool in PATH_RULE_TOOLS:
+        try:
+            return Rule(stripped, tool, behavior, source, path=parse_path_pattern(specifier))
+        except PathRuleError as error:
+            raise RuleError(str(error)) from None
+    if tool in READ_FAMILY:
+        raise RuleError(f"{tool} takes no specifier; Read(...) rules cover {tool} too")
+    raise RuleError(f"{tool} takes no specifier; write {tool} alone to cover every call")
+
+
+def _split(text: str) -> tuple[str, str | None]:
+    if "(" not in text:
+        if ")" in text:
+            raise RuleError("')' without '('")
+        return text, None
+    if not text.endswith(")"):
+        raise RuleError("missing ')' at the end")
+    tool, specifier = text[: text.index("(")], text[text.index("(") + 1 : -1]
+    if not specifier.strip():
+        raise RuleError(f"empty parentheses; write {tool or 'the tool name'} alone to cover every call")
+    return tool.strip(), specifier
+
+
+def _check_tool_name(tool: str) -> None:
+    if not tool:
+        raise RuleError("no tool name before '('")
+    if not _TOOL_NAME.fullmatch(tool.removesuffix("__*") if tool.startswith("mcp__") else tool):
+        raise RuleError(f"{tool!r} is not a tool name")
+    for known in KNOWN_TOOLS:
+        if tool != known and tool.lower() == known.lower():
+            raise RuleError(f"unknown tool {tool!r}; tool names are case-sensitive (did you mean {known}?)")
+    if tool.startswith("mcp__"):
+        parts = tool.split("__")
+        if len(parts) not in (2, 3) or not all(parts[1:]):
+            raise RuleError("MCP rules look like mcp__server or mcp__server__tool")
+
+
+def _mcp_names(rule_tool: str, tool_name: str) -> bool:
+    parts = rule_tool.split("__")
+    if len(parts) == 2 or parts[2] == "*":
+        return tool_name.startswith(f"mcp__{parts[1]}__")
+    return tool_name == rule_tool

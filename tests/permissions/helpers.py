@@ -1,0 +1,73 @@
+"""Tools and gates for permission tests: real Read/Bash/Grep, stand-ins for the rest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcli.contracts import JSON, Decision, ToolContext
+from agentcli.permissions.gate import Gate
+from agentcli.permissions.prompt import Answer, PermissionRequest
+from agentcli.permissions.rules import RuleSource, parse_rule
+from agentcli.permissions.sources import RuleSet
+from agentcli.tools.base import BuiltinTool
+from agentcli.tools.bash import BashTool
+from agentcli.tools.grep import GrepTool
+from agentcli.tools.read import ReadTool
+
+
+class StandIn(BuiltinTool):
+    """A tool that only has a name, a read_only flag and path fields (it never runs here)."""
+
+    def __init__(self, name: str, read_only: bool, path_fields: tuple[str, ...] = ()) -> None:
+        self.name = name
+        self.read_only = read_only
+        self.path_fields = path_fields
+
+
+TOOLS = {
+    "Read": ReadTool(),
+    "Grep": GrepTool(),
+    "Bash": BashTool(),
+    "Glob": StandIn("Glob", True, ("path",)),
+    "Write": StandIn("Write", False, ("file_path",)),
+    "Edit": StandIn("Edit", False, ("file_path",)),
+    "mcp__srv__do": StandIn("mcp__srv__do", False),
+    "mcp__srv__look": StandIn("mcp__srv__look", True),
+    "mcp__other__do": StandIn("mcp__other__do", False),
+}
+
+FLAG = RuleSource("flag", "--allowed-tools")
+
+
+def rules(allow: tuple[str, ...] = (), ask: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> RuleSet:
+    rule_set = RuleSet()
+    for behavior, texts in (("allow", allow), ("ask", ask), ("deny", deny)):
+        for text in texts:
+            rule_set.add(parse_rule(text, behavior, FLAG))  # type: ignore[arg-type]
+    return rule_set
+
+
+class Recorder:
+    """A prompter that records each question and gives scripted answers (default: yes)."""
+
+    def __init__(self, *answers: Answer) -> None:
+        self.answers = list(answers)
+        self.requests: list[PermissionRequest] = []
+
+    def __call__(self, request: PermissionRequest) -> Answer:
+        self.requests.append(request)
+        return self.answers.pop(0) if self.answers else Answer.yes()
+
+
+def check(gate: Gate, tool: str, tool_input: JSON, cwd: Path) -> Decision:
+    return gate.check(TOOLS[tool], tool_input, ToolContext(cwd=cwd))
+
+
+def outcome(gate: Gate, tool: str, tool_input: JSON, cwd: Path) -> str:
+    """ "allow" (ran without asking), "ask" (the user was asked) or "deny" (refused without asking)."""
+    recorder = Recorder()
+    gate.prompter = recorder
+    decision = check(gate, tool, tool_input, cwd)
+    if recorder.requests:
+        return "ask"
+    return "allow" if decision.allowed else "deny"
