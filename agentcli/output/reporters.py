@@ -90,11 +90,12 @@ class JsonReporter:
 class StreamJsonReporter:
     """One JSON object per line: system init, each message, then the result."""
 
-    def __init__(self, out: TextIO = sys.stdout, session_id: str = "") -> None:
+    def __init__(self, out: TextIO = sys.stdout) -> None:
         self.out = out
-        self.session_id = session_id
+        self.session_id = ""
 
     def start(self, init: JSON) -> None:
+        self.session_id = init["session_id"]
         _write_json(self.out, {"type": "system", "subtype": "init", **init})
 
     def __call__(self, event: Event) -> None:
