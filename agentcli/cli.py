@@ -90,8 +90,21 @@ def main_command(
             verbose,
         )
         return
-    typer.echo("The interactive REPL is not built yet; use `agentcli run PROMPT`.", err=True)
-    raise typer.Exit(2)
+    if permission_mode is not None:
+        _check_choice("--permission-mode", permission_mode, PERMISSION_MODES)
+    from agentcli.repl.app import run_repl
+    from agentcli.session import SessionOptions
+
+    options = SessionOptions(
+        model=model,
+        permission_mode=permission_mode,
+        allowed_tools=allowed_tools or [],
+        disallowed_tools=disallowed_tools or [],
+        append_system_prompt=append_system_prompt,
+        max_turns=max_turns,
+        max_budget_tokens=max_budget_tokens,
+    )
+    raise typer.Exit(run_repl(options, verbose=verbose))
 
 
 @app.command("run")

@@ -70,6 +70,8 @@ class Agent:
         self.ctx = ctx
         self.messages: list[JSON] = []
         self.usage = Usage()
+        self.context_tokens = 0
+        """Tokens the conversation occupies in the context window, as of the latest turn."""
 
     def run(self, user_content: list[JSON]) -> RunResult:
         """Send one user message and loop until the model answers without tools."""
@@ -142,6 +144,7 @@ class Agent:
                 self.emit(Retrying(attempt, delay, str(error)))
                 time.sleep(delay)
         self.usage.add(response.usage)
+        self.context_tokens = response.usage.total_input + response.usage.output_tokens
         return response
 
     def _cut_off(self, response: ModelResponse, boosted: bool) -> ModelResponse | None:

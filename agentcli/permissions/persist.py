@@ -20,20 +20,26 @@ from agentcli.settings import read_settings_file
 
 def add_allow_rules(path: Path, rules: Sequence[str]) -> list[str]:
     """Append `rules` to permissions.allow in `path` (created if missing); returns the ones added."""
+    return change_rules(path, "allow", add=rules)
+
+
+def change_rules(path: Path, behavior: str, *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> list[str]:
+    """Add and remove rules in permissions.<behavior> of `path`; returns the rules that changed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path):
         data: dict[str, Any] = read_settings_file(path) or {}
         block = data.setdefault("permissions", {})
         if not isinstance(block, dict):
             raise UsageError(f'Settings file {path}: "permissions" must be an object.')
-        allow = block.setdefault("allow", [])
-        if not isinstance(allow, list):
-            raise UsageError(f"Settings file {path}: permissions.allow must be a list of rules.")
-        added = [rule for rule in dict.fromkeys(rules) if rule not in allow]
-        if added:
-            allow.extend(added)
+        rules = block.setdefault(behavior, [])
+        if not isinstance(rules, list):
+            raise UsageError(f"Settings file {path}: permissions.{behavior} must be a list of rules.")
+        added = [rule for rule in dict.fromkeys(add) if rule not in rules]
+        removed = [rule for rule in dict.fromkeys(remove) if rule in rules]
+        if added or removed:
+            block[behavior] = [rule for rule in rules if rule not in removed] + added
             write_json_atomically(path, data)
-        return added
+        return added + removed
 
 
 def write_json_atomically(path: Path, data: Any) -> None:

@@ -1,0 +1,155 @@
+"""The interactive REPL: read a message, run the loop with live output, repeat.
+
+The prompt is on screen before the SDK is imported: that import (~1.5 s) happens in a
+background thread while the user types.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import threading
+import time
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from rich.console import Console
+
+from agentcli import __version__
+from agentcli.errors import AgentcliError, ModelAPIError, UsageError
+from agentcli.repl.builtins import BUILTINS, ExitRepl
+from agentcli.repl.completion import PromptCompleter
+from agentcli.repl.input import prompt_session
+from agentcli.repl.keys import EscWatcher
+from agentcli.repl.prompter import TerminalPrompter
+from agentcli.repl.view import TurnView
+from agentcli.session import Session, SessionOptions
+from agentcli.settings import agentcli_home
+from agentcli.ui.tool_render import ApiErrorLine, format_tokens
+
+EXIT_HINT = "Press Ctrl-C again (or Ctrl-D) to exit."
+
+
+class Repl:
+    def __init__(self, options: SessionOptions, cwd: Path, *, verbose: bool = False) -> None:
+        self.cwd = cwd
+        self.verbose = verbose
+        self.started = time.monotonic()
+        self.console = Console(highlight=False)
+        self.view = TurnView(self.console, cwd)
+        self._watcher: EscWatcher | None = None
+        prompter = TerminalPrompter(self.console, lambda: self._watcher, self.view.pause)
+        self.session = Session(options, cwd, self.view, prompter=prompter)
+        self.prompt: PromptSession[str] = prompt_session(
+            agentcli_home() / "history",
+            PromptCompleter(self._commands, cwd),
+            self._toolbar,
+            self._cycle_mode,
+        )
+        self._last_input_tokens = 0
+
+    # ------------------------------------------------------------------ main loop
+
+    def loop(self) -> int:
+        self.console.print(f"[bold]agentcli[/bold] {__version__} · {self.cwd} · /help for commands", style="dim")
+        armed_exit = False
+        while True:
+            try:
+                text = self.prompt.prompt("> ")
+            except KeyboardInterrupt:
+                if armed_exit:
+                    return 0
+                armed_exit = True
+                self.console.print(EXIT_HINT, style="dim")
+                continue
+            except EOFError:
+                return 0
+            armed_exit = False
+            if not text.strip():
+                continue
+            try:
+                self.handle(text)
+            except ExitRepl:
+                return 0
+
+    def handle(self, text: str) -> None:
+        stripped = text.strip()
+        if stripped.startswith("/"):
+            name, _, args = stripped[1:].partition(" ")
+            builtin = BUILTINS.get(name)
+            if builtin is not None:
+                builtin.run(self, args)
+                return
+        self.send(text)
+
+    def send(self, text: str) -> None:
+        """One user message through the loop, with live output; errors end the turn, not the REPL."""
+        self.view.begin()
+        try:
+            with EscWatcher() as watcher:
+                self._watcher = watcher
+                self.session.send(text)
+        except KeyboardInterrupt:
+            self.view.end()
+            self.session.agent.record_interrupt()
+            self.console.print("  ⎿ Interrupted · tell the model what to do instead", style="yellow")
+        except UsageError as error:
+            self.view.end()
+            self.console.print(str(error), style="red")
+        except ModelAPIError as error:
+            self.view.end()
+            self.console.print(ApiErrorLine.from_error(error))
+        except AgentcliError as error:
+            self.view.end()
+            self.console.print(str(error), style="red")
+        except Exception as error:  # a bug of ours must not end the session
+            self.view.end()
+            if self.verbose:
+                self.console.print(traceback.format_exc(), markup=False)
+            self.console.print(f"Internal error: {type(error).__name__}: {error}", style="red")
+        finally:
+            self._watcher = None
+            self.view.end()
+            self._last_input_tokens = self.session.agent.context_tokens
+
+    # ---------------------------------------------------------------- prompt bits
+
+    def _commands(self) -> Iterable[tuple[str, str]]:
+        for builtin in BUILTINS.values():
+            yield builtin.name, builtin.description
+        try:
+            catalog = self.session.context.skills()
+        except AgentcliError:
+            return
+        for name in sorted(catalog.skills):
+            if name not in BUILTINS:
+                yield name, catalog.skills[name].description
+
+    def _toolbar(self) -> str:
+        session = self.session
+        info = session.model_info
+        cost = info.cost_usd(session.agent.usage)
+        used = self._last_input_tokens
+        context = f"{format_tokens(used)}/{format_tokens(info.context_window)} context" if used else "new context"
+        return f"{session.agent.config.model} · {session.gate.mode} (shift-tab) · {context} · ${cost:.2f}"
+
+    def _cycle_mode(self) -> None:
+        self.session.gate.cycle_mode()
+
+
+def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
+    """Start the REPL in the current directory; returns the exit code."""
+    threading.Thread(target=_warm_up_sdk, name="import-anthropic", daemon=True).start()
+    try:
+        repl = Repl(options, Path.cwd(), verbose=verbose)
+    except AgentcliError as error:
+        Console(stderr=True).print(str(error), style="red", markup=False)
+        return error.exit_code
+    return repl.loop()
+
+
+def _warm_up_sdk() -> None:
+    with contextlib.suppress(ImportError):  # reported properly when the first request is made
+        importlib.import_module("anthropic")

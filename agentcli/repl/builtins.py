@@ -1,0 +1,175 @@
+"""Built-in slash commands of the REPL. Skills cannot shadow these (a clash is reported in /help)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from agentcli.permissions.persist import change_rules
+from agentcli.permissions.rules import BEHAVIORS, RuleError, RuleSource, parse_rule
+from agentcli.ui.tool_render import format_tokens
+
+if TYPE_CHECKING:
+    from agentcli.repl.app import Repl
+
+INIT_PROMPT = """Survey this project and write a CLAUDE.md at its root for future coding sessions.
+Read the README, the build and test configuration, and a few central source files first.
+Keep it short (under 60 lines): what the project is, how to install, build, test and lint
+it (exact commands), the layout of the code, and conventions a newcomer would get wrong.
+If a CLAUDE.md exists, improve it instead of starting over."""
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    description: str
+    run: Callable[[Repl, str], None]
+    args: str = ""
+
+
+class ExitRepl(Exception):
+    """Raised by /exit to leave the REPL."""
+
+
+def _help(repl: Repl, args: str) -> None:
+    table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
+    table.add_row("[bold]Built-in commands[/bold]", "")
+    for builtin in BUILTINS.values():
+        table.add_row(f"/{builtin.name} {builtin.args}".rstrip(), builtin.description)
+    catalog = repl.session.context.skills()
+    skills = [catalog.skills[name] for name in sorted(catalog.skills)]
+    if skills:
+        table.add_row("", "")
+        table.add_row("[bold]Skills[/bold]", "")
+    for skill in skills:
+        name = f"/{skill.name} {skill.argument_hint or ''}".rstrip()
+        note = f"  [dim]({skill.source})[/dim]"
+        if skill.name in BUILTINS:
+            note += "  [yellow]hidden by the built-in command of the same name[/yellow]"
+        table.add_row(name, (skill.description or "") + note)
+    for hidden, winner in catalog.shadowed:
+        table.add_row(
+            f"[dim]/{hidden.name}[/dim]", f"[dim]({hidden.source}) shadowed by the {winner.source} skill[/dim]"
+        )
+    for name, error in sorted(catalog.errors.items()):
+        table.add_row(f"/{name}", f"[red]unusable: {error}[/red]")
+    repl.console.print(table)
+    repl.console.print(
+        "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "
+        "Ctrl-C interrupts · Ctrl-D exits[/dim]"
+    )
+
+
+def _clear(repl: Repl, args: str) -> None:
+    repl.session.clear()
+    repl.console.print("[dim]Started a new conversation.[/dim]")
+
+
+def _exit(repl: Repl, args: str) -> None:
+    raise ExitRepl
+
+
+def _cost(repl: Repl, args: str) -> None:
+    usage = repl.session.agent.usage
+    cost = repl.session.model_info.cost_usd(usage)
+    elapsed = time.monotonic() - repl.started
+    repl.console.print(
+        f"Input: {format_tokens(usage.input_tokens)} · cache reads: {format_tokens(usage.cache_read_input_tokens)}"
+        f" · cache writes: {format_tokens(usage.cache_creation_input_tokens)}"
+        f" · output: {format_tokens(usage.output_tokens)}\n"
+        f"Cost: ${cost:.4f} · session time: {int(elapsed // 60)}m {int(elapsed % 60):02d}s"
+    )
+
+
+def _model(repl: Repl, args: str) -> None:
+    name = args.strip()
+    if not name:
+        repl.console.print(f"Model: {repl.session.agent.config.model}")
+        return
+    repl.session.set_model(name)
+    repl.console.print(f"Model set to {name}.")
+
+
+def _permissions(repl: Repl, args: str) -> None:
+    words = args.split(maxsplit=1)
+    if not words:
+        _list_rules(repl)
+        return
+    action, rule_text = words[0], (words[1].strip() if len(words) > 1 else "")
+    if action not in (*BEHAVIORS, "remove") or not rule_text:
+        repl.console.print("Usage: /permissions [allow|ask|deny RULE] [remove RULE]", style="yellow")
+        return
+    local = repl.session.gate.local_settings or repl.session.cwd / ".agentcli" / "settings.local.json"
+    if action == "remove":
+        for rule in [r for r in repl.session.gate.rules.rules if r.text == rule_text]:
+            repl.session.gate.rules.remove(rule)
+            if rule.source.scope == "local":
+                change_rules(local, rule.behavior, remove=[rule.text])
+        repl.console.print(f"Removed {rule_text} (rules in user or project settings stay in their files).")
+        return
+    behavior = next(b for b in BEHAVIORS if b == action)
+    try:
+        rule = parse_rule(rule_text, behavior, RuleSource("local", str(local)))
+    except RuleError as error:
+        repl.console.print(f"Invalid rule {rule_text!r}: {error}", style="red")
+        return
+    repl.session.gate.rules.add(rule)
+    change_rules(local, action, add=[rule.text])
+    repl.console.print(f"Added {action} rule {rule.text} to {local}.")
+
+
+def _list_rules(repl: Repl) -> None:
+    gate = repl.session.gate
+    repl.console.print(f"Permission mode: [bold]{gate.mode}[/bold]")
+    table = Table("rule", "behaviour", "from", box=None)
+    for rule in gate.rules.rules:
+        table.add_row(rule.text, rule.behavior, f"{rule.source.scope}: {rule.source.label}")
+    if gate.rules.rules:
+        repl.console.print(table)
+    else:
+        repl.console.print("[dim]No rules yet. Add one with /permissions allow Bash(npm test:*)[/dim]")
+
+
+def _init(repl: Repl, args: str) -> None:
+    repl.send(INIT_PROMPT + (f"\n\n{args}" if args.strip() else ""))
+
+
+def _memory(repl: Repl, args: str) -> None:
+    path = repl.session.cwd / "CLAUDE.md"
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        subprocess.run([*shlex.split(editor), str(path)], check=False)
+    except OSError as error:
+        repl.console.print(f"Could not start the editor {editor!r}: {error.strerror}. Set $EDITOR.", style="red")
+        return
+    if Path(path).exists():
+        repl.console.print(f"[dim]{path} will be sent with your next message.[/dim]")
+
+
+BUILTINS: dict[str, Builtin] = {
+    b.name: b
+    for b in (
+        Builtin("help", "Show commands, skills and keys", _help),
+        Builtin("clear", "Start a new conversation", _clear),
+        Builtin("cost", "Tokens, cache use, cost and time of this session", _cost),
+        Builtin("model", "Show or change the model", _model, "[name]"),
+        Builtin(
+            "permissions",
+            "Show rules and where each comes from; add or remove one",
+            _permissions,
+            "[allow|ask|deny|remove RULE]",
+        ),
+        Builtin("init", "Ask the model to write a starter CLAUDE.md for this project", _init),
+        Builtin("memory", "Edit the project's CLAUDE.md in $EDITOR", _memory),
+        Builtin("exit", "Leave agentcli", _exit),
+        Builtin("quit", "Leave agentcli", _exit),
+    )
+}

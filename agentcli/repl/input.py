@@ -1,0 +1,59 @@
+"""The prompt: history, multi-line input, completion, toolbar and the REPL's key bindings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import Completer
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+Toolbar = Callable[[], str]
+
+
+def key_bindings(on_shift_tab: Callable[[], None]) -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        """Esc then Enter (also Alt-Enter): a new line instead of sending."""
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("enter")
+    def _submit(event: KeyPressEvent) -> None:
+        """Enter sends, unless the line ends with a backslash: then it continues on a new line."""
+        buffer = event.current_buffer
+        if buffer.document.text_before_cursor.endswith("\\") and buffer.document.is_cursor_at_the_end:
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+        else:
+            buffer.validate_and_handle()
+
+    @bindings.add("s-tab")
+    def _cycle_mode(event: KeyPressEvent) -> None:
+        on_shift_tab()
+        event.app.invalidate()
+
+    return bindings
+
+
+def prompt_session(
+    history_file: Path,
+    completer: Completer,
+    toolbar: Toolbar,
+    on_shift_tab: Callable[[], None],
+) -> PromptSession[str]:
+    history_file.parent.mkdir(parents=True, exist_ok=True)
+    return PromptSession(
+        history=FileHistory(str(history_file)),
+        completer=completer,
+        complete_while_typing=True,
+        key_bindings=key_bindings(on_shift_tab),
+        bottom_toolbar=lambda: FormattedText([("class:bottom-toolbar", " " + toolbar())]),
+        multiline=True,
+        prompt_continuation=lambda width, line_number, wrap_count: "… ".rjust(width),
+        enable_history_search=False,
+    )

@@ -1,0 +1,90 @@
+"""Reading single keys while a turn runs: Esc interrupts, and the permission prompt's answers."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import termios
+import threading
+import tty
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+ESC = "\x1b"
+CTRL_C = "\x03"
+
+
+@contextmanager
+def cbreak(fd: int) -> Iterator[None]:
+    """Keys arrive one at a time, unechoed; Ctrl-C still raises SIGINT."""
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def read_key(fd: int, timeout: float | None = None) -> str | None:
+    """One key press (an escape sequence such as an arrow key comes back whole), or None."""
+    ready, _, _ = select.select([fd], [], [], timeout)
+    if not ready:
+        return None
+    data = os.read(fd, 1)
+    if data == ESC.encode():
+        while select.select([fd], [], [], 0.03)[0]:
+            data += os.read(fd, 16)
+    return data.decode("utf-8", errors="replace")
+
+
+class EscWatcher:
+    """While a turn runs, a lone Esc interrupts it exactly as Ctrl-C does (SIGINT to ourselves).
+
+    The permission prompt pauses the watcher so that it can read the answer itself.
+    """
+
+    def __init__(self) -> None:
+        self.fd = sys.stdin.fileno()
+        self._stop = threading.Event()
+        self._paused = threading.Event()
+        self._idle = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> EscWatcher:
+        if not os.isatty(self.fd):
+            return self
+        self._saved = termios.tcgetattr(self.fd)
+        tty.setcbreak(self.fd)
+        self._thread = threading.Thread(target=self._watch, name="esc-watcher", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1)
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop watching (e.g. while the permission prompt reads keys)."""
+        self._idle.clear()
+        self._paused.set()
+        if self._thread is not None:
+            self._idle.wait(timeout=0.5)
+        try:
+            yield
+        finally:
+            self._paused.clear()
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            if self._paused.is_set():
+                self._idle.set()
+                self._stop.wait(0.02)
+                continue
+            key = read_key(self.fd, timeout=0.05)
+            if key == ESC:
+                os.kill(os.getpid(), signal.SIGINT)
