@@ -1,0 +1,98 @@
+"""Drive a program in a real pseudo-terminal and read its screen (pexpect + the pyte emulator)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pexpect
+import pyte
+
+CURSOR_POSITION_REQUEST = "\x1b[6n"
+
+KEYS = {
+    "enter": "\r",
+    "esc": "\x1b",
+    "ctrl-c": "\x03",
+    "ctrl-d": "\x04",
+    "up": "\x1b[A",
+    "tab": "\t",
+    "shift-tab": "\x1b[Z",
+}
+
+
+class Terminal:
+    """A program on a `rows` x `cols` screen. `wait_for` reads output until text shows up."""
+
+    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: Path, rows: int = 40, cols: int = 110) -> None:
+        self.screen = pyte.HistoryScreen(cols, rows, history=2000)
+        self.stream = pyte.Stream(self.screen)
+        self.child = pexpect.spawn(
+            argv[0], argv[1:], env=env, cwd=str(cwd), dimensions=(rows, cols), encoding="utf-8", codec_errors="replace"
+        )
+        self.output = ""
+
+    def pump(self, timeout: float = 0.05) -> bool:
+        """Read what the program wrote so far; False once it has exited."""
+        try:
+            data = self.child.read_nonblocking(65536, timeout)
+        except pexpect.TIMEOUT:
+            return True
+        except pexpect.EOF:
+            return False
+        self.output += data
+        for part in data.split(CURSOR_POSITION_REQUEST)[:-1]:  # answer as a real terminal does
+            self.stream.feed(part)
+            self.child.send(f"\x1b[{self.screen.cursor.y + 1};{self.screen.cursor.x + 1}R")
+        self.stream.feed(data.rsplit(CURSOR_POSITION_REQUEST, 1)[-1])
+        return True
+
+    def text(self) -> str:
+        """Everything on screen now, plus what scrolled off the top."""
+        scrolled = ["".join(c.data for c in line.values()) for line in self.screen.history.top]
+        return "\n".join([*(line.rstrip() for line in scrolled), *(line.rstrip() for line in self.screen.display)])
+
+    def wait_for(self, text: str, timeout: float = 15) -> str:
+        deadline = time.monotonic() + timeout
+        while text not in self.text():
+            if not self.pump() or time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.text()}")
+        return self.text()
+
+    def settle(self, quiet: float = 0.3, timeout: float = 5) -> None:
+        """Read until the program has written nothing for `quiet` seconds."""
+        deadline = time.monotonic() + timeout
+        last = len(self.output)
+        quiet_since = time.monotonic()
+        while time.monotonic() < deadline:
+            if not self.pump():
+                return
+            if len(self.output) != last:
+                last, quiet_since = len(self.output), time.monotonic()
+            elif time.monotonic() - quiet_since >= quiet:
+                return
+
+    def type(self, text: str) -> None:
+        self.child.send(text)
+
+    def press(self, *keys: str) -> None:
+        for key in keys:
+            self.child.send(KEYS.get(key, key))
+            time.sleep(0.05)
+
+    def submit(self, text: str) -> None:
+        self.type(text)
+        time.sleep(0.1)
+        self.press("enter")
+
+    def wait_exit(self, timeout: float = 10) -> int:
+        deadline = time.monotonic() + timeout
+        while self.pump():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the program did not exit; the screen shows:\n{self.text()}")
+        self.child.close()
+        return int(self.child.exitstatus if self.child.exitstatus is not None else -1)
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)

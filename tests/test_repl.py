@@ -1,0 +1,241 @@
+"""The interactive REPL driven in a real pseudo-terminal against the fake Anthropic server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import AGENTCLI, cli_env
+from tests.fake_anthropic import FakeAnthropic, http_error, reply, text, tool_use
+from tests.terminal import Terminal
+
+StartRepl = Callable[..., Terminal]
+
+
+@pytest.fixture
+def start_repl(fake_api: FakeAnthropic, home: Path, project: Path) -> Iterator[StartRepl]:
+    started: list[Terminal] = []
+
+    def start(*args: str) -> Terminal:
+        env = cli_env(home, fake_api.url)
+        env.pop("NO_COLOR")
+        env["TERM"] = "xterm-256color"
+        terminal = Terminal([AGENTCLI, *args], env=env, cwd=project)
+        started.append(terminal)
+        terminal.wait_for("(shift-tab)")  # the prompt and its toolbar are up
+        return terminal
+
+    yield start
+    for terminal in started:
+        terminal.close()
+
+
+def sent_text(api: FakeAnthropic, request: int) -> str:
+    return json.dumps(api.requests[request].body["messages"])
+
+
+def test_a_prompt_streams_the_answer_as_markdown(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("# Plan\n\nFirst **read** the code.\n\n- step one\n- step two\n"), delay=0.005))
+    repl = start_repl()
+
+    repl.submit("make a plan")
+
+    screen = repl.wait_for("step two")
+    assert "Plan" in screen and "# Plan" not in screen  # rendered, not raw Markdown
+    assert "First read the code." in screen
+    assert "• step one" in screen
+    assert "make a plan" in sent_text(fake_api, 0)
+
+
+def test_approving_an_edit_with_1_shows_the_diff_and_changes_the_file(
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path
+) -> None:
+    (project / "app.py").write_text("print('hi')\n")
+    fake_api.script(
+        reply(tool_use("Read", {"file_path": "app.py"})),
+        reply(tool_use("Edit", {"file_path": "app.py", "old_string": "'hi'", "new_string": "'hello'"})),
+        reply(text("Changed the greeting.")),
+    )
+    repl = start_repl()
+
+    repl.submit("say hello")
+    repl.wait_for("Do you want to proceed?")
+    assert (project / "app.py").read_text() == "print('hi')\n"
+    repl.press("1")
+
+    screen = repl.wait_for("Changed the greeting.")
+    assert "Updated app.py: 1 addition, 1 removal" in screen
+    assert "- print('hi')" in screen and "+ print('hello')" in screen
+    assert (project / "app.py").read_text() == "print('hello')\n"
+
+
+def test_denying_a_bash_with_3_and_a_reason_tells_the_model(
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path
+) -> None:
+    fake_api.script(reply(tool_use("Bash", {"command": "touch wiped"})), reply(text("Understood.")))
+    repl = start_repl()
+
+    repl.submit("clean up")
+    repl.wait_for("Do you want to proceed?")
+    repl.press("3")
+    repl.wait_for("what to do differently (Enter to skip)")
+    repl.submit("use make clean instead")
+
+    repl.wait_for("Understood.")
+    assert not (project / "wiped").exists()
+    [result] = fake_api.requests[1].body["messages"][-1]["content"]
+    assert result["is_error"] is True
+    assert "use make clean instead" in result["content"]
+
+
+def test_approve_always_saves_the_rule_and_does_not_ask_again(
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path
+) -> None:
+    fake_api.script(
+        reply(tool_use("Bash", {"command": "git status --short"})),
+        reply(tool_use("Bash", {"command": "git status --short"})),
+        reply(text("Clean tree.")),
+    )
+    repl = start_repl()
+
+    repl.submit("status?")
+    repl.wait_for("Do you want to proceed?")
+    repl.press("2")
+
+    screen = repl.wait_for("Clean tree.")
+    assert screen.count("Do you want to proceed?") == 1
+    saved = json.loads((project / ".agentcli" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] == ["Bash(git status:*)"]
+
+
+def test_ctrl_c_mid_stream_then_the_conversation_goes_on(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("word " * 400), delay=0.02, chunk=5), reply(text("Second answer.")))
+    repl = start_repl()
+
+    repl.submit("talk for a long time")
+    repl.wait_for("word word")
+    repl.press("ctrl-c")
+    repl.wait_for("Interrupted")
+    repl.submit("shorter please")
+
+    repl.wait_for("Second answer.")
+    messages = fake_api.requests[1].body["messages"]
+    assert "[Request interrupted by user]" in json.dumps(messages)
+    assert "shorter please" in json.dumps(messages[-1])
+    assert fake_api.requests[1].status == 200  # the fake accepted the conversation as valid
+
+
+def test_esc_interrupts_a_running_tool(start_repl: StartRepl, fake_api: FakeAnthropic, project: Path) -> None:
+    fake_api.script(reply(tool_use("Bash", {"command": "sleep 30"})), reply(text("Stopped waiting.")))
+    repl = start_repl("--allowed-tools", "Bash(sleep:*)")
+
+    repl.submit("wait")
+    repl.wait_for("Running Bash(sleep 30)")
+    repl.press("esc")
+    repl.wait_for("Interrupted")
+    repl.submit("never mind")
+
+    repl.wait_for("Stopped waiting.")
+    first_results = fake_api.requests[1].body["messages"][2]["content"]
+    assert first_results[0]["type"] == "tool_result" and first_results[0]["is_error"] is True
+
+
+def test_help_lists_builtins_and_skills(start_repl: StartRepl, project: Path) -> None:
+    commands = project / ".commands"
+    commands.mkdir()
+    (commands / "deploy.md").write_text("---\ndescription: Ship it to staging\n---\nDeploy $ARGUMENTS")
+    repl = start_repl()
+
+    repl.submit("/help")
+
+    screen = repl.wait_for("Ship it to staging")
+    assert "/deploy" in screen and "/clear" in screen and "/permissions" in screen
+
+
+def test_a_skill_runs_from_the_prompt(start_repl: StartRepl, fake_api: FakeAnthropic, project: Path) -> None:
+    commands = project / ".commands"
+    commands.mkdir()
+    (commands / "greet.md").write_text("Say hello to $ARGUMENTS in one line.")
+    fake_api.script(reply(text("Hello, Ada!")))
+    repl = start_repl()
+
+    repl.submit("/greet Ada")
+
+    repl.wait_for("Hello, Ada!")
+    assert "Say hello to Ada in one line." in sent_text(fake_api, 0)
+
+
+def test_unknown_command_is_reported_and_nothing_is_sent(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    repl = start_repl()
+
+    repl.submit("/hlep")
+
+    repl.wait_for("Unknown command")
+    assert fake_api.requests == []
+
+
+def test_history_survives_a_restart(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("one")))
+    first = start_repl()
+    first.submit("remember this line")
+    first.wait_for("one")
+    first.press("ctrl-d")
+    assert first.wait_exit() == 0
+
+    second = start_repl()
+    second.press("up")
+
+    second.wait_for("> remember this line")
+
+
+def test_shift_tab_cycles_the_permission_mode(start_repl: StartRepl) -> None:
+    repl = start_repl()
+    repl.wait_for("default (shift-tab)")
+
+    repl.press("shift-tab")
+    repl.wait_for("acceptEdits (shift-tab)")
+    repl.press("shift-tab")
+
+    repl.wait_for("plan (shift-tab)")
+
+
+def test_multiline_input_is_one_message(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("got it")))
+    repl = start_repl()
+
+    repl.type("first line\\")
+    repl.press("enter")
+    repl.type("second line")
+    repl.press("esc", "enter")
+    repl.type("third line")
+    repl.press("enter")
+
+    repl.wait_for("got it")
+    content = fake_api.requests[0].body["messages"][0]["content"]
+    assert content[-1]["text"] == "first line\nsecond line\nthird line"
+
+
+def test_ctrl_c_twice_at_an_empty_prompt_exits(start_repl: StartRepl) -> None:
+    repl = start_repl()
+
+    repl.press("ctrl-c")
+    repl.wait_for("Press Ctrl-C again")
+    repl.press("ctrl-c")
+
+    assert repl.wait_exit() == 0
+
+
+def test_api_error_is_one_readable_line(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    bad = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}
+    fake_api.script(http_error(400, bad), reply(text("recovered")))
+    repl = start_repl()
+
+    repl.submit("hello")
+    screen = repl.wait_for("API error 400: prompt is too long")
+    assert "Traceback" not in screen
+    repl.submit("again")
+
+    repl.wait_for("recovered")
