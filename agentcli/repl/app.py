@@ -141,12 +141,13 @@ class Repl:
 
 def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
     """Start the REPL in the current directory; returns the exit code."""
-    threading.Thread(target=_warm_up_sdk, name="import-anthropic", daemon=True).start()
     try:
         repl = Repl(options, Path.cwd(), verbose=verbose)
     except AgentcliError as error:
         Console(stderr=True).print(str(error), style="red", markup=False)
         return error.exit_code
+    # Started once our own imports are done, so it does not compete with drawing the prompt.
+    threading.Thread(target=_warm_up_sdk, name="import-anthropic", daemon=True).start()
     return repl.loop()
 
 
