@@ -1,0 +1,322 @@
+"""rich renderables for what happens around the answer: tool calls, results, diffs, API errors.
+
+Each class renders one event of `agentcli.events` the way the REPL shows it:
+
+    ● Read(src/app.py)
+      ⎿ Read 120 lines
+    ● Edit(src/app.py)
+      ⎿ Updated src/app.py: 1 addition, 1 removal
+          12 - old line
+          12 + new line
+    ⚠ the stream reported an error: Overloaded — retrying in 2s (attempt 1)
+
+`render_event` picks the renderable for an event; `Spinner` is the status line shown while
+waiting for the model.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderResult
+from rich.text import Text
+
+from agentcli.contracts import JSON
+from agentcli.events import Event, Notice, Retrying, ToolCallFinished, ToolCallStarted
+from agentcli.output.labels import call_label
+
+RESULT_PREFIX = "  ⎿ "
+RESULT_INDENT = "    "
+DIFF_INDENT = "      "
+SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPINNER_INTERVAL = 0.08
+
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_PATH_KEYS = ("file_path", "path", "notebook_path")
+
+
+def clean_line(text: str) -> str:
+    """Program output made safe for one terminal line: no escape codes, no control characters.
+
+    A carriage return (progress bars) keeps only what was drawn last.
+    """
+    text = _ESCAPES.sub("", text)
+    text = text.rstrip("\r").rsplit("\r", 1)[-1]
+    return _CONTROLS.sub("", text.expandtabs(4))
+
+
+def display_path(path: str, cwd: Path | None) -> str:
+    """`path` relative to the project directory when it lies inside it."""
+    if cwd is None or not Path(path).is_absolute():
+        return path
+    try:
+        return str(Path(path).relative_to(cwd)) or "."
+    except ValueError:
+        return path
+
+
+def _one_line(text: str) -> str:
+    return " ".join(clean_line(part) for part in text.split())
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+class ToolCallLine:
+    """`● Read(src/app.py)`: one line announcing a tool call (cropped to the screen width)."""
+
+    def __init__(self, name: str, tool_input: JSON, *, cwd: Path | None = None, failed: bool | None = None) -> None:
+        self.name = name
+        self.tool_input = {
+            key: display_path(value, cwd) if key in _PATH_KEYS and isinstance(value, str) else value
+            for key, value in tool_input.items()
+        }
+        self.failed = failed
+        """None while running (neutral dot); True/False once known (red/green dot)."""
+
+    @classmethod
+    def from_event(cls, event: ToolCallStarted | ToolCallFinished, *, cwd: Path | None = None) -> ToolCallLine:
+        failed = event.result.is_error if isinstance(event, ToolCallFinished) else None
+        return cls(event.name, event.input, cwd=cwd, failed=failed)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        label = call_label(self.name, self.tool_input, width=max(8, options.max_width - len(self.name) - 4))
+        dot = {None: "bold", True: "bold red", False: "bold green"}[self.failed]
+        text = Text.assemble(("● ", dot), (self.name, "bold"), _one_line(label[len(self.name) :]))
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+        yield text
+
+
+class ResultLines:
+    """`  ⎿ first line` and indented following lines: a tool's short report."""
+
+    def __init__(self, lines: list[str], *, error: bool = False, hidden: int = 0, hidden_first: bool = False) -> None:
+        self.lines = lines or ["(no output)"]
+        self.error = error
+        self.hidden = hidden
+        """How many lines were left out, reported as `… +N lines`."""
+        self.hidden_first = hidden_first
+        """Put that note before the lines (when the lines shown are the last ones)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        style = "red" if self.error else ""
+        rows: list[tuple[str, str]] = [(line, style) for line in self.lines]
+        if self.hidden:
+            note = (f"… +{_plural(self.hidden, 'line')}", "dim")
+            rows.insert(0 if self.hidden_first else len(rows), note)
+        for index, (line, row_style) in enumerate(rows):
+            prefix = RESULT_PREFIX if index == 0 else RESULT_INDENT
+            text = Text.assemble((prefix, "dim"), (line, row_style))
+            text.no_wrap = True
+            text.overflow = "ellipsis"
+            yield text
+
+
+@dataclass(frozen=True)
+class _DiffRow:
+    kind: str
+    """+ (added), - (removed), a space (context) or ⋮ (a gap between hunks)."""
+    number: int
+    text: str
+
+
+class DiffView:
+    """`⎿ Updated src/app.py: 1 addition, 1 removal`, then the changed lines, numbered and coloured."""
+
+    def __init__(self, diff: str, path: str | None = None, *, headline: str | None = None, max_lines: int = 40) -> None:
+        self.max_lines = max_lines
+        self._headline = headline
+        self.rows: list[_DiffRow] = []
+        self.additions = 0
+        self.removals = 0
+        self.created = False
+        header_path: str | None = None
+        old = new = 0
+        for raw in diff.rstrip("\n").split("\n"):  # not splitlines(): a lone \r is part of a line
+            raw = raw.removesuffix("\r")
+            hunk = _HUNK.match(raw)
+            if hunk is not None:
+                if self.rows:
+                    self.rows.append(_DiffRow("⋮", 0, ""))
+                old, new = int(hunk.group(1)), int(hunk.group(2))
+            elif raw.startswith("--- ") and not self.rows:
+                self.created = raw[4:].split("\t")[0].strip() == "/dev/null"
+            elif raw.startswith("+++ ") and not self.rows:
+                header_path = raw[4:].split("\t")[0].strip()
+            elif raw.startswith("+"):
+                self.rows.append(_DiffRow("+", new, raw[1:]))
+                self.additions += 1
+                new += 1
+            elif raw.startswith("-"):
+                self.rows.append(_DiffRow("-", old, raw[1:]))
+                self.removals += 1
+                old += 1
+            elif raw.startswith(" ") or raw == "":
+                self.rows.append(_DiffRow(" ", new, raw[1:]))
+                old += 1
+                new += 1
+        self.path = path or (header_path.removeprefix("b/") if header_path else "file")
+
+    @property
+    def headline(self) -> str:
+        """The tool's own summary when it gave one, else counted from the diff."""
+        if self._headline:
+            return self._headline
+        if self.created:
+            return f"Created {self.path}: {_plural(self.additions, 'line')}"
+        counts = [_plural(n, word) for n, word in ((self.additions, "addition"), (self.removals, "removal")) if n]
+        return f"Updated {self.path}: {', '.join(counts) or 'no changes'}"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text.assemble((RESULT_PREFIX, "dim"), self.headline)
+        shown = self.rows[: self.max_lines]
+        width = len(str(max((row.number for row in shown), default=0)))
+        styles = {"+": "green", "-": "red", " ": "", "⋮": "dim"}
+        for row in shown:
+            number = str(row.number) if row.kind != "⋮" else ""
+            text = Text.assemble(
+                (f"{DIFF_INDENT}{number:>{width}} ", "dim"),
+                (f"{row.kind} {clean_line(row.text)}", styles[row.kind]),
+            )
+            text.no_wrap = True
+            text.overflow = "ellipsis"
+            yield text
+        if len(self.rows) > len(shown):
+            yield Text(f"{DIFF_INDENT}… +{_plural(len(self.rows) - len(shown), 'line')}", style="dim")
+
+
+class ToolResultView:
+    """What a finished tool call reports: its summary, the tail of Bash output, or a diff."""
+
+    def __init__(
+        self, event: ToolCallFinished, *, cwd: Path | None = None, max_lines: int = 5, max_diff_lines: int = 40
+    ) -> None:
+        self.event = event
+        self.cwd = cwd
+        self.max_lines = max_lines
+        self.max_diff_lines = max_diff_lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        result = self.event.result
+        if result.diff and not result.is_error:
+            path = self.event.input.get("file_path")
+            shown = display_path(path, self.cwd) if isinstance(path, str) else None
+            headline = result.summary.split("\n")[0] if result.summary else None
+            yield DiffView(result.diff, shown, headline=headline, max_lines=self.max_diff_lines)
+            return
+        text = result.summary if result.summary is not None else result.content
+        lines = [clean_line(line) for line in text.strip("\n").split("\n")]
+        if result.summary is None and self.event.name != "Bash":
+            lines = lines[:1]  # without a summary, the first line of the content says enough
+        is_output = self.event.name == "Bash"
+        hidden = max(0, len(lines) - self.max_lines)
+        lines = lines[-self.max_lines :] if is_output else lines[: self.max_lines]
+        yield ResultLines(lines, error=result.is_error, hidden=hidden, hidden_first=is_output)
+
+
+class ApiErrorLine:
+    """One readable line for an API problem, with the next step: `✗ API error 401: … — check your key`."""
+
+    def __init__(self, message: str, next_step: str = "", *, fatal: bool = True) -> None:
+        self.message = _one_line(message)
+        self.next_step = _one_line(next_step)
+        self.fatal = fatal
+
+    @classmethod
+    def from_retrying(cls, event: Retrying) -> ApiErrorLine:
+        return cls(event.reason, f"retrying in {event.delay:g}s (attempt {event.attempt})", fatal=False)
+
+    @classmethod
+    def from_error(cls, error: BaseException) -> ApiErrorLine:
+        """From a `ModelAPIError` (its `hint` is the next step) or any other exception."""
+        message = str(error.args[0]) if error.args else type(error).__name__
+        hint = getattr(error, "hint", "")
+        return cls(message, hint if isinstance(hint, str) else "")
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        mark, style = ("✗ ", "red") if self.fatal else ("⚠ ", "yellow")
+        parts: list[tuple[str, str] | str] = [(mark, f"bold {style}"), (self.message, style)]
+        if self.next_step:
+            parts += [(" — ", "dim"), self.next_step]
+        yield Text.assemble(*parts)
+
+
+class NoticeLine:
+    """`! text`: something worth knowing that does not end the turn."""
+
+    def __init__(self, text: str) -> None:
+        self.text = _one_line(text)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text.assemble(("! ", "bold yellow"), self.text)
+
+
+def render_event(event: Event, *, cwd: Path | None = None) -> ConsoleRenderable | None:
+    """The renderable the REPL prints for `event`, or None for events it shows otherwise."""
+    if isinstance(event, ToolCallStarted):
+        return ToolCallLine.from_event(event, cwd=cwd)
+    if isinstance(event, ToolCallFinished):
+        return ToolResultView(event, cwd=cwd)
+    if isinstance(event, Retrying):
+        return ApiErrorLine.from_retrying(event)
+    if isinstance(event, Notice):
+        return NoticeLine(event.text)
+    return None
+
+
+def format_tokens(count: int) -> str:
+    """`950`, `1.2k`, `34k`, `1.5M`."""
+    if count < 1000:
+        return str(count)
+    if count < 10_000:
+        return f"{count / 1000:.1f}".removesuffix(".0") + "k"
+    if count < 1_000_000:
+        return f"{count // 1000}k"
+    return f"{count / 1_000_000:.1f}".removesuffix(".0") + "M"
+
+
+def format_elapsed(seconds: float) -> str:
+    """`3s`, `1m 05s`."""
+    whole = int(seconds)
+    return f"{whole}s" if whole < 60 else f"{whole // 60}m {whole % 60:02d}s"
+
+
+class Spinner:
+    """The status line while waiting for the model: `⠋ Thinking… 3s · 1.2k tokens`.
+
+    Render it inside a `rich.live.Live` (or `console.status`) that refreshes a few times a
+    second; set `tokens` as usage arrives.
+    """
+
+    def __init__(
+        self, label: str = "Thinking…", *, hint: str = "", clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.label = label
+        self.hint = hint
+        """Shown dimmed after the counters, e.g. "esc to interrupt"."""
+        self.tokens = 0
+        self._clock = clock
+        self.started = clock()
+
+    def status_text(self) -> str:
+        parts = [format_elapsed(self._clock() - self.started)]
+        if self.tokens:
+            parts.append(f"{format_tokens(self.tokens)} {'token' if self.tokens == 1 else 'tokens'}")
+        return f"{self.label} {' · '.join(parts)}"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        frame = SPINNER_FRAMES[int((self._clock() - self.started) / SPINNER_INTERVAL) % len(SPINNER_FRAMES)]
+        text = Text.assemble((frame, "cyan"), " ", self.status_text())
+        if self.hint:
+            text.append(f" · {self.hint}", style="dim")
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+        yield text
