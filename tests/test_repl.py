@@ -146,13 +146,16 @@ def test_esc_interrupts_a_running_tool(start_repl: StartRepl, fake_api: FakeAnth
 def test_help_lists_builtins_and_skills(start_repl: StartRepl, project: Path) -> None:
     commands = project / ".commands"
     commands.mkdir()
-    (commands / "deploy.md").write_text("---\ndescription: Ship it to staging\n---\nDeploy $ARGUMENTS")
+    (commands / "deploy.md").write_text(
+        "---\ndescription: Ship it [fast] to staging\nargument-hint: [env]\n---\nDeploy $ARGUMENTS"
+    )
     repl = start_repl()
 
     repl.submit("/help")
 
-    screen = repl.wait_for("Ship it to staging")
-    assert "/deploy" in screen and "/clear" in screen and "/permissions" in screen
+    screen = repl.wait_for("Ship it [fast] to staging")
+    assert "/deploy [env]" in screen and "(project)" in screen
+    assert "/clear" in screen and "/permissions" in screen and "/model [name]" in screen
 
 
 def test_a_skill_runs_from_the_prompt(start_repl: StartRepl, fake_api: FakeAnthropic, project: Path) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
 from rich.table import Table
 
 from agentcli.permissions.persist import change_rules
@@ -43,24 +44,24 @@ def _help(repl: Repl, args: str) -> None:
     table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
     table.add_row("[bold]Built-in commands[/bold]", "")
     for builtin in BUILTINS.values():
-        table.add_row(f"/{builtin.name} {builtin.args}".rstrip(), builtin.description)
+        table.add_row(escape(f"/{builtin.name} {builtin.args}".rstrip()), builtin.description)
     catalog = repl.session.context.skills()
     skills = [catalog.skills[name] for name in sorted(catalog.skills)]
     if skills:
         table.add_row("", "")
         table.add_row("[bold]Skills[/bold]", "")
     for skill in skills:
-        name = f"/{skill.name} {skill.argument_hint or ''}".rstrip()
+        name = escape(f"/{skill.name} {skill.argument_hint or ''}".rstrip())
         note = f"  [dim]({skill.source})[/dim]"
         if skill.name in BUILTINS:
             note += "  [yellow]hidden by the built-in command of the same name[/yellow]"
-        table.add_row(name, (skill.description or "") + note)
+        table.add_row(name, escape(skill.description or "") + note)
     for hidden, winner in catalog.shadowed:
         table.add_row(
             f"[dim]/{hidden.name}[/dim]", f"[dim]({hidden.source}) shadowed by the {winner.source} skill[/dim]"
         )
     for name, error in sorted(catalog.errors.items()):
-        table.add_row(f"/{name}", f"[red]unusable: {error}[/red]")
+        table.add_row(escape(f"/{name}"), f"[red]unusable: {escape(str(error))}[/red]")
     repl.console.print(table)
     repl.console.print(
         "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "
