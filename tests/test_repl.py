@@ -223,6 +223,12 @@ def test_multiline_input_is_one_message(start_repl: StartRepl, fake_api: FakeAnt
 
 def test_ctrl_c_twice_at_an_empty_prompt_exits(start_repl: StartRepl) -> None:
     repl = start_repl()
+    repl.type("half a thought")
+    repl.wait_for("> half a thought")
+    repl.press("ctrl-c")  # clears the line only
+    repl.settle()
+    assert "half a thought" not in repl.text()
+    assert "Press Ctrl-C again" not in repl.text()
 
     repl.press("ctrl-c")
     repl.wait_for("Press Ctrl-C again")

@@ -32,6 +32,15 @@ def key_bindings(on_shift_tab: Callable[[], None]) -> KeyBindings:
         else:
             buffer.validate_and_handle()
 
+    @bindings.add("c-c")
+    def _clear_or_interrupt(event: KeyPressEvent) -> None:
+        """Ctrl-C clears a typed line; on an empty line it reaches the REPL (twice exits)."""
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.reset()
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
     @bindings.add("s-tab")
     def _cycle_mode(event: KeyPressEvent) -> None:
         on_shift_tab()
