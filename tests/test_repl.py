@@ -181,10 +181,10 @@ def test_unknown_command_is_reported_and_nothing_is_sent(start_repl: StartRepl, 
 
 
 def test_history_survives_a_restart(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
-    fake_api.script(reply(text("one")))
+    fake_api.script(reply(text("Answer-A")))
     first = start_repl()
     first.submit("remember this line")
-    first.wait_for("one")
+    first.wait_for("Answer-A")
     first.press("ctrl-d")
     assert first.wait_exit() == 0
 
@@ -206,7 +206,7 @@ def test_shift_tab_cycles_the_permission_mode(start_repl: StartRepl) -> None:
 
 
 def test_multiline_input_is_one_message(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
-    fake_api.script(reply(text("got it")))
+    fake_api.script(reply(text("Answer-A")))
     repl = start_repl()
 
     repl.type("first line\\")
@@ -216,7 +216,7 @@ def test_multiline_input_is_one_message(start_repl: StartRepl, fake_api: FakeAnt
     repl.type("third line")
     repl.press("enter")
 
-    repl.wait_for("got it")
+    repl.wait_for("Answer-A")
     content = fake_api.requests[0].body["messages"][0]["content"]
     assert content[-1]["text"] == "first line\nsecond line\nthird line"
 
@@ -248,3 +248,115 @@ def test_api_error_is_one_readable_line(start_repl: StartRepl, fake_api: FakeAnt
     repl.submit("again")
 
     repl.wait_for("recovered")
+
+
+def test_no_color_terminal_still_shows_the_answer_without_escape_codes(
+    fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    fake_api.script(reply(text("Plain **answer** here.\n\n- item\n")))
+    env = cli_env(home, fake_api.url)  # NO_COLOR=1
+    env["TERM"] = "xterm-256color"
+    repl = Terminal([AGENTCLI], env=env, cwd=project)
+    try:
+        repl.wait_for("(shift-tab)")
+        repl.submit("hi")
+        repl.wait_for("• item")
+        answer = repl.output[repl.output.index("Plain") :]
+        assert "\x1b[1m" not in answer  # no bold: NO_COLOR output carries no styles
+    finally:
+        repl.close()
+
+
+def test_clear_starts_a_new_conversation(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")))
+    repl = start_repl()
+
+    repl.submit("one")
+    repl.wait_for("Answer-A")
+    repl.submit("/clear")
+    repl.wait_for("new conversation")
+    repl.submit("two")
+    repl.wait_for("Answer-B")
+
+    messages = fake_api.requests[1].body["messages"]
+    assert len(messages) == 1 and "two" in json.dumps(messages)
+
+
+def test_cost_and_model_commands(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")))
+    repl = start_repl()
+
+    repl.submit("hi")
+    repl.wait_for("Answer-A")
+    repl.submit("/cost")
+    screen = repl.wait_for("Cost: $")
+    assert "cache reads" in screen
+    repl.submit("/model claude-haiku-4-5")
+    repl.wait_for("Model set to claude-haiku-4-5")
+    repl.submit("again")
+    repl.wait_for("Answer-B")
+
+    assert fake_api.requests[1].body["model"] == "claude-haiku-4-5"
+
+
+def test_permissions_command_lists_adds_and_removes_rules(start_repl: StartRepl, project: Path) -> None:
+    (project / ".agentcli").mkdir()
+    (project / ".agentcli" / "settings.json").write_text('{"permissions": {"deny": ["Read(./.env)"]}}')
+    repl = start_repl()
+
+    repl.submit("/permissions")
+    repl.wait_for("Read(./.env)")
+    repl.submit("/permissions allow Bash(npm test:*)")
+    repl.wait_for("Added allow rule Bash(npm test:*)")
+    local = project / ".agentcli" / "settings.local.json"
+    assert json.loads(local.read_text())["permissions"]["allow"] == ["Bash(npm test:*)"]
+    repl.submit("/permissions remove Bash(npm test:*)")
+    repl.wait_for("Removed Bash(npm test:*)")
+
+    assert json.loads(local.read_text())["permissions"]["allow"] == []
+
+
+def test_init_asks_the_model_to_write_claude_md(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("I surveyed it.")))
+    repl = start_repl()
+
+    repl.submit("/init")
+
+    repl.wait_for("I surveyed it.")
+    assert "write a CLAUDE.md" in sent_text(fake_api, 0)
+
+
+def test_memory_opens_claude_md_in_the_editor(
+    fake_api: FakeAnthropic, home: Path, project: Path, tmp_path: Path
+) -> None:
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\necho "Always run make lint." >> "$1"\n')
+    editor.chmod(0o755)
+    fake_api.script(reply(text("Answer-A")))
+    env = cli_env(home, fake_api.url)
+    env.update(TERM="xterm-256color", EDITOR=str(editor))
+    repl = Terminal([AGENTCLI], env=env, cwd=project)
+    try:
+        repl.wait_for("(shift-tab)")
+        repl.submit("/memory")
+        repl.wait_for("will be sent with your next message")
+        assert (project / "CLAUDE.md").read_text() == "Always run make lint.\n"
+        repl.submit("hello")
+        repl.wait_for("Answer-A")
+        assert "Always run make lint." in sent_text(fake_api, 0)
+    finally:
+        repl.close()
+
+
+def test_keys_typed_during_a_turn_start_the_next_prompt(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("slow " * 60 + "END-OF-ANSWER"), delay=0.01, chunk=5), reply(text("Answer-B")))
+    repl = start_repl()
+
+    repl.submit("first")
+    repl.wait_for("slow slow")
+    repl.type("/cost")
+    repl.wait_for("END-OF-ANSWER")
+
+    repl.wait_for("> /cost")
+    repl.press("enter")
+    repl.wait_for("Cost: $")

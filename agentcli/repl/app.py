@@ -49,6 +49,8 @@ class Repl:
             self._cycle_mode,
         )
         self._last_input_tokens = 0
+        self._typeahead = ""
+        """Keys typed while the last turn ran: they start the next prompt's line."""
 
     # ------------------------------------------------------------------ main loop
 
@@ -57,8 +59,9 @@ class Repl:
         armed_exit = False
         while True:
             try:
-                text = self.prompt.prompt("> ")
+                text = self.prompt.prompt("> ", default=self._typeahead)
             except KeyboardInterrupt:
+                self._typeahead = ""
                 if armed_exit:
                     return 0
                 armed_exit = True
@@ -67,6 +70,7 @@ class Repl:
             except EOFError:
                 return 0
             armed_exit = False
+            self._typeahead = ""
             if not text.strip():
                 continue
             try:
@@ -90,7 +94,10 @@ class Repl:
         try:
             with EscWatcher() as watcher:
                 self._watcher = watcher
-                self.session.send(text)
+                try:
+                    self.session.send(text)
+                finally:
+                    self._typeahead = watcher.typeahead()
         except KeyboardInterrupt:
             self.view.end()
             self.session.agent.record_interrupt()

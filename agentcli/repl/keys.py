@@ -51,6 +51,7 @@ class EscWatcher:
         self._paused = threading.Event()
         self._idle = threading.Event()
         self._thread: threading.Thread | None = None
+        self._typed: list[str] = []
 
     def __enter__(self) -> EscWatcher:
         if not os.isatty(self.fd):
@@ -88,3 +89,11 @@ class EscWatcher:
             key = read_key(self.fd, timeout=0.05)
             if key == ESC:
                 os.kill(os.getpid(), signal.SIGINT)
+            elif key:
+                self._typed.append(key)
+
+    def typeahead(self) -> str:
+        """What the user typed while the turn ran (up to the first Enter), for the next prompt."""
+        text = "".join(self._typed)
+        line = text.replace("\r", "\n").split("\n", 1)[0]
+        return "".join(char for char in line if char.isprintable())
