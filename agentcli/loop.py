@@ -75,6 +75,7 @@ class Agent:
 
     def run(self, user_content: list[JSON]) -> RunResult:
         """Send one user message and loop until the model answers without tools."""
+        self.ctx.cancel.clear()  # an interrupt of the previous turn must not cancel this one
         self.messages.append({"role": "user", "content": user_content})
         turns = 0
         pauses = 0

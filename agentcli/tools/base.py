@@ -26,6 +26,10 @@ class BuiltinTool:
             return self.call(tool_input, ctx)
         except ToolError as error:
             return ToolResult(str(error), is_error=True, summary=str(error).splitlines()[0])
+        except OSError as error:  # e.g. permission denied, disk full: say what and where, no traceback
+            where = f": {error.filename}" if error.filename else ""
+            message = f"{self.name} failed: {error.strerror or error}{where}."
+            return ToolResult(message, is_error=True, summary=message)
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
 import threading
@@ -14,30 +15,38 @@ from agentcli.tools.base import BuiltinTool
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
+OUTPUT_LIMIT = 29_000
+"""Characters kept (head + tail); with the status lines this stays under the 30,000 result cap."""
+EXIT_GRACE = 0.5
+"""Seconds to keep reading after the shell exits (a background job may still hold the output)."""
+_KEEP_BYTES = 4 * OUTPUT_LIMIT // 2
+"""Bytes buffered at each end: enough for OUTPUT_LIMIT/2 characters of any UTF-8."""
 
 
 class BashTool(BuiltinTool):
     name = "Bash"
     description = (
-        "Run a command with `bash -c` in the project directory (stdin closed). Each call starts "
-        "a fresh shell in the project directory: `cd` and variables do not persist between "
-        "calls, so chain with && instead. stdout and stderr come back interleaved with the exit "
-        "code. timeout is in milliseconds (default 120000, max 600000). Prefer Read, Grep and "
-        "Glob over cat, grep and find."
+        "Run a shell command with `bash -c` in the project directory; stdin is closed, so nothing "
+        "interactive. Each call is a fresh shell that starts in the project directory: `cd`, "
+        "variables and aliases do NOT persist between calls, so chain with && (e.g. `cd web && npm "
+        "test`). Returns stdout and stderr interleaved, then the exit code; non-zero exit is an error. "
+        "Long output keeps its start and end. timeout is in ms (default 120000, max 600000); on "
+        "timeout the command and its children are killed. Prefer Read, Grep, Glob, Edit and Write "
+        "over cat, grep, find, sed and echo >."
     )
     input_schema: JSON = {
         "type": "object",
         "properties": {
             "command": {"type": "string", "description": "The command, e.g. `pytest -q tests/`"},
-            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS},
-            "description": {"type": "string", "description": "5-10 words on what it does"},
+            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "Milliseconds"},
+            "description": {"type": "string", "description": "What it does, in 5-10 words"},
         },
         "required": ["command"],
         "additionalProperties": False,
     }
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        timeout = tool_input.get("timeout", DEFAULT_TIMEOUT_MS) / 1000
+        timeout = min(int(tool_input.get("timeout") or DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS) / 1000
         proc = subprocess.Popen(
             ["bash", "-c", tool_input["command"]],
             cwd=ctx.cwd,
@@ -46,57 +55,130 @@ class BashTool(BuiltinTool):
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        chunks: list[bytes] = []
-        reader = threading.Thread(target=_drain, args=(proc, chunks), daemon=True)
-        reader.start()
-        outcome = "done"
+        output = HeadTail()
+        assert proc.stdout is not None
         try:
-            outcome = _wait(proc, timeout, ctx.cancel)
+            outcome = _pump(proc, output, timeout, ctx.cancel)
+        except BaseException:  # KeyboardInterrupt included: never leave the command running
+            _kill_group(proc)
+            raise
         finally:
-            if proc.poll() is None:
-                _kill_group(proc)
-            reader.join(timeout=2)
-        output = b"".join(chunks).decode("utf-8", errors="replace").rstrip("\n")
-        code = proc.returncode
+            proc.stdout.close()
+        if outcome != "done":
+            _kill_group(proc)
+        text = output.render()
         if outcome == "timeout":
-            note = f"Command timed out after {timeout:g} s; its process group was killed."
-            return ToolResult(_join(output, note), is_error=True, summary=note)
+            note = f"Command timed out after {timeout:g} s and was killed (with its child processes)."
+            return ToolResult(_join(text, note), is_error=True, summary=note)
         if outcome == "cancelled":
-            note = "Command interrupted by the user; its process group was killed."
-            return ToolResult(_join(output, note), is_error=True, summary=note)
+            note = "Command interrupted by the user; it was killed (with its child processes)."
+            return ToolResult(_join(text, note), is_error=True, summary=note)
+        code = proc.returncode
         status = f"Exit code {code}"
-        return ToolResult(_join(output, status), is_error=code != 0, summary=_last_lines(output, status))
+        if code < 0:
+            status += f" (killed by signal {_signal_name(-code)})"
+        if outcome == "lingering":
+            status += (
+                "; background processes still writing to the output were killed (to keep one running, "
+                "redirect its output: `cmd > log 2>&1 &`)"
+            )
+        return ToolResult(_join(text, status), is_error=code != 0, summary=_summary(text, status))
 
 
-def _drain(proc: subprocess.Popen[bytes], chunks: list[bytes]) -> None:
+def _pump(proc: subprocess.Popen[bytes], output: HeadTail, timeout: float, cancel: threading.Event) -> str:
+    """Read output until EOF, the deadline or a cancel; returns how it ended."""
     assert proc.stdout is not None
-    stream = proc.stdout
-    while chunk := os.read(stream.fileno(), 65536):
-        chunks.append(chunk)
-
-
-def _wait(proc: subprocess.Popen[bytes], timeout: float, cancel: threading.Event) -> str:
+    fd = proc.stdout.fileno()
     deadline = time.monotonic() + timeout
-    while proc.poll() is None:
-        if cancel.is_set():
-            return "cancelled"
-        if time.monotonic() >= deadline:
-            return "timeout"
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=0.05)
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            if cancel.is_set():
+                return "cancelled"
+            now = time.monotonic()
+            if now >= deadline:
+                return "timeout"
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE:
+                return "lingering"
+            if selector.select(min(0.05, deadline - now)):
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                output.add(chunk)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    if proc.poll() is None:  # the shell closed its output but keeps running
+        while proc.poll() is None:
+            if cancel.is_set():
+                return "cancelled"
+            if time.monotonic() >= deadline:
+                return "timeout"
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.05)
     return "done"
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+
+
+class HeadTail:
+    """Output kept in bounded memory: the first and last bytes, counting what fell in between."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped_bytes = 0
+        self.dropped_lines = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = _KEEP_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        excess = len(self.tail) - _KEEP_BYTES
+        if excess > _KEEP_BYTES:  # trim in big steps so appends stay cheap
+            self.dropped_bytes += excess
+            self.dropped_lines += self.tail.count(b"\n", 0, excess)
+            del self.tail[:excess]
+
+    def render(self) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        if not self.dropped_bytes and len(head) + len(tail) <= OUTPUT_LIMIT:
+            return (head + tail).rstrip("\n")
+        half = OUTPUT_LIMIT // 2
+        text = head + tail if not self.dropped_bytes else None
+        if text is not None:
+            kept_head, kept_tail = text[:half], text[len(text) - half :]
+            cut_chars = len(text) - 2 * half
+            cut_lines = text.count("\n", half, len(text) - half)
+        else:
+            kept_head, kept_tail = head[:half], tail[max(0, len(tail) - half) :]
+            cut_chars = len(head) - len(kept_head) + len(tail) - len(kept_tail) + self.dropped_bytes
+            cut_lines = head.count("\n", half) + tail.count("\n", 0, len(tail) - len(kept_tail)) + self.dropped_lines
+        note = f"\n\n[... output truncated: {cut_chars:,} characters ({cut_lines:,} lines) cut from the middle ...]\n\n"
+        return (kept_head + note + kept_tail).rstrip("\n")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 def _join(output: str, note: str) -> str:
     return f"{output}\n{note}" if output else note
 
 
-def _last_lines(output: str, status: str) -> str:
-    lines = output.splitlines()[-3:]
-    return "\n".join([*lines, status])
+def _summary(output: str, status: str) -> str:
+    lines = output.count("\n") + 1 if output else 0
+    return f"{status.split(';')[0]}, {lines:,} line{'s' if lines != 1 else ''} of output"

@@ -1,4 +1,4 @@
-"""Grep: regex search across the project (basic form; ripgrep and filters come later)."""
+"""Grep: regex search over the project, with ripgrep when installed and pure Python otherwise."""
 
 from __future__ import annotations
 
@@ -8,8 +8,18 @@ from pathlib import Path
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.tools.base import BuiltinTool, ToolError
+from agentcli.tools.globs import FILE_TYPES, type_globs
+from agentcli.tools.paths import not_found, shown_str
+from agentcli.tools.ripgrep import PatternRejected, RipgrepFailed, find_ripgrep, ripgrep_search
+from agentcli.tools.search import FileFilter, FileHits, Mode, SearchQuery, compile_pattern, python_search
 
-SKIP_DIRS = {".git", "node_modules", ".venv", "__pycache__"}
+DEFAULT_HEAD_LIMIT: dict[str, int] = {"files_with_matches": 200, "count": 200, "content": 300}
+MAX_OUTPUT = 25_000
+MAX_COLUMNS = 500
+NEWLINE_NEEDS_MULTILINE = (
+    "The pattern contains \\n, but the search goes line by line, so it can never match. "
+    "Set multiline to true to match across lines."
+)
 
 
 class GrepTool(BuiltinTool):
@@ -17,59 +27,203 @@ class GrepTool(BuiltinTool):
     read_only = True
     path_fields = ("path",)
     description = (
-        "Search file contents with a regular expression (Python/ripgrep syntax). "
-        "output_mode: files_with_matches (default), content (matching lines as path:line:text) "
-        "or count. Use this instead of grep/rg in Bash."
+        "Search file contents with a regular expression (ripgrep syntax, e.g. `def \\w+\\(`; escape "
+        "literal ( [ { . with \\). Skips .git, files ignored by .gitignore, and binary files. "
+        "output_mode: files_with_matches (default; paths, newest first), content (matching lines as "
+        "path:line:text; -A/-B/-C add context) or count (path:matching lines). Filter files with glob "
+        "(`*.py`, `**/*.{ts,tsx}`) or type (py, js, ts, go, rust, java, ...). head_limit caps entries. "
+        "multiline lets . and patterns span lines. Use this instead of grep or rg in Bash."
     )
     input_schema: JSON = {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Regex, e.g. `def \\w+_test`"},
-            "path": {"type": "string", "description": "File or folder (default: project)"},
+            "pattern": {"type": "string", "description": "Regular expression"},
+            "path": {"type": "string", "description": "Folder or file to search (default: project)"},
+            "glob": {"type": "string", "description": "File-name filter, e.g. `*.py`"},
+            "type": {"type": "string", "description": "Language, e.g. py"},
             "output_mode": {"type": "string", "enum": ["files_with_matches", "content", "count"]},
-            "-i": {"type": "boolean", "description": "Case-insensitive"},
+            "-i": {"type": "boolean", "description": "Ignore case"},
+            "-n": {"type": "boolean", "description": "Line numbers in content mode (default true)"},
+            "-A": {"type": "integer", "minimum": 0, "description": "Lines after each match"},
+            "-B": {"type": "integer", "minimum": 0, "description": "Lines before each match"},
+            "-C": {"type": "integer", "minimum": 0, "description": "Lines before and after"},
+            "head_limit": {"type": "integer", "minimum": 1, "description": "Max entries to return"},
+            "multiline": {"type": "boolean", "description": "Match across lines (default false)"},
         },
         "required": ["pattern"],
         "additionalProperties": False,
     }
 
+    def __init__(self, use_ripgrep: bool | None = None) -> None:
+        self.use_ripgrep = use_ripgrep
+        """None: use rg when on PATH (and not disabled by AGENTCLI_NO_RIPGREP); False: never."""
+
+    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
+        return [ctx.resolve(str(tool_input.get("path") or "."))]
+
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        try:
-            regex = re.compile(tool_input["pattern"], re.IGNORECASE if tool_input.get("-i") else 0)
-        except re.error as error:
-            raise ToolError(f"Invalid regex {tool_input['pattern']!r}: {error}") from None
-        root = ctx.resolve(tool_input.get("path") or ".")
-        if not root.exists():
-            raise ToolError(f"Path not found: {root}")
-        mode = tool_input.get("output_mode", "files_with_matches")
-        lines: list[str] = []
-        files = 0
-        for path in _walk(root):
+        query = self._query(tool_input, ctx)
+        if not query.multiline and _mentions_newline(query.pattern):
+            raise ToolError(NEWLINE_NEEDS_MULTILINE)
+        rg = find_ripgrep() if self.use_ripgrep is not False else None
+        hits: list[FileHits] | None = None
+        if rg is not None:
             try:
-                text = path.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue
-            hits = [(n, line) for n, line in enumerate(text.splitlines(), 1) if regex.search(line)]
-            if not hits:
-                continue
-            files += 1
-            shown = os.path.relpath(path, ctx.cwd)
-            if mode == "content":
-                lines.extend(f"{shown}:{n}:{line}" for n, line in hits)
-            elif mode == "count":
-                lines.append(f"{shown}:{len(hits)}")
+                found = ripgrep_search(rg, query, ctx.cancel)
+            except PatternRejected:
+                pass  # Python's regex may still accept it (look-around, backreferences)
+            except RipgrepFailed as failed:
+                if "not allowed in a regex" in str(failed):
+                    raise ToolError(NEWLINE_NEEDS_MULTILINE) from None
+                raise ToolError(f"Search failed: {failed}") from None
             else:
-                lines.append(shown)
-        if not lines:
-            return ToolResult("No matches found.", summary="No matches")
-        return ToolResult("\n".join(lines), summary=f"Found matches in {files} files")
+                hits = found
+                if query.glob:  # a --glob whitelist overrides rg's ignore rules; ours don't
+                    keep = FileFilter(query)
+                    hits = [h for h in found if keep.accepts(h.path)]
+        if hits is None:
+            try:
+                regex = compile_pattern(query)
+            except (re.error, OverflowError) as error:
+                raise ToolError(_invalid_pattern(query.pattern, str(error))) from None
+            hits = python_search(query, regex, ctx.cancel)
+        if ctx.cancel.is_set():
+            raise ToolError("Search interrupted by the user.")
+        limit = tool_input.get("head_limit") or DEFAULT_HEAD_LIMIT[query.mode]
+        return render(hits, query, ctx.cwd.resolve(), limit, numbers=tool_input.get("-n", True))
+
+    def _query(self, tool_input: JSON, ctx: ToolContext) -> SearchQuery:
+        path = ctx.resolve(str(tool_input.get("path") or "."))
+        if not path.exists():
+            raise not_found(path, ctx, "Path")
+        root = path.resolve()
+        kind = tool_input.get("type")
+        globs = None
+        if kind:
+            globs = type_globs(kind)
+            if globs is None:
+                raise ToolError(f"Unknown type {kind!r}. Known types: {', '.join(sorted(FILE_TYPES))}; or use glob.")
+        context: int = tool_input.get("-C") or 0
+        mode: Mode = tool_input.get("output_mode") or "files_with_matches"
+        return SearchQuery(
+            pattern=tool_input["pattern"],
+            root=str(root),
+            root_is_file=root.is_file(),
+            mode=mode,
+            ignore_case=bool(tool_input.get("-i")),
+            multiline=bool(tool_input.get("multiline")),
+            before=int(tool_input.get("-B", context)),
+            after=int(tool_input.get("-A", context)),
+            glob=tool_input.get("glob") or None,
+            type_globs=globs,
+        )
 
 
-def _walk(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    found: list[Path] = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        found.extend(Path(folder) / name for name in sorted(names))
-    return found
+def _invalid_pattern(pattern: str, error: str) -> str:
+    return (
+        f"Invalid regular expression {pattern!r}: {error}. Escape characters you mean literally "
+        "(e.g. `\\(`, `\\[`, `\\{`, `\\.`) and try again."
+    )
+
+
+def _mentions_newline(pattern: str) -> bool:
+    """Whether the pattern names a line break outside a negated class (`[^\\n]` is fine)."""
+    i, negated_class = 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            if pattern[i + 1] == "n" and not negated_class:
+                return True
+            i += 2
+            continue
+        if char == "\n" and not negated_class:
+            return True
+        if char == "[" and pattern.startswith("[^", i):
+            negated_class = True
+        elif char == "]":
+            negated_class = False
+        i += 1
+    return False
+
+
+def render(hits: list[FileHits], query: SearchQuery, cwd: Path, limit: int, *, numbers: bool = True) -> ToolResult:
+    """The model's view of the hits: sorted, capped at `limit` entries and MAX_OUTPUT characters."""
+    if not hits:
+        return ToolResult("No matches found.", summary="No matches")
+    names = {h.path: shown_str(h.path, str(cwd)) for h in hits}
+    files = len(hits)
+    if query.mode == "files_with_matches":
+        ordered = sorted(hits, key=lambda h: (-_mtime(h.path), names[h.path]))
+        entries = [(names[h.path], False) for h in ordered]
+        unit, summary = "files", f"Found {files} file{_s(files)}"
+    else:
+        ordered = sorted(hits, key=lambda h: names[h.path])
+        lines = sum(len(h.matched) for h in hits)
+        summary = f"Found {lines} matching line{_s(lines)} in {files} file{_s(files)}"
+        if query.mode == "count":
+            entries = [(f"{names[h.path]}:{len(h.matched)}", False) for h in ordered]
+            unit = "files"
+        else:
+            entries = _content_entries(ordered, names, query, numbers)
+            unit = "lines"
+    return ToolResult(_cap(entries, limit, unit), summary=summary)
+
+
+def _content_entries(
+    ordered: list[FileHits], names: dict[str, str], query: SearchQuery, numbers: bool
+) -> list[tuple[str, bool]]:
+    """(text, is_separator) lines; `--` separates non-adjacent groups when context is shown."""
+    with_context = bool(query.before or query.after)
+    entries: list[tuple[str, bool]] = []
+    for hits in ordered:
+        prefix = "" if query.root_is_file else names[hits.path]
+        previous: int | None = None
+        for number in sorted(hits.matched.keys() | hits.context.keys()):
+            if with_context and entries and (previous is None or number != previous + 1):
+                entries.append(("--", True))
+            matched = number in hits.matched
+            text = hits.matched[number] if matched else hits.context[number]
+            mark = ":" if matched else "-"
+            label = f"{prefix}{mark}" if prefix else ""
+            if numbers:
+                label += f"{number}{mark}"
+            entries.append((label + _clip(text), False))
+            previous = number
+    return entries
+
+
+def _cap(entries: list[tuple[str, bool]], limit: int, unit: str) -> str:
+    out: list[str] = []
+    size = shown = 0
+    total = sum(1 for _, separator in entries if not separator)
+    for text, separator in entries:
+        if not separator and (shown >= limit or (out and size + len(text) > MAX_OUTPUT)):
+            break
+        out.append(text)
+        size += len(text) + 1
+        shown += not separator
+    if out and out[-1] == "--":
+        out.pop()
+    if shown < total:
+        out.append(
+            f"\n[Showing {shown} of {total} {unit}. Narrow the search (path, glob, type, pattern)"
+            " or raise head_limit to see more.]"
+        )
+    return "\n".join(out)
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_COLUMNS:
+        return text
+    return text[:MAX_COLUMNS] + f" [... {len(text) - MAX_COLUMNS:,} more characters]"
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"

@@ -1,0 +1,138 @@
+"""Grep speed on a generated 20,000-file tree: ripgrep vs the pure-Python engine, and 4 Greps at once.
+
+Generates a git-like tree in a temporary folder (never in the repo): 20,000 searchable files
+(Python, TypeScript, Markdown; 60 lines each, every
+1,000th one 5,000 lines) plus an ignored `node_modules/` with 2,000 more
+files and some binaries. Reports the median of a few runs for:
+- single Greps (files_with_matches for a rare and a common word, content mode, a glob);
+- four different Greps requested in one turn, run through the real ToolExecutor (read-only
+  neighbours run concurrently), against the same four run one after another.
+
+Usage: .venv/bin/python bench/grep_bench.py [--files N] [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agentcli.contracts import JSON, Decision, Tool, ToolContext, ToolResult
+from agentcli.executor import ToolExecutor
+from agentcli.tools.grep import GrepTool
+from agentcli.tools.registry import ToolRegistry
+
+WORDS = "alpha beta gamma delta epsilon value result config handler request session token cache".split()  # noqa: SIM905
+
+
+class AllowAll:
+    def check(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision:
+        return Decision(True)
+
+
+def generate(root: Path, files: int) -> None:
+    rng = random.Random(7)
+    (root / ".git").mkdir(parents=True)
+    (root / ".gitignore").write_text("node_modules/\n*.bin\n")
+    kinds = [
+        (".py", "def {w}_{n}(x):\n    return x + {n}  # {w}\n"),
+        (".ts", "export const {w}{n} = ({n});\n"),
+        (".md", "- {w} item {n}\n"),
+    ]
+    per_dir = 100
+    for index in range(files):
+        folder = root / f"pkg{index // (per_dir * 20)}" / f"mod{(index // per_dir) % 20}"
+        if index % per_dir == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+        suffix, template = kinds[index % 3]
+        count = 5_000 if index % 1000 == 500 else 60  # mostly small files, a few big generated ones
+        lines = [template.format(w=rng.choice(WORDS), n=rng.randrange(1000)) for _ in range(count)]
+        if index % 997 == 0:
+            lines.append("# RAREMARKER here\n")
+        (folder / f"file{index}{suffix}").write_text("".join(lines))
+    modules = root / "node_modules" / "dep"
+    modules.mkdir(parents=True)
+    for index in range(2000):
+        (modules / f"m{index}.js").write_text("var alpha = 1; // RAREMARKER\n")
+    for index in range(50):
+        (root / f"blob{index}.bin").write_bytes(b"\0RAREMARKER" * 100)
+
+
+def median_seconds(action: Callable[[], object], runs: int) -> float:
+    action()  # warm the page cache and the regex caches
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def run(tool: GrepTool, ctx: ToolContext, query: JSON) -> ToolResult:
+    result = tool.run(query, ctx)
+    assert not result.is_error, result.content
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    have_rg = shutil.which("rg") is not None
+    with tempfile.TemporaryDirectory(prefix="agentcli-grep-bench-") as temp:
+        root = Path(temp) / "tree"
+        started = time.perf_counter()
+        generate(root, args.files)
+        print(f"generated {args.files:,} files (+2,000 ignored, +50 binary) in {time.perf_counter() - started:.1f} s")
+        ctx = ToolContext(cwd=root)
+        engines = {"python": GrepTool(use_ripgrep=False)}
+        if have_rg:
+            engines = {"ripgrep": GrepTool(use_ripgrep=None), **engines}
+        else:
+            print("rg not on PATH: only the Python engine is measured")
+        queries: dict[str, JSON] = {
+            "rare word, files": {"pattern": "RAREMARKER"},
+            "common word, files": {"pattern": "handler"},
+            "regex, content": {"pattern": r"def \w+_9\d\d\(", "output_mode": "content"},
+            "glob *.ts, count": {"pattern": "config", "glob": "*.ts", "output_mode": "count"},
+        }
+        print(f"\nsingle Grep, median of {args.runs} (seconds)")
+        print(f"{'query':<22}" + "".join(f"{name:>10}" for name in engines) + ("   ratio" if have_rg else ""))
+        for label, query in queries.items():
+            times = {
+                name: median_seconds(lambda t=tool, q=query: run(t, ctx, q), args.runs)
+                for name, tool in engines.items()
+            }
+            outputs = {name: run(tool, ctx, query).content for name, tool in engines.items()}
+            same = len(set(outputs.values())) == 1
+            ratio = f"{times['python'] / times['ripgrep']:7.1f}x" if have_rg else ""
+            print(
+                f"{label:<22}"
+                + "".join(f"{t:>10.3f}" for t in times.values())
+                + f"{ratio}"
+                + ("" if same else "  RESULTS DIFFER")
+            )
+
+        print(f"\nfour Greps in one turn vs one after another, median of {args.runs} (seconds)")
+        four = list(queries.values())
+        for name, tool in engines.items():
+            executor = ToolExecutor(ToolRegistry([tool]), AllowAll())
+            batch = [{"type": "tool_use", "id": f"toolu_{i}", "name": "Grep", "input": q} for i, q in enumerate(four)]
+            together = median_seconds(lambda e=executor, b=batch: e.run_all(b, ctx, lambda event: None, {}), args.runs)
+            apart = median_seconds(lambda t=tool: [run(t, ctx, q) for q in four], args.runs)
+            print(
+                f"{name:<10} concurrent {together:7.3f}   sequential {apart:7.3f}   speed-up {apart / together:4.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.tools.bash import BashTool
+from agentcli.tools.schema import validation_error
+from tests.tools.helpers import call
+
+BASH = BashTool()
+
+
+def bash(ctx: ToolContext, command: str, **extra: JSON) -> ToolResult:
+    return call(BASH, ctx, {"command": command, **extra})
+
+
+def gone(pid: int) -> bool:
+    """True once `pid` no longer runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in status
+
+
+def wait_gone(pid: int, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if gone(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_output_and_exit_code(ctx: ToolContext) -> None:
+    result = bash(ctx, "echo hello")
+    assert not result.is_error
+    assert result.content == "hello\nExit code 0"
+
+
+def test_non_zero_exit_is_an_error_with_the_code(ctx: ToolContext) -> None:
+    result = bash(ctx, "echo oops >&2; exit 3")
+    assert result.is_error
+    assert result.content == "oops\nExit code 3"
+
+
+def test_no_output_still_reports_the_exit_code(ctx: ToolContext) -> None:
+    assert bash(ctx, "true").content == "Exit code 0"
+
+
+def test_stdout_and_stderr_are_interleaved_in_order(ctx: ToolContext) -> None:
+    result = bash(ctx, "echo out1; echo err1 >&2; echo out2; echo err2 >&2; echo out3")
+    assert result.content == "out1\nerr1\nout2\nerr2\nout3\nExit code 0"
+
+
+def test_runs_in_the_project_directory_and_cd_does_not_persist(ctx: ToolContext, repo: Path) -> None:
+    (repo / "sub").mkdir()
+    assert bash(ctx, "cd sub && pwd").content.startswith(str(repo / "sub"))
+    assert bash(ctx, "pwd").content == f"{repo}\nExit code 0"
+    assert "do NOT persist" in BASH.description
+
+
+def test_stdin_is_closed(ctx: ToolContext) -> None:
+    started = time.monotonic()
+    result = bash(ctx, 'read line; echo "[$line] $?"', timeout=10_000)
+    assert result.content == "[] 1\nExit code 0"
+    assert time.monotonic() - started < 5
+
+
+def test_timeout_kills_the_whole_process_group(ctx: ToolContext, repo: Path) -> None:
+    started = time.monotonic()
+    result = bash(ctx, "sleep 30 & echo $! > child.pid; echo started; wait", timeout=500)
+    assert time.monotonic() - started < 5
+    assert result.is_error
+    assert result.content.startswith("started\n")
+    assert "timed out after 0.5 s" in result.content
+    assert wait_gone(int((repo / "child.pid").read_text()))
+
+
+def test_cancellation_kills_the_command_at_once(ctx: ToolContext, repo: Path) -> None:
+    threading.Timer(0.3, ctx.cancel.set).start()
+    started = time.monotonic()
+    result = bash(ctx, "sleep 30 & echo $! > child.pid; wait")
+    assert time.monotonic() - started < 5
+    assert result.is_error and "interrupted" in result.content
+    assert wait_gone(int((repo / "child.pid").read_text()))
+
+
+def test_keyboard_interrupt_kills_the_process_group(ctx: ToolContext, repo: Path) -> None:
+    pid_file = repo / "child.pid"
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    with pytest.raises(KeyboardInterrupt):
+        bash(ctx, "sleep 30 & echo $! > child.pid; wait")
+    assert wait_gone(int(pid_file.read_text()))
+
+
+def test_huge_output_keeps_head_and_tail(ctx: ToolContext) -> None:
+    result = bash(ctx, "seq 1 300000")
+    assert not result.is_error
+    assert len(result.content) < 30_000
+    assert result.content.startswith("1\n2\n3\n")
+    assert result.content.endswith("299999\n300000\nExit code 0")
+    assert "output truncated" in result.content and "cut from the middle" in result.content
+
+
+def test_endless_output_is_bounded_by_the_timeout(ctx: ToolContext) -> None:
+    result = bash(ctx, "yes abcdefghij", timeout=700)
+    assert result.is_error and "timed out" in result.content
+    assert len(result.content) < 30_000
+    assert result.content.startswith("abcdefghij\n")
+
+
+def test_background_job_holding_the_output_does_not_hang_the_call(ctx: ToolContext) -> None:
+    started = time.monotonic()
+    result = bash(ctx, "sleep 30 & echo launched")
+    assert time.monotonic() - started < 5
+    assert result.content.startswith("launched\nExit code 0")
+    assert "redirect its output" in result.content
+
+
+def test_unicode_output(ctx: ToolContext) -> None:
+    assert bash(ctx, "printf 'héllo 日本 🙂\\n'").content == "héllo 日本 🙂\nExit code 0"
+
+
+def test_killed_by_a_signal(ctx: ToolContext) -> None:
+    result = bash(ctx, "kill -TERM $$")
+    assert result.is_error
+    assert result.content == "Exit code -15 (killed by signal SIGTERM)"
+
+
+def test_timeout_limits_are_in_the_schema() -> None:
+    assert validation_error({"command": "x", "timeout": 600_001}, BASH.input_schema) is not None
+    assert validation_error({"command": "x", "timeout": 0}, BASH.input_schema) is not None
+    assert validation_error({"command": "x", "timeout": 600_000}, BASH.input_schema) is None
+
+
+def test_bash_is_not_read_only() -> None:
+    assert BASH.read_only is False

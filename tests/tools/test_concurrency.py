@@ -1,0 +1,148 @@
+"""How one turn's tool calls are scheduled: read-only neighbours together, the rest alone, answers in order."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from agentcli.contracts import JSON, Decision, Tool, ToolContext, ToolResult
+from agentcli.events import Event
+from agentcli.executor import ToolExecutor
+from agentcli.tools import builtin_tools
+from agentcli.tools.bash import BashTool
+from agentcli.tools.edit import EditTool
+from agentcli.tools.grep import GrepTool
+from agentcli.tools.read import ReadTool
+from agentcli.tools.registry import ToolRegistry
+from agentcli.tools.write import WriteTool
+from tests.tools.helpers import write
+
+
+class AllowAll:
+    def check(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision:
+        return Decision(True)
+
+
+class Tracker:
+    """Records when each call runs, to see which calls overlapped."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: set[str] = set()
+        self.overlaps: dict[str, set[str]] = {}
+        self.order: list[str] = []
+
+    def enter(self, call_id: str) -> None:
+        with self.lock:
+            self.order.append(call_id)
+            self.overlaps[call_id] = set(self.running)
+            for other in self.running:
+                self.overlaps[other].add(call_id)
+            self.running.add(call_id)
+
+    def leave(self, call_id: str) -> None:
+        with self.lock:
+            self.running.discard(call_id)
+
+
+class Tracked:
+    """Wraps a tool to report to a tracker; read-only ones wait at `barrier`, so they must overlap."""
+
+    def __init__(self, tool: Tool, tracker: Tracker, barrier: threading.Barrier | None = None) -> None:
+        self.tool = tool
+        self.name = tool.name
+        self.description = tool.description
+        self.input_schema = {**tool.input_schema, "additionalProperties": True}  # lets a call carry its id
+        self.read_only = tool.read_only
+        self.tracker = tracker
+        self.barrier = barrier
+
+    def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        call_id = str(tool_input["_id"])
+        real_input = {k: v for k, v in tool_input.items() if k != "_id"}
+        self.tracker.enter(call_id)
+        try:
+            if self.barrier is not None:
+                self.barrier.wait()
+            else:
+                time.sleep(0.05)
+            return self.tool.run(real_input, ctx)
+        finally:
+            self.tracker.leave(call_id)
+
+    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
+        return self.tool.touched_paths(tool_input, ctx)
+
+
+def calls(*specs: tuple[str, JSON]) -> list[JSON]:
+    return [
+        {"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": {**tool_input, "_id": f"toolu_{n}"}}
+        for n, (name, tool_input) in enumerate(specs)
+    ]
+
+
+def run_turn(registry: ToolRegistry, batch: list[JSON], ctx: ToolContext) -> list[JSON]:
+    executor = ToolExecutor(registry, AllowAll())
+    events: list[Event] = []
+    return executor.run_all(batch, ctx, events.append, {})
+
+
+def test_four_greps_in_one_turn_run_concurrently_and_answer_in_call_order(tmp_path: Path) -> None:
+    write(tmp_path, {f"file{n}.txt": f"needle{n}\n" for n in range(4)})
+    tracker = Tracker()
+    barrier = threading.Barrier(4, timeout=10)  # passes only if all four run at the same time
+    registry = ToolRegistry([Tracked(GrepTool(), tracker, barrier)])
+    batch = calls(*[("Grep", {"pattern": f"needle{n}", "output_mode": "content"}) for n in (3, 1, 0, 2)])
+    results = run_turn(registry, batch, ToolContext(cwd=tmp_path))
+    assert [r["tool_use_id"] for r in results] == ["toolu_0", "toolu_1", "toolu_2", "toolu_3"]
+    assert [r["content"] for r in results] == [
+        "file3.txt:1:needle3",
+        "file1.txt:1:needle1",
+        "file0.txt:1:needle0",
+        "file2.txt:1:needle2",
+    ]
+    assert all(len(others) == 3 for others in tracker.overlaps.values())
+
+
+def test_writes_and_commands_run_alone_in_the_given_order(tmp_path: Path) -> None:
+    write(tmp_path, {"a.txt": "one\n"})
+    tracker = Tracker()
+    pair = threading.Barrier(2, timeout=10)
+    registry = ToolRegistry(
+        [
+            Tracked(ReadTool(), tracker, pair),
+            Tracked(GrepTool(), tracker, pair),
+            Tracked(EditTool(), tracker),
+            Tracked(WriteTool(), tracker),
+            Tracked(BashTool(), tracker),
+        ]
+    )
+    batch = calls(
+        ("Read", {"file_path": "a.txt"}),
+        ("Grep", {"pattern": "one"}),
+        ("Edit", {"file_path": "a.txt", "old_string": "one", "new_string": "two"}),
+        ("Bash", {"command": "cat a.txt >> log.txt"}),
+        ("Write", {"file_path": "b.txt", "content": "three\n"}),
+        ("Bash", {"command": "cat b.txt >> log.txt"}),
+    )
+    results = run_turn(registry, batch, ToolContext(cwd=tmp_path))
+    assert [r.get("is_error", False) for r in results] == [False] * 6, results
+    assert tracker.overlaps["toolu_0"] == {"toolu_1"}  # the two read-only neighbours overlapped
+    for alone in ("toolu_2", "toolu_3", "toolu_4", "toolu_5"):
+        assert tracker.overlaps[alone] == set()
+    assert tracker.order[2:] == ["toolu_2", "toolu_3", "toolu_4", "toolu_5"]
+    assert (tmp_path / "log.txt").read_text() == "two\nthree\n"
+
+
+def test_builtin_tools_order_and_read_only_flags() -> None:
+    registry = builtin_tools()
+    assert registry.names() == ["Read", "Write", "Edit", "Bash", "Grep", "Glob"]
+    assert {name: registry.get(name).read_only for name in registry.names()} == {  # type: ignore[union-attr]
+        "Read": True,
+        "Write": False,
+        "Edit": False,
+        "Bash": False,
+        "Grep": True,
+        "Glob": True,
+    }
