@@ -129,8 +129,12 @@ def test_ctrl_c_mid_stream_then_the_conversation_goes_on(start_repl: StartRepl, 
 
 
 def test_esc_interrupts_a_running_tool(start_repl: StartRepl, fake_api: FakeAnthropic, project: Path) -> None:
-    fake_api.script(reply(tool_use("Bash", {"command": "sleep 30"})), reply(text("Stopped waiting.")))
-    repl = start_repl("--allowed-tools", "Bash(sleep:*)")
+    fake_api.script(
+        reply(tool_use("Bash", {"command": "sleep 30"})),
+        reply(tool_use("Bash", {"command": "echo second-run-ok"})),
+        reply(text("Stopped waiting.")),
+    )
+    repl = start_repl("--allowed-tools", "Bash(sleep:*),Bash(echo:*)")
 
     repl.submit("wait")
     repl.wait_for("Running Bash(sleep 30)")
@@ -141,6 +145,8 @@ def test_esc_interrupts_a_running_tool(start_repl: StartRepl, fake_api: FakeAnth
     repl.wait_for("Stopped waiting.")
     first_results = fake_api.requests[1].body["messages"][2]["content"]
     assert first_results[0]["type"] == "tool_result" and first_results[0]["is_error"] is True
+    [later] = fake_api.requests[2].body["messages"][-1]["content"]
+    assert "second-run-ok" in later["content"] and "is_error" not in later  # the interrupt is over
 
 
 def test_help_lists_builtins_and_skills(start_repl: StartRepl, project: Path) -> None:
