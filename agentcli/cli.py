@@ -6,11 +6,14 @@ Only typer is imported here; the SDK and the harness load when a command actuall
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentcli import __version__
+
+if TYPE_CHECKING:
+    from agentcli.session import SessionOptions
 
 app = typer.Typer(
     add_completion=False,
@@ -90,19 +93,10 @@ def main_command(
             verbose,
         )
         return
-    if permission_mode is not None:
-        _check_choice("--permission-mode", permission_mode, PERMISSION_MODES)
     from agentcli.repl.app import run_repl
-    from agentcli.session import SessionOptions
 
-    options = SessionOptions(
-        model=model,
-        permission_mode=permission_mode,
-        allowed_tools=allowed_tools or [],
-        disallowed_tools=disallowed_tools or [],
-        append_system_prompt=append_system_prompt,
-        max_turns=max_turns,
-        max_budget_tokens=max_budget_tokens,
+    options = _session_options(
+        model, permission_mode, allowed_tools, disallowed_tools, append_system_prompt, max_turns, max_budget_tokens
     )
     raise typer.Exit(run_repl(options, verbose=verbose))
 
@@ -122,24 +116,41 @@ def run(
 ) -> None:
     """Run one prompt to completion and print the answer (scripts and CI)."""
     _check_choice("--output-format", output_format, OUTPUT_FORMATS)
-    if permission_mode is not None:
-        _check_choice("--permission-mode", permission_mode, PERMISSION_MODES)
+    base = _session_options(
+        model, permission_mode, allowed_tools, disallowed_tools, append_system_prompt, max_turns, max_budget_tokens
+    )
     text = _read_prompt(prompt)
+    from dataclasses import asdict
+
     from agentcli.runner import RunOptions, run_once
 
-    options = RunOptions(
-        prompt=text,
+    options = RunOptions(**asdict(base), prompt=text, output_format=output_format, verbose=verbose)
+    raise typer.Exit(run_once(options))
+
+
+def _session_options(
+    model: str | None,
+    permission_mode: str | None,
+    allowed_tools: list[str] | None,
+    disallowed_tools: list[str] | None,
+    append_system_prompt: str | None,
+    max_turns: int | None,
+    max_budget_tokens: int | None,
+) -> SessionOptions:
+    """The options `run` and the REPL share, checked."""
+    if permission_mode is not None:
+        _check_choice("--permission-mode", permission_mode, PERMISSION_MODES)
+    from agentcli.session import SessionOptions
+
+    return SessionOptions(
         model=model,
-        max_turns=max_turns,
-        output_format=output_format,
         permission_mode=permission_mode,
         allowed_tools=allowed_tools or [],
         disallowed_tools=disallowed_tools or [],
         append_system_prompt=append_system_prompt,
+        max_turns=max_turns,
         max_budget_tokens=max_budget_tokens,
-        verbose=verbose,
     )
-    raise typer.Exit(run_once(options))
 
 
 def _check_choice(flag: str, value: str, choices: tuple[str, ...]) -> None:

@@ -18,6 +18,7 @@ from agentcli.executor import ToolExecutor
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Prompter
+from agentcli.permissions.rules import split_rule_list
 from agentcli.settings import Settings, load_settings
 
 
@@ -35,25 +36,8 @@ class SessionOptions:
 
 
 def split_rules(values: list[str]) -> list[str]:
-    """`--allowed-tools "Read,Bash(git status:*)" Edit` → ["Read", "Bash(git status:*)", "Edit"].
-
-    Commas and spaces separate rules, except inside parentheses.
-    """
-    rules: list[str] = []
-    for value in values:
-        depth, current = 0, ""
-        for char in value:
-            depth += char == "("
-            depth -= char == ")"
-            if char in ", " and depth == 0:
-                if current:
-                    rules.append(current)
-                current = ""
-            else:
-                current += char
-        if current:
-            rules.append(current)
-    return rules
+    """Rules from repeated flags, each holding one or more rules (see `split_rule_list`)."""
+    return [rule for value in values for rule in split_rule_list(value)]
 
 
 def resolve_model(flag: str | None, settings: Settings) -> str:

@@ -71,6 +71,27 @@ class Rule:
         return self.text
 
 
+def split_rule_list(text: str) -> list[str]:
+    """`"Read,Bash(git status:*) Edit"` → ["Read", "Bash(git status:*)", "Edit"].
+
+    Commas and spaces separate rules, except inside parentheses.
+    """
+    rules: list[str] = []
+    depth, current = 0, ""
+    for char in text:
+        depth += char == "("
+        depth -= char == ")"
+        if char in ", " and depth == 0:
+            if current:
+                rules.append(current)
+            current = ""
+        else:
+            current += char
+    if current:
+        rules.append(current)
+    return rules
+
+
 def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
     """Parse one rule; raises RuleError with a message fit to show next to the rule."""
     if not isinstance(text, str):

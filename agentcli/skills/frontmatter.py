@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentcli.errors import UsageError
+from agentcli.permissions.rules import split_rule_list
 
 
 class SkillFileError(UsageError):
@@ -56,18 +57,4 @@ def split_rules(value: object, origin: str) -> list[str]:
         items = [value]
     else:
         raise SkillFileError(f"Malformed frontmatter in {origin}: allowed-tools must be a string or a list of strings.")
-    rules: list[str] = []
-    for item in items:
-        depth, current = 0, ""
-        for char in item:
-            depth += char == "("
-            depth -= char == ")"
-            if char in ", " and depth == 0:
-                if current:
-                    rules.append(current)
-                current = ""
-            else:
-                current += char
-        if current:
-            rules.append(current)
-    return rules
+    return [rule for item in items for rule in split_rule_list(item)]
