@@ -112,7 +112,7 @@ class Agent:
             calls = [b for b in response.content if b.get("type") == "tool_use"]
             if not calls:
                 return RunResult(_text_of(response.content), turns, self.usage)
-            self._check_limits(turns, calls)
+            self._check_limits(turns)
             results = self._run_tools(calls)
             if reason := watch.observe(calls, results):
                 raise NoProgress(reason)
@@ -191,7 +191,7 @@ class Agent:
 
     # ----------------------------------------------------------------- tools
 
-    def _check_limits(self, turns: int, calls: list[JSON]) -> None:
+    def _check_limits(self, turns: int) -> None:
         limit = self.config.max_turns
         if limit is not None and turns >= limit:
             self._close_pending(f"Not run: the turn limit ({limit}) was reached.")
