@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 JSON = dict[str, Any]
 """A JSON object as the Messages API sends and receives it."""
@@ -71,6 +71,15 @@ class Tool(Protocol):
 
     def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
         """The filesystem paths this call would read or write, for the permission gate."""
+        ...
+
+
+@runtime_checkable
+class PreviewsChange(Protocol):
+    """A tool that can show the change a call would make without making it (Edit, Write)."""
+
+    def preview(self, tool_input: JSON, ctx: ToolContext) -> str | None:
+        """The unified diff the call would make, or None when it would fail."""
         ...
 
 

@@ -12,14 +12,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from agentcli.contracts import JSON, Decision, Tool, ToolContext
+from agentcli.contracts import JSON, Decision, PreviewsChange, Tool, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions import messages
 from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate
 from agentcli.permissions.modes import MODES, Mode, check_mode, next_mode
-from agentcli.permissions.paths import real_path
 from agentcli.permissions.persist import add_allow_rules
-from agentcli.permissions.preview import proposed_diff
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import SESSION, Rule, RuleError, RuleSource, parse_rule
 from agentcli.permissions.sources import RuleSet, load_rules, resolve_mode
@@ -84,7 +82,7 @@ class Gate:
             suggestion = suggest(call, verdict)
             if self.prompter is None:
                 return Decision(False, messages.non_interactive(call, verdict, suggestion))
-            answer = self.prompter(self._request(call, verdict, suggestion))
+            answer = self.prompter(self._request(call, verdict, suggestion, tool, ctx))
             return self._apply(answer, call)
 
     def remember(self, rule_texts: Sequence[str]) -> list[Rule]:
@@ -138,7 +136,9 @@ class Gate:
             self.remember(answer.rules)
         return Decision(True)
 
-    def _request(self, call: Call, verdict: Verdict, suggestion: Suggestion | None) -> PermissionRequest:
+    def _request(
+        self, call: Call, verdict: Verdict, suggestion: Suggestion | None, tool: Tool, ctx: ToolContext
+    ) -> PermissionRequest:
         diff, note = None, ""
         if call.kind == "bash":
             title, subject = "Bash command", call.command
@@ -148,8 +148,9 @@ class Gate:
             title = f"{call.tool} file" if call.kind == "edit" else call.tool
             shown = [messages.show_path(p, call.project) for p in call.paths]
             subject = ", ".join(shown)
-            if call.kind == "edit" and len(call.paths) == 1:
-                diff, note = proposed_diff(call.tool, call.tool_input, real_path(call.paths[0]), shown[0])
+            if call.kind == "edit" and isinstance(tool, PreviewsChange):
+                diff = tool.preview(call.tool_input, ctx)
+                note = "" if diff else "No preview: as written, this change would fail or change nothing."
         else:
             title, subject = ("MCP tool" if call.kind == "mcp" else "Tool"), call.tool
         return PermissionRequest(

@@ -1,4 +1,4 @@
-"""Tools and gates for permission tests: real Read/Bash/Grep, stand-ins for the rest."""
+"""Tools and gates for permission tests: the real built-in tools, stand-ins for Glob and MCP tools."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from agentcli.permissions.rules import RuleSource, parse_rule
 from agentcli.permissions.sources import RuleSet
 from agentcli.tools.base import BuiltinTool
 from agentcli.tools.bash import BashTool
+from agentcli.tools.edit import EditTool
 from agentcli.tools.grep import GrepTool
 from agentcli.tools.read import ReadTool
+from agentcli.tools.write import WriteTool
 
 
 class StandIn(BuiltinTool):
@@ -29,8 +31,8 @@ TOOLS = {
     "Grep": GrepTool(),
     "Bash": BashTool(),
     "Glob": StandIn("Glob", True, ("path",)),
-    "Write": StandIn("Write", False, ("file_path",)),
-    "Edit": StandIn("Edit", False, ("file_path",)),
+    "Write": WriteTool(),
+    "Edit": EditTool(),
     "mcp__srv__do": StandIn("mcp__srv__do", False),
     "mcp__srv__look": StandIn("mcp__srv__look", True),
     "mcp__other__do": StandIn("mcp__other__do", False),
