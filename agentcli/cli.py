@@ -49,6 +49,12 @@ BudgetOpt = Annotated[
     int | None, typer.Option("--max-budget-tokens", min=1, help="Stop after this many tokens (default 10M).")
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", help="Show details, including tracebacks.")]
+ContinueOpt = Annotated[
+    bool, typer.Option("--continue", "-c", help="Continue the most recent conversation in this directory.")
+]
+ResumeOpt = Annotated[
+    str | None, typer.Option("--resume", "-r", metavar="ID", help="Resume the conversation with this session id.")
+]
 
 
 def _version(value: bool) -> None:
@@ -72,6 +78,8 @@ def main_command(
     output_format: FormatOpt = "text",
     max_budget_tokens: BudgetOpt = None,
     verbose: VerboseOpt = False,
+    continue_session: ContinueOpt = False,
+    resume: ResumeOpt = None,
     version: Annotated[
         bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -91,12 +99,22 @@ def main_command(
             output_format,
             max_budget_tokens,
             verbose,
+            continue_session,
+            resume,
         )
         return
     from agentcli.repl.app import run_repl
 
     options = _session_options(
-        model, permission_mode, allowed_tools, disallowed_tools, append_system_prompt, max_turns, max_budget_tokens
+        model,
+        permission_mode,
+        allowed_tools,
+        disallowed_tools,
+        append_system_prompt,
+        max_turns,
+        max_budget_tokens,
+        continue_session,
+        resume,
     )
     raise typer.Exit(run_repl(options, verbose=verbose))
 
@@ -113,11 +131,21 @@ def run(
     output_format: FormatOpt = "text",
     max_budget_tokens: BudgetOpt = None,
     verbose: VerboseOpt = False,
+    continue_session: ContinueOpt = False,
+    resume: ResumeOpt = None,
 ) -> None:
     """Run one prompt to completion and print the answer (scripts and CI)."""
     _check_choice("--output-format", output_format, OUTPUT_FORMATS)
     base = _session_options(
-        model, permission_mode, allowed_tools, disallowed_tools, append_system_prompt, max_turns, max_budget_tokens
+        model,
+        permission_mode,
+        allowed_tools,
+        disallowed_tools,
+        append_system_prompt,
+        max_turns,
+        max_budget_tokens,
+        continue_session,
+        resume,
     )
     text = _read_prompt(prompt)
     from dataclasses import asdict
@@ -136,10 +164,14 @@ def _session_options(
     append_system_prompt: str | None,
     max_turns: int | None,
     max_budget_tokens: int | None,
+    continue_session: bool = False,
+    resume: str | None = None,
 ) -> SessionOptions:
     """The options `run` and the REPL share, checked."""
     if permission_mode is not None:
         _check_choice("--permission-mode", permission_mode, PERMISSION_MODES)
+    if continue_session and resume is not None:
+        raise typer.BadParameter("give --continue or --resume ID, not both.", param_hint="--continue")
     from agentcli.session import SessionOptions
 
     return SessionOptions(
@@ -150,6 +182,8 @@ def _session_options(
         append_system_prompt=append_system_prompt,
         max_turns=max_turns,
         max_budget_tokens=max_budget_tokens,
+        continue_session=continue_session,
+        resume=resume,
     )
 
 

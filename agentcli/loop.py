@@ -8,6 +8,7 @@ just a second instance.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcli.cache import with_cache_breakpoints
@@ -72,16 +73,22 @@ class Agent:
         self.usage = Usage()
         self.context_tokens = 0
         """Tokens the conversation occupies in the context window, as of the latest turn."""
+        self.on_message: Callable[[JSON], None] | None = None
+        """Called with each message as it joins the conversation (the transcript records it)."""
+        self.before_turn: Callable[[], None] | None = None
+        """Called before each model request; may replace `messages` (auto-compaction)."""
 
     def run(self, user_content: list[JSON]) -> RunResult:
         """Send one user message and loop until the model answers without tools."""
         self.ctx.cancel.clear()  # an interrupt of the previous turn must not cancel this one
-        self.messages.append({"role": "user", "content": user_content})
+        self._add({"role": "user", "content": user_content})
         turns = 0
         pauses = 0
         watch = ProgressWatch()
         boost = False
         while True:
+            if self.before_turn is not None:
+                self.before_turn()
             response = self._complete_turn(self.config.model_max_output_tokens if boost else None)
             turns += 1
             boosted, boost = boost, False
@@ -116,6 +123,11 @@ class Agent:
             results = self._run_tools(calls)
             if reason := watch.observe(calls, results):
                 raise NoProgress(reason)
+
+    def _add(self, message: JSON) -> None:
+        self.messages.append(message)
+        if self.on_message is not None:
+            self.on_message(message)
 
     # ------------------------------------------------------------------ one turn
 
@@ -172,13 +184,13 @@ class Agent:
             "Your previous response was cut off at the output token limit while writing a tool "
             "call, so that call was not run. Continue, splitting large content into smaller steps."
         )
-        self.messages.append({"role": "user", "content": [{"type": "text", "text": note}]})
+        self._add({"role": "user", "content": [{"type": "text", "text": note}]})
         return None
 
     def _append_assistant(self, response: ModelResponse) -> None:
         message = {"role": "assistant", "content": response.content}
         if response.content:
-            self.messages.append(message)
+            self._add(message)
         self.emit(AssistantMessage(message, response.stop_reason, response.usage))
 
     def _finish_without_tools(self, response: ModelResponse, why: str) -> None:
@@ -211,16 +223,16 @@ class Agent:
         except KeyboardInterrupt:
             self.ctx.cancel.set()
             results = interrupted_results(calls, done)
-            self.messages.append({"role": "user", "content": [*results, {"type": "text", "text": INTERRUPTED_MARKER}]})
+            self._add({"role": "user", "content": [*results, {"type": "text", "text": INTERRUPTED_MARKER}]})
             raise
-        self.messages.append({"role": "user", "content": results})
+        self._add({"role": "user", "content": results})
         self.executor.announce(self.messages[-1], self.emit)
         return results
 
     def _close_pending(self, why: str) -> None:
         last = self.messages[-1] if self.messages else None
         if last and last["role"] == "assistant" and (results := close_pending(last, why)):
-            self.messages.append({"role": "user", "content": results})
+            self._add({"role": "user", "content": results})
             self.executor.announce(self.messages[-1], self.emit)
 
     def record_interrupt(self) -> None:
@@ -230,7 +242,7 @@ class Agent:
             return
         if last and last["role"] == "assistant":
             self._close_pending("Interrupted by the user.")
-        self.messages.append({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARKER}]})
+        self._add({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARKER}]})
 
 
 def _text_of(content: list[JSON]) -> str:

@@ -87,7 +87,8 @@ def _outcome(
         return Outcome(subtype, text, is_error, "", 0, duration_ms, {}, 0.0)
     agent = session.agent
     if turns is None:
-        turns = sum(1 for message in agent.messages if message["role"] == "assistant")
+        earlier = len(session.resumed.messages) if session.resumed else 0  # turns of this run only
+        turns = sum(1 for message in agent.messages[earlier:] if message["role"] == "assistant")
     return Outcome(
         subtype=subtype,
         result=text,

@@ -1,6 +1,8 @@
 """A session: one conversation with everything around it (settings, context, gate, tools, loop).
 
-Both front ends build one: `agentcli run` sends a single message, the REPL many.
+Both front ends build one: `agentcli run` sends a single message, the REPL many. Every
+message is appended to the session's transcript as it completes; a session can start from
+an earlier transcript (`--continue`, `--resume`, `/resume`) and compact its conversation.
 """
 
 from __future__ import annotations
@@ -11,15 +13,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info
+from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
-from agentcli.contracts import Model, ToolContext
+from agentcli.contracts import JSON, Model, ToolContext
+from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.executor import ToolExecutor
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.permissions.rules import split_rule_list
+from agentcli.sessions.compact import Compacted
+from agentcli.sessions.compactor import adopt, compact_agent, context_size
+from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
+from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
 from agentcli.settings import Settings, load_settings
+
+DEFAULT_AUTO_COMPACT_PERCENT = 80
 
 
 @dataclass
@@ -33,6 +43,10 @@ class SessionOptions:
     append_system_prompt: str | None = None
     max_turns: int | None = None
     max_budget_tokens: int | None = None
+    continue_session: bool = False
+    """Go on with the project's most recent session."""
+    resume: str | None = None
+    """Go on with this session (an id, or an unambiguous prefix of one)."""
 
 
 def split_rules(values: list[str]) -> list[str]:
@@ -42,6 +56,19 @@ def split_rules(values: list[str]) -> list[str]:
 
 def resolve_model(flag: str | None, settings: Settings) -> str:
     return flag or os.environ.get("AGENTCLI_MODEL") or settings.get("model") or DEFAULT_MODEL
+
+
+def auto_compact_percent(settings: Settings) -> float | None:
+    """The `autoCompactPercent` setting (default 80); None when auto-compaction is off (false or 0)."""
+    value = settings.get("autoCompactPercent", DEFAULT_AUTO_COMPACT_PERCENT)
+    if value is False or value == 0:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 100:
+        raise UsageError(
+            f"Setting autoCompactPercent must be a number from 1 to 100 (or false to turn auto-compaction off), "
+            f"not {value!r}."
+        )
+    return float(value)
 
 
 class Session:
@@ -74,10 +101,27 @@ class Session:
         self._model = model
         self.registry = builtin_tools()
         self.model_name = resolve_model(options.model, self.settings)
-        self.context = SessionContext(cwd, self.model_name, options.append_system_prompt)
-        self.context.attach(self.registry, self.gate)
-        self.agent = self._new_agent()
-        self.id = str(uuid.uuid4())
+        self.auto_compact_percent = auto_compact_percent(self.settings)
+        # Set by _begin() for each conversation:
+        self.id: str
+        self.context: SessionContext
+        self.agent: Agent
+        self.transcript: TranscriptWriter
+        self.resumed: LoadedTranscript | None = None
+        """The transcript this conversation continues, if it does."""
+        self._title: str | None = None
+        """The first prompt, written to the transcript with the first message."""
+        self._title_due = True
+        self._turn_reminders: dict[str, str] | None = None
+        """Reminder state after the prompt being sent, recorded with it."""
+        self._auto_compact_armed = True
+        """Cleared by an auto-compaction, set again by the next model response: at most one per response."""
+        earlier: SessionInfo | None = None
+        if options.resume:
+            earlier = find_session(cwd, options.resume)
+        elif options.continue_session:
+            earlier = latest_session(cwd)
+        self._begin(load_transcript(earlier.path) if earlier else None)
 
     @property
     def model_info(self) -> ModelInfo:
@@ -89,30 +133,152 @@ class Session:
 
     def prepare(self, text: str) -> PreparedMessage:
         """Expand a /command and add due reminders; raises UsageError for an unknown command."""
-        return self.context.prepare(text, self.agent.ctx)
+        prepared = self.context.prepare(text, self.agent.ctx)
+        if self._title_due:
+            self._title = text.strip()
+        return prepared
 
     def run(self, prepared: PreparedMessage) -> RunResult:
         config = self.agent.config
         session_model = config.model
         if prepared.model:
             config.model = prepared.model
+        self._turn_reminders = self.context.reminders.snapshot()
         try:
             with self.context.turn(prepared):
                 return self.agent.run(prepared.content)
         finally:
             config.model = session_model
+            self.transcript.sync()
 
     def set_model(self, name: str) -> None:
         self.model_name = name
         self.agent.config = self._config(name)
 
     def clear(self) -> None:
-        """A new conversation: no messages, reminders sent afresh, a new session id."""
+        """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
+        self.transcript.close()
+        self._begin(None)
+
+    def resume(self, earlier: SessionInfo) -> None:
+        """Go on with an earlier session of this project: its messages, system prompt and transcript."""
+        loaded = load_transcript(earlier.path)
+        self.transcript.close()
+        self._begin(loaded)
+
+    def _begin(self, loaded: LoadedTranscript | None) -> None:
+        """Set up a conversation: a new one, or `loaded` replayed exactly (so the prompt cache hits)."""
         self.context = SessionContext(self.cwd, self.model_name, self.options.append_system_prompt)
         self.registry = self.registry.without(["Skill"])
         self.context.attach(self.registry, self.gate)
+        self.resumed = loaded
+        self._title = None
+        self._turn_reminders = None
+        self._auto_compact_armed = True
+        if loaded is None:
+            self.id = str(uuid.uuid4())
+            path = project_state_dir(self.cwd) / f"{self.id}.jsonl"
+            self.transcript = TranscriptWriter.new(
+                path,
+                session_id=self.id,
+                cwd=self.cwd,
+                model=self.model_name,
+                system=self.context.system,
+                on_error=self._notice,
+            )
+            self._title_due = True
+        else:
+            self.id = loaded.session_id
+            self.transcript = TranscriptWriter.existing(loaded.path, self._notice)
+            if loaded.system is not None and not self.options.append_system_prompt:
+                self.context.system = loaded.system
+            else:  # asked for a different system prompt: the cache prefix changes, say so in the transcript
+                self.transcript.write({"type": "system", "time": now(), "system": self.context.system})
+            self.context.reminders.restore(loaded.reminders)
+            self._title_due = not loaded.title
         self.agent = self._new_agent()
-        self.id = str(uuid.uuid4())
+        self.agent.on_message = self._record
+        self.agent.before_turn = self._auto_compact
+        if loaded is not None:
+            self.agent.messages = list(loaded.messages)
+            self.agent.context_tokens = loaded.context_tokens
+            for message in loaded.repairs():
+                self.agent.messages.append(message)
+                self._record(message)
+
+    def _record(self, message: JSON) -> None:
+        """The transcript line for a message that just joined the conversation."""
+        if self._title is not None:
+            self.transcript.write({"type": "title", "time": now(), "title": self._title[:TITLE_CHARS]})
+            self._title = None
+            self._title_due = False
+        record: JSON = {"type": "message", "time": now(), "message": message}
+        if message["role"] == "assistant":
+            record["context_tokens"] = self.agent.context_tokens
+            self._auto_compact_armed = True
+        elif self._turn_reminders is not None:
+            record["reminders"] = self._turn_reminders
+            self._turn_reminders = None
+        self.transcript.write(record)
+
+    def _notice(self, text: str) -> None:
+        self.on_event(Notice(text))
+
+    # ------------------------------------------------------------------ compaction
+
+    def context_size(self) -> int:
+        """Tokens the conversation occupies now (measured at the last response, plus an estimate since)."""
+        return context_size(self.agent)
+
+    def auto_compact_threshold(self) -> int | None:
+        if self.auto_compact_percent is None:
+            return None
+        return int(self.model_info.context_window * self.auto_compact_percent / 100)
+
+    def compact(self, instructions: str = "", *, auto: bool = False) -> Compacted:
+        """Clear old tool results, then summarise: always for /compact; when automatic, only if
+        clearing did not bring the conversation under 3/4 of the threshold. Recorded in the
+        transcript as a boundary followed by the new conversation."""
+        threshold = self.auto_compact_threshold()
+        summarise_above = (threshold or self.model_info.context_window) * 3 // 4 if auto else None
+        result = compact_agent(
+            self.agent,
+            self.context.reminders,
+            self.model_info,
+            instructions=instructions,
+            summarise_above=summarise_above,
+            on_notice=self._notice,
+        )
+        if result.changed:
+            adopt(self.agent, result)
+            self._record_compaction(result, auto)
+        return result
+
+    def _record_compaction(self, result: Compacted, auto: bool) -> None:
+        self.transcript.write(
+            {
+                "type": "compact",
+                "time": now(),
+                "trigger": "auto" if auto else "manual",
+                "cleared": result.cleared,
+                "summarised": result.summarised,
+                "tokens_before": result.tokens_before,
+                "tokens_after": result.tokens_after,
+                "context_tokens": self.agent.context_tokens,
+                "reminders": self.context.reminders.snapshot(),
+            }
+        )
+        for message in result.messages:
+            self.transcript.write({"type": "message", "time": now(), "message": message})
+        self.transcript.sync()
+
+    def _auto_compact(self) -> None:
+        """Before each request: compact once the conversation passed autoCompactPercent of the window."""
+        threshold = self.auto_compact_threshold()
+        if threshold is None or not self._auto_compact_armed or self.context_size() <= threshold:
+            return
+        self._auto_compact_armed = False
+        self._notice(self.compact(auto=True).describe(auto=True))
 
     def _new_agent(self) -> Agent:
         if self._model is None:

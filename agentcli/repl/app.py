@@ -19,7 +19,7 @@ from rich.console import Console
 
 from agentcli import __version__
 from agentcli.errors import AgentcliError, ModelAPIError, UsageError
-from agentcli.repl.builtins import BUILTINS, ExitRepl
+from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
 from agentcli.repl.input import prompt_session
 from agentcli.repl.keys import EscWatcher
@@ -48,7 +48,8 @@ class Repl:
             self._toolbar,
             self._cycle_mode,
         )
-        self._last_input_tokens = 0
+        self.last_context_tokens = self.session.agent.context_tokens
+        """The conversation's size in the toolbar (as of the last response or compaction)."""
         self._typeahead = ""
         """Keys typed while the last turn ran: they start the next prompt's line."""
 
@@ -56,6 +57,7 @@ class Repl:
 
     def loop(self) -> int:
         self.console.print(f"[bold]agentcli[/bold] {__version__} · {self.cwd} · /help for commands", style="dim")
+        show_resumed(self)
         armed_exit = False
         while True:
             try:
@@ -119,7 +121,7 @@ class Repl:
         finally:
             self._watcher = None
             self.view.end()
-            self._last_input_tokens = self.session.agent.context_tokens
+            self.last_context_tokens = self.session.agent.context_tokens
 
     # ---------------------------------------------------------------- prompt bits
 
@@ -138,7 +140,7 @@ class Repl:
         session = self.session
         info = session.model_info
         cost = info.cost_usd(session.agent.usage)
-        used = self._last_input_tokens
+        used = self.last_context_tokens
         context = f"{format_tokens(used)}/{format_tokens(info.context_window)} context" if used else "new context"
         return f"{session.agent.config.model} · {session.gate.mode} (shift-tab) · {context} · ${cost:.2f}"
 

@@ -14,8 +14,12 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
+from agentcli.contracts import JSON
+from agentcli.errors import UsageError
+from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, RuleError, RuleSource, parse_rule
+from agentcli.sessions.store import SessionInfo, find_session, list_sessions
 from agentcli.ui.tool_render import format_tokens
 
 if TYPE_CHECKING:
@@ -71,7 +75,120 @@ def _help(repl: Repl, args: str) -> None:
 
 def _clear(repl: Repl, args: str) -> None:
     repl.session.clear()
+    repl.last_context_tokens = 0
     repl.console.print("[dim]Started a new conversation.[/dim]")
+
+
+def _resume(repl: Repl, args: str) -> None:
+    """`/resume` lists the project's recent sessions and asks for a number; `/resume N|ID` picks directly."""
+    sessions = list_sessions(repl.session.cwd)
+    if not sessions:
+        repl.console.print("[dim]No earlier sessions in this project.[/dim]")
+        return
+    choice = args.strip()
+    if not choice:
+        table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
+        for number, info in enumerate(sessions, 1):
+            current = "  [dim](current)[/dim]" if info.id == repl.session.id else ""
+            table.add_row(f"{number}.", escape(info.describe()) + current)
+        repl.console.print(table)
+        choice = _ask("Resume which session? Number (Enter to cancel): ")
+        if not choice:
+            return
+    picked = _pick(repl, sessions, choice)
+    if picked is None:
+        return
+    if picked.id == repl.session.id:
+        repl.console.print("[dim]That is the current session.[/dim]")
+        return
+    try:
+        repl.session.resume(picked)
+    except UsageError as error:
+        repl.console.print(str(error), style="red", markup=False)
+        return
+    show_resumed(repl)
+
+
+def _pick(repl: Repl, sessions: list[SessionInfo], choice: str) -> SessionInfo | None:
+    if choice.isdigit():
+        number = int(choice)
+        if 1 <= number <= len(sessions):
+            return sessions[number - 1]
+        repl.console.print(f"No session number {number}: pick one from 1 to {len(sessions)}.", style="yellow")
+        return None
+    try:
+        return find_session(repl.session.cwd, choice)
+    except UsageError as error:
+        repl.console.print(str(error), style="red", markup=False)
+        return None
+
+
+def _ask(question: str) -> str:
+    from prompt_toolkit import prompt
+
+    try:
+        return prompt(question).strip()
+    except (KeyboardInterrupt, EOFError):
+        return ""
+
+
+def show_resumed(repl: Repl) -> None:
+    """What the user needs to pick up a resumed conversation: its title, size, and last exchange."""
+    session = repl.session
+    loaded = session.resumed
+    if loaded is None:
+        return
+    messages = session.agent.messages
+    title = " ".join(loaded.title.split())[:80]
+    repl.console.print(
+        f"[dim]Resumed “{escape(title)}” · {len(messages)} messages · session {session.id[:8]}[/dim]", highlight=False
+    )
+    prompt = next((t for m in reversed(messages) if (t := _prompt_of(m))), "")
+    answer = next((t for m in reversed(messages) if m["role"] == "assistant" and (t := _text_of(m))), "")
+    if prompt:
+        repl.console.print(f"> {_clip(prompt)}", style="dim", markup=False)
+    if answer:
+        repl.console.print(_clip(answer, lines=6), style="dim", markup=False)
+    repl.last_context_tokens = session.agent.context_tokens
+
+
+def _prompt_of(message: JSON) -> str:
+    """The user's own words in a user message ("" for tool results, reminders, interrupt markers)."""
+    if message["role"] != "user" or not isinstance(message["content"], list):
+        return ""
+    if any(b.get("type") == "tool_result" for b in message["content"]):
+        return ""
+    texts = [b.get("text", "") for b in message["content"] if b.get("type") == "text"]
+    own = [t for t in texts if not t.startswith("<system-reminder>") and t != INTERRUPTED_MARKER]
+    return own[-1] if own else ""
+
+
+def _text_of(message: JSON) -> str:
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def _clip(text: str, lines: int = 2) -> str:
+    kept = text.strip().splitlines()
+    clipped = "\n".join(line[:200] for line in kept[:lines])
+    return clipped + ("\n…" if len(kept) > lines else "")
+
+
+def _compact(repl: Repl, args: str) -> None:
+    session = repl.session
+    if not session.agent.messages:
+        repl.console.print("[dim]Nothing to compact yet.[/dim]")
+        return
+    try:
+        with repl.console.status("Compacting the conversation…"):
+            result = session.compact(args.strip())
+    except KeyboardInterrupt:
+        repl.console.print("Compaction cancelled; the conversation is unchanged.", style="yellow")
+        return
+    repl.console.print(result.describe(), style="dim", markup=False)
+    repl.last_context_tokens = session.context_size()
 
 
 def _exit(repl: Repl, args: str) -> None:
@@ -159,7 +276,14 @@ BUILTINS: dict[str, Builtin] = {
     b.name: b
     for b in (
         Builtin("help", "Show commands, skills and keys", _help),
-        Builtin("clear", "Start a new conversation", _clear),
+        Builtin("clear", "Start a new conversation (and transcript)", _clear),
+        Builtin("resume", "Pick a recent session of this project and continue it", _resume, "[number|id]"),
+        Builtin(
+            "compact",
+            "Shrink the conversation: clear old tool results, then summarise",
+            _compact,
+            "[instructions]",
+        ),
         Builtin("cost", "Tokens, cache use, cost and time of this session", _cost),
         Builtin("model", "Show or change the model", _model, "[name]"),
         Builtin(

@@ -1,0 +1,1 @@
+"""Sessions on disk: transcripts (write, load, list) and compaction of a long conversation."""

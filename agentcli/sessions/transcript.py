@@ -1,0 +1,152 @@
+"""Writing a session's transcript: one JSON object per line, appended as the conversation grows.
+
+The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every record has
+`type` first (so a reader can tell records apart without parsing them) and a `time`:
+
+- `session`: first line. `session_id`, `version`, `cwd`, `model`, `agentcli` version, and
+  `system`: the exact system blocks sent, reused on resume so the prompt cache still hits.
+- `title`: the first prompt as the user typed it (for the session picker).
+- `message`: one conversation message, exactly as sent or received. The user message that
+  starts a turn carries `reminders` (what `ReminderTracker.snapshot()` said after it was
+  prepared); an assistant message carries `context_tokens` (its turn's context size).
+- `system`: the system blocks changed (e.g. `--append-system-prompt` given on resume).
+- `compact`: a compaction boundary. The `message` records after it form the new
+  conversation; earlier lines are never rewritten.
+
+Each line goes to the file with one `write()` as soon as its message completes, so a killed
+run loses at most the line being written (the reader drops a torn last line).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from agentcli import __version__
+from agentcli.contracts import JSON
+
+FORMAT_VERSION = 1
+TITLE_CHARS = 200
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+
+
+def encode(record: JSON) -> bytes:
+    """One line. ASCII escapes keep odd strings (lone surrogates) loadable; loads() restores them exactly."""
+    return (json.dumps(record, separators=(",", ":")) + "\n").encode("ascii")
+
+
+class TranscriptWriter:
+    """Appends records to one transcript file, creating it (and its header) on the first write.
+
+    Writing must never break a conversation: an OSError is reported once through `on_error`
+    and the transcript stops there.
+    """
+
+    def __init__(self, path: Path, header: JSON | None, on_error: Callable[[str], None]) -> None:
+        self.path = path
+        self._header = header
+        """The `session` record, written before the first record; None for an existing file."""
+        self._on_error = on_error
+        self._fd: int | None = None
+        self._failed = False
+
+    @classmethod
+    def new(
+        cls, path: Path, *, session_id: str, cwd: Path, model: str, system: list[JSON], on_error: Callable[[str], None]
+    ) -> TranscriptWriter:
+        header: JSON = {
+            "type": "session",
+            "time": now(),
+            "session_id": session_id,
+            "version": FORMAT_VERSION,
+            "agentcli": __version__,
+            "cwd": str(cwd),
+            "model": model,
+            "system": system,
+        }
+        return cls(path, header, on_error)
+
+    @classmethod
+    def existing(cls, path: Path, on_error: Callable[[str], None]) -> TranscriptWriter:
+        """Append to a transcript being resumed; a torn last line (from a killed run) is cut off first."""
+        writer = cls(path, None, on_error)
+        try:
+            _drop_torn_tail(path)
+        except OSError as error:
+            writer._fail(error)
+        return writer
+
+    @property
+    def started(self) -> bool:
+        return self._header is None
+
+    def write(self, record: JSON) -> None:
+        if self._failed:
+            return
+        try:
+            fd = self._open()
+            _write_all(fd, encode(record))
+        except OSError as error:
+            self._fail(error)
+
+    def sync(self) -> None:
+        """Make what was written durable (called at the end of a turn, not per line: fsync is slow)."""
+        if self._fd is not None and not self._failed:
+            try:
+                os.fsync(self._fd)
+            except OSError as error:
+                self._fail(error)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _open(self) -> int:
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if self._header is not None:
+                header, self._header = self._header, None
+                _write_all(self._fd, encode(header))
+        return self._fd
+
+    def _fail(self, error: OSError) -> None:
+        self._failed = True
+        self._on_error(f"Could not write the transcript {self.path}: {error.strerror or error}. It stops here.")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line that has no newline (a write the kill interrupted), so appends start clean."""
+    with path.open("rb+") as file:
+        size = file.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        file.seek(size - 1)
+        if file.read(1) == b"\n":
+            return
+        chunk = 1 << 16
+        end = size
+        while end > 0:
+            start = max(0, end - chunk)
+            file.seek(start)
+            data = file.read(end - start)
+            newline = data.rfind(b"\n")
+            if newline != -1:
+                file.truncate(start + newline + 1)
+                return
+            end = start
+        file.truncate(0)

@@ -1,0 +1,141 @@
+"""Sessions in the REPL, driven in a real pseudo-terminal: -c, /resume, /clear, /compact."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from agentcli.context.paths import project_state_dir
+from tests.conftest import AGENTCLI, RunCli, cli_env
+from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
+from tests.terminal import Terminal
+
+StartRepl = Callable[..., Terminal]
+
+
+@pytest.fixture
+def start_repl(fake_api: FakeAnthropic, home: Path, project: Path) -> Iterator[StartRepl]:
+    started: list[Terminal] = []
+
+    def start(*args: str) -> Terminal:
+        env = cli_env(home, fake_api.url)
+        env.pop("NO_COLOR")
+        env["TERM"] = "xterm-256color"
+        terminal = Terminal([AGENTCLI, *args], env=env, cwd=project, cols=160)
+        started.append(terminal)
+        terminal.wait_for("(shift-tab)")
+        return terminal
+
+    yield start
+    for terminal in started:
+        terminal.close()
+
+
+def transcripts(home: Path, project: Path) -> list[Path]:
+    return sorted(project_state_dir(project, home / ".agentcli").glob("*.jsonl"))
+
+
+def test_continue_flag_shows_the_last_exchange_and_goes_on(
+    start_repl: StartRepl, run_cli: RunCli, fake_api: FakeAnthropic
+) -> None:
+    fake_api.script(reply(text("The build uses make.")), reply(text("Answer-2")))
+    assert run_cli("run", "how do I build?").returncode == 0
+
+    repl = start_repl("-c")
+    screen = repl.wait_for("The build uses make.")
+    assert "Resumed “how do I build?”" in screen and "> how do I build?" in screen
+    repl.submit("and test?")
+
+    repl.wait_for("Answer-2")
+    messages = fake_api.requests[1].body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert "and test?" in json.dumps(messages[-1])
+
+
+def test_resume_lists_sessions_and_picks_one_by_number(
+    start_repl: StartRepl, run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")), reply(text("Answer-C")))
+    assert run_cli("run", "topic apples").returncode == 0
+    assert run_cli("run", "topic bananas").returncode == 0
+    apples = next(p for p in transcripts(home, project) if "apples" in p.read_text())
+    os.utime(apples, (1_700_000_000, 1_700_000_000))  # the older one: listed second
+
+    repl = start_repl()
+    repl.submit("/resume")
+    screen = repl.wait_for("Resume which session?")
+    assert "1." in screen and "topic bananas" in screen and "2." in screen and "topic apples" in screen
+    assert "1 messages" not in screen and "2 messages" in screen
+    repl.submit("2")
+    repl.wait_for("Resumed “topic apples”")
+    repl.submit("more about them")
+
+    repl.wait_for("Answer-C")
+    messages = fake_api.requests[2].body["messages"]
+    assert "topic apples" in json.dumps(messages[0]) and messages[1]["content"][0]["text"] == "Answer-A"
+    assert "more about them" in json.dumps(messages[2])
+    assert len(transcripts(home, project)) == 2  # appended to the resumed transcript
+    assert "more about them" in apples.read_text()
+
+
+def test_clear_starts_a_new_transcript(
+    start_repl: StartRepl, fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")))
+    repl = start_repl()
+    repl.submit("first conversation")
+    repl.wait_for("Answer-A")
+
+    repl.submit("/clear")
+    repl.wait_for("new conversation")
+    repl.submit("second conversation")
+    repl.wait_for("Answer-B")
+
+    files = transcripts(home, project)
+    assert len(files) == 2
+    contents = sorted(f.read_text() for f in files)
+    assert "first conversation" in contents[0] and "second conversation" not in contents[0]
+    assert "second conversation" in contents[1] and "first conversation" not in contents[1]
+
+
+def test_compact_summarises_and_shrinks_the_next_request(
+    start_repl: StartRepl, fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    (project / "CLAUDE.md").write_text("Use tabs.\n")
+    (project / "data.txt").write_text("row of data\n" * 2000)
+    fake_api.script(
+        reply(tool_use("Read", {"file_path": "data.txt"})),
+        reply(text("It is 2000 rows of data.")),
+        reply(text("Answer-2")),
+        reply(text("SUMMARY-XYZ: the user asked about data.txt (2000 rows).")),
+        reply(text("Answer-3")),
+    )
+    repl = start_repl()
+    repl.submit("what is in data.txt?")
+    repl.wait_for("It is 2000 rows")
+    repl.submit("thanks")
+    repl.wait_for("Answer-2")
+
+    repl.submit("/compact keep the row count")
+    repl.wait_for("Compacted: summarised the conversation")
+    repl.submit("next question")
+    repl.wait_for("Answer-3")
+
+    before, summary, after = fake_api.requests[2], fake_api.requests[3], fake_api.requests[4]
+    assert summary.body["tools"] == [] and summary.body["max_tokens"] <= 4_000
+    assert "keep the row count" in json.dumps(summary.body["messages"])
+    assert all(r.status == 200 for r in fake_api.requests)
+    messages = after.body["messages"]
+    assert [m["role"] for m in messages] == ["user", "user"]
+    first = json.dumps(messages[0])
+    assert "SUMMARY-XYZ" in first and "Use tabs." in first  # the instructions come back with the summary
+    assert "next question" in json.dumps(messages[1]) and "Use tabs." not in json.dumps(messages[1])
+    assert len(after.raw) * 2 < len(before.raw)
+    print(f"request size before /compact: {len(before.raw):,} bytes; after: {len(after.raw):,} bytes")
+    [path] = transcripts(home, project)
+    kinds = [json.loads(line)["type"] for line in path.read_text().splitlines()]
+    assert kinds.count("compact") == 1 and kinds[-3:] == ["message", "message", "message"]
