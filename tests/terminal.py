@@ -59,6 +59,17 @@ class Terminal:
                 raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.text()}")
         return self.text()
 
+    def wait_for_prompt(self, after: str, timeout: float = 15) -> str:
+        """Wait until `after` is on screen and an empty input prompt (`>`) is drawn below it:
+        the turn is over and the program reads keys again."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.text()
+            if after in screen and ">" in screen[screen.rindex(after) :].splitlines()[1:]:
+                return screen
+            if not self.pump() or time.monotonic() > deadline:
+                raise AssertionError(f"no prompt after {after!r}; the screen shows:\n{screen}")
+
     def settle(self, quiet: float = 0.3, timeout: float = 5) -> None:
         """Read until the program has written nothing for `quiet` seconds."""
         deadline = time.monotonic() + timeout

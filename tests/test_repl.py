@@ -190,7 +190,7 @@ def test_history_survives_a_restart(start_repl: StartRepl, fake_api: FakeAnthrop
     fake_api.script(reply(text("Answer-A")))
     first = start_repl()
     first.submit("remember this line")
-    first.wait_for("Answer-A")
+    first.wait_for_prompt("Answer-A")
     first.press("ctrl-d")
     assert first.wait_exit() == 0
 
@@ -222,7 +222,7 @@ def test_multiline_input_is_one_message(start_repl: StartRepl, fake_api: FakeAnt
     repl.type("third line")
     repl.press("enter")
 
-    repl.wait_for("Answer-A")
+    repl.wait_for_prompt("Answer-A")
     content = fake_api.requests[0].body["messages"][0]["content"]
     assert content[-1]["text"] == "first line\nsecond line\nthird line"
 
@@ -278,11 +278,11 @@ def test_clear_starts_a_new_conversation(start_repl: StartRepl, fake_api: FakeAn
     repl = start_repl()
 
     repl.submit("one")
-    repl.wait_for("Answer-A")
+    repl.wait_for_prompt("Answer-A")
     repl.submit("/clear")
     repl.wait_for("new conversation")
     repl.submit("two")
-    repl.wait_for("Answer-B")
+    repl.wait_for_prompt("Answer-B")
 
     messages = fake_api.requests[1].body["messages"]
     assert len(messages) == 1 and "two" in json.dumps(messages)
@@ -293,14 +293,14 @@ def test_cost_and_model_commands(start_repl: StartRepl, fake_api: FakeAnthropic)
     repl = start_repl()
 
     repl.submit("hi")
-    repl.wait_for("Answer-A")
+    repl.wait_for_prompt("Answer-A")
     repl.submit("/cost")
     screen = repl.wait_for("Cost: $")
     assert "cache reads" in screen
     repl.submit("/model claude-haiku-4-5")
     repl.wait_for("Model set to claude-haiku-4-5")
     repl.submit("again")
-    repl.wait_for("Answer-B")
+    repl.wait_for_prompt("Answer-B")
 
     assert fake_api.requests[1].body["model"] == "claude-haiku-4-5"
 
@@ -341,14 +341,14 @@ def test_memory_opens_claude_md_in_the_editor(
     fake_api.script(reply(text("Answer-A")))
     env = cli_env(home, fake_api.url)
     env.update(TERM="xterm-256color", EDITOR=str(editor))
-    repl = Terminal([AGENTCLI], env=env, cwd=project)
+    repl = Terminal([AGENTCLI], env=env, cwd=project, cols=250)  # the long temp path stays on one line
     try:
         repl.wait_for("(shift-tab)")
         repl.submit("/memory")
         repl.wait_for("will be sent with your next message")
         assert (project / "CLAUDE.md").read_text() == "Always run make lint.\n"
         repl.submit("hello")
-        repl.wait_for("Answer-A")
+        repl.wait_for_prompt("Answer-A")
         assert "Always run make lint." in sent_text(fake_api, 0)
     finally:
         repl.close()

@@ -47,7 +47,7 @@ def session_id(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def is_summary_request(request: RecordedRequest) -> bool:
-    return request.body.get("tools") == [] and "<conversation>" in json.dumps(request.body["messages"])
+    return "tools" not in request.body and "<conversation>" in json.dumps(request.body["messages"])
 
 
 # ------------------------------------------------------------------ transcript + --continue

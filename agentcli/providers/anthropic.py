@@ -72,7 +72,7 @@ class AnthropicModel:
                 model=request.model,
                 max_tokens=request.max_tokens,
                 system=request.system,  # type: ignore[arg-type]
-                tools=request.tools,  # type: ignore[arg-type]
+                tools=request.tools or anthropic.omit,  # type: ignore[arg-type]
                 messages=request.messages,  # type: ignore[arg-type]
                 stream=True,
             )  # type: ignore[assignment]
