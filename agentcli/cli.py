@@ -87,7 +87,7 @@ def main_command(
     """Start the interactive assistant, or run one prompt with -p."""
     if ctx.invoked_subcommand is not None:
         return
-    if print_prompt is not None:
+    if print_prompt is not None or not sys.stdin.isatty():  # `echo question | agentcli` runs once
         run(
             print_prompt,
             model,

@@ -349,13 +349,15 @@ def test_stream_json_output_shape(run_cli: RunCli, fake_api: FakeAnthropic, proj
 
 
 def test_prompt_from_stdin_and_p_alias(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
-    fake_api.script(reply(text("one")), reply(text("two")), reply(text("three")))
+    fake_api.script(reply(text("one")), reply(text("two")), reply(text("three")), reply(text("four")))
 
     assert run_cli("run", "-", input="from a dash").stdout == "one\n"
     assert run_cli("run", input="from a pipe").stdout == "two\n"
     assert run_cli("-p", "the alias").stdout == "three\n"
+    assert run_cli(input="piped into plain agentcli").stdout == "four\n"
     sent = [json.dumps(r.body["messages"][0]) for r in fake_api.requests]
     assert "from a dash" in sent[0] and "from a pipe" in sent[1] and "the alias" in sent[2]
+    assert "piped into plain agentcli" in sent[3]
 
 
 def test_usage_errors_exit_2(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
