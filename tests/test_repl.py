@@ -155,6 +155,7 @@ def test_help_lists_builtins_and_skills(start_repl: StartRepl, project: Path) ->
     (commands / "deploy.md").write_text(
         "---\ndescription: Ship it [fast] to staging\nargument-hint: [env]\n---\nDeploy $ARGUMENTS"
     )
+    (commands / "clear.md").write_text("Clear the caches.")
     repl = start_repl()
 
     repl.submit("/help")
@@ -162,6 +163,7 @@ def test_help_lists_builtins_and_skills(start_repl: StartRepl, project: Path) ->
     screen = repl.wait_for("Ship it [fast] to staging")
     assert "/deploy [env]" in screen and "(project)" in screen
     assert "/clear" in screen and "/permissions" in screen and "/model [name]" in screen
+    assert "Clear the caches.  (project)  hidden by the built-in" in screen
 
 
 def test_a_skill_runs_from_the_prompt(start_repl: StartRepl, fake_api: FakeAnthropic, project: Path) -> None:

@@ -58,7 +58,7 @@ def _help(repl: Repl, args: str) -> None:
         name = escape(f"/{skill.name} {skill.argument_hint or ''}".rstrip())
         note = f"  [dim]({skill.source})[/dim]"
         if skill.name in BUILTINS:
-            note += "  [yellow]hidden by the built-in command of the same name[/yellow]"
+            note += "  [yellow]hidden by the built-in[/yellow]"
         table.add_row(name, escape(skill.description or "") + note)
     for hidden, winner in catalog.shadowed:
         table.add_row(
