@@ -368,3 +368,24 @@ def test_keys_typed_during_a_turn_start_the_next_prompt(start_repl: StartRepl, f
     repl.wait_for("> /cost")
     repl.press("enter")
     repl.wait_for("Cost: $")
+
+
+def test_tab_completes_commands_skills_and_paths(start_repl: StartRepl, project: Path) -> None:
+    (project / ".commands").mkdir()
+    (project / ".commands" / "deploy.md").write_text("---\ndescription: Ship it to staging\n---\nDeploy")
+    (project / "src").mkdir()
+    (project / "src" / "server.py").write_text("")
+    repl = start_repl()
+
+    repl.type("/dep")
+    repl.press("tab")
+    repl.wait_for("> /deploy")
+    repl.press("ctrl-c")
+    repl.type("/pe")
+    repl.press("tab")
+    repl.wait_for("> /permissions")
+    repl.press("ctrl-c")
+    repl.type("look at @src/ser")
+    repl.press("tab")
+
+    repl.wait_for("> look at @src/server.py")
