@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.fake_anthropic import FakeAnthropic
+from tests.terminal import Terminal
 
 AGENTCLI = shutil.which("agentcli", path=str(Path(sys.executable).parent)) or "agentcli"
 TEST_KEY = "test-key"
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
+StartRepl = Callable[..., Terminal]
 
 
 @pytest.fixture
@@ -43,7 +45,11 @@ def project(tmp_path: Path) -> Path:
 
 def cli_env(home: Path, api_url: str | None) -> dict[str, str]:
     """A clean environment: temp HOME, no real credentials, the fake server as the API."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTCLI_", "CLAUDE"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "AGENTCLI_", "CLAUDE")) and k not in ("COLUMNS", "LINES")
+    }
     env.update(
         HOME=str(home),
         AGENTCLI_HOME=str(home / ".agentcli"),
@@ -84,3 +90,22 @@ def run_cli(fake_api: FakeAnthropic, home: Path, project: Path) -> RunCli:
         )
 
     return run
+
+
+@pytest.fixture
+def start_repl(fake_api: FakeAnthropic, home: Path, project: Path) -> Iterator[StartRepl]:
+    """Start the REPL in a pseudo-terminal (colour on) and wait until its prompt is up."""
+    started: list[Terminal] = []
+
+    def start(*args: str) -> Terminal:
+        env = cli_env(home, fake_api.url)
+        env.pop("NO_COLOR")
+        env["TERM"] = "xterm-256color"
+        terminal = Terminal([AGENTCLI, *args], env=env, cwd=project, cols=160)
+        started.append(terminal)
+        terminal.wait_for("(shift-tab)")  # the prompt and its toolbar are up
+        return terminal
+
+    yield start
+    for terminal in started:
+        terminal.close()

@@ -3,34 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import AGENTCLI, cli_env
+from tests.conftest import AGENTCLI, StartRepl, cli_env
 from tests.fake_anthropic import FakeAnthropic, http_error, reply, text, tool_use
 from tests.terminal import Terminal
-
-StartRepl = Callable[..., Terminal]
-
-
-@pytest.fixture
-def start_repl(fake_api: FakeAnthropic, home: Path, project: Path) -> Iterator[StartRepl]:
-    started: list[Terminal] = []
-
-    def start(*args: str) -> Terminal:
-        env = cli_env(home, fake_api.url)
-        env.pop("NO_COLOR")
-        env["TERM"] = "xterm-256color"
-        terminal = Terminal([AGENTCLI, *args], env=env, cwd=project)
-        started.append(terminal)
-        terminal.wait_for("(shift-tab)")  # the prompt and its toolbar are up
-        return terminal
-
-    yield start
-    for terminal in started:
-        terminal.close()
 
 
 def sent_text(api: FakeAnthropic, request: int) -> str:
@@ -163,7 +140,7 @@ def test_help_lists_builtins_and_skills(start_repl: StartRepl, project: Path) ->
     screen = repl.wait_for("Ship it [fast] to staging")
     assert "/deploy [env]" in screen and "(project)" in screen
     assert "/clear" in screen and "/permissions" in screen and "/model [name]" in screen
-    assert "Clear the caches.  (project)  hidden by the built-in" in screen
+    assert "Clear the caches." in screen and "hidden by the built-in" in screen
 
 
 def test_a_skill_runs_from_the_prompt(start_repl: StartRepl, fake_api: FakeAnthropic, project: Path) -> None:
@@ -378,14 +355,17 @@ def test_tab_completes_commands_skills_and_paths(start_repl: StartRepl, project:
     repl = start_repl()
 
     repl.type("/dep")
+    repl.wait_for("Ship it to staging")  # the menu shows the skill's description
     repl.press("tab")
     repl.wait_for("> /deploy")
     repl.press("ctrl-c")
     repl.type("/pe")
+    repl.wait_for("Show rules and where each comes from")
     repl.press("tab")
     repl.wait_for("> /permissions")
     repl.press("ctrl-c")
     repl.type("look at @src/ser")
+    repl.wait_for("server.py")
     repl.press("tab")
 
     repl.wait_for("> look at @src/server.py")

@@ -4,35 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
 from agentcli.context.paths import project_state_dir
-from tests.conftest import AGENTCLI, RunCli, cli_env
+from tests.conftest import RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
-from tests.terminal import Terminal
-
-StartRepl = Callable[..., Terminal]
-
-
-@pytest.fixture
-def start_repl(fake_api: FakeAnthropic, home: Path, project: Path) -> Iterator[StartRepl]:
-    started: list[Terminal] = []
-
-    def start(*args: str) -> Terminal:
-        env = cli_env(home, fake_api.url)
-        env.pop("NO_COLOR")
-        env["TERM"] = "xterm-256color"
-        terminal = Terminal([AGENTCLI, *args], env=env, cwd=project, cols=160)
-        started.append(terminal)
-        terminal.wait_for("(shift-tab)")
-        return terminal
-
-    yield start
-    for terminal in started:
-        terminal.close()
 
 
 def transcripts(home: Path, project: Path) -> list[Path]:
