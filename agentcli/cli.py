@@ -193,11 +193,29 @@ def _check_choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
 
 
 def _read_prompt(prompt: str | None) -> str:
+    """The prompt argument; `-` or no argument reads stdin. With both an argument and piped
+    input (`git diff | agentcli run "review this"`), the input follows the prompt."""
     if prompt == "-" or (prompt is None and not sys.stdin.isatty()):
         prompt = sys.stdin.read()
+    elif prompt is not None and not sys.stdin.isatty() and _stdin_is_data():
+        piped = sys.stdin.read()
+        if piped.strip():
+            prompt = f"{prompt}\n\n{piped}"
     if not prompt or not prompt.strip():
         raise typer.BadParameter("give a prompt, `-` to read it from stdin, or pipe it in.", param_hint="PROMPT")
     return prompt
+
+
+def _stdin_is_data() -> bool:
+    """True when stdin is a pipe or a file (not a terminal, nor closed or /dev/null)."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def main() -> None:

@@ -413,3 +413,13 @@ def test_malformed_settings_is_a_usage_error_naming_the_file(run_cli: RunCli, pr
 
     assert done.returncode == 2
     assert "settings.json" in done.stderr and "not valid JSON" in done.stderr
+
+
+def test_piped_input_follows_a_prompt_argument(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("Looks fine.")))
+
+    done = run_cli("run", "review this diff", input="-old line\n+new line\n")
+
+    assert done.returncode == 0, done.stderr
+    sent = fake_api.requests[0].body["messages"][0]["content"][-1]["text"]
+    assert sent == "review this diff\n\n-old line\n+new line\n"
