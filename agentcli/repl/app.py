@@ -29,6 +29,8 @@ from agentcli.session import Session, SessionOptions
 from agentcli.settings import agentcli_home
 from agentcli.ui.tool_render import ApiErrorLine, format_tokens
 
+SKILL_LIST_MAX_AGE = 2.0
+"""Seconds a read of the skill files serves completion before it is read again."""
 EXIT_HINT = "Press Ctrl-C again (or Ctrl-D) to exit."
 
 
@@ -52,6 +54,8 @@ class Repl:
         """The conversation's size in the toolbar (as of the last response or compaction)."""
         self._typeahead = ""
         """Keys typed while the last turn ran: they start the next prompt's line."""
+        self._skill_list: list[tuple[str, str]] = []
+        self._skills_read_at = float("-inf")
 
     # ------------------------------------------------------------------ main loop
 
@@ -126,15 +130,20 @@ class Repl:
     # ---------------------------------------------------------------- prompt bits
 
     def _commands(self) -> Iterable[tuple[str, str]]:
-        for builtin in BUILTINS.values():
-            yield builtin.name, builtin.description
-        try:
-            catalog = self.session.context.skills()
-        except AgentcliError:
-            return
-        for name in sorted(catalog.skills):
-            if name not in BUILTINS:
-                yield name, catalog.skills[name].description
+        """Built-ins, then skills. Completion asks on every key press, so the skill files are
+        re-read at most every couple of seconds rather than each time."""
+        now = time.monotonic()
+        if now - self._skills_read_at > SKILL_LIST_MAX_AGE:
+            try:
+                catalog = self.session.context.skills()
+                self._skill_list = [
+                    (name, catalog.skills[name].description) for name in sorted(catalog.skills) if name not in BUILTINS
+                ]
+            except AgentcliError:
+                self._skill_list = []
+            self._skills_read_at = now
+        yield from ((b.name, b.description) for b in BUILTINS.values())
+        yield from self._skill_list
 
     def _toolbar(self) -> str:
         session = self.session
