@@ -369,3 +369,18 @@ def test_tab_completes_commands_skills_and_paths(start_repl: StartRepl, project:
     repl.press("tab")
 
     repl.wait_for("> look at @src/server.py")
+
+
+def test_a_failing_command_reports_one_line_and_the_repl_goes_on(
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path
+) -> None:
+    fake_api.script(reply(text("Answer-A")))
+    repl = start_repl()
+    (project / ".agentcli" / "settings.local.json").mkdir(parents=True)  # unreadable as a file
+
+    repl.submit("/permissions allow Bash(npm test:*)")
+    screen = repl.wait_for("Cannot read settings file")
+    assert "Traceback" not in screen
+    repl.submit("still here?")
+
+    repl.wait_for_prompt("Answer-A")

@@ -18,7 +18,7 @@ from prompt_toolkit import PromptSession
 from rich.console import Console
 
 from agentcli import __version__
-from agentcli.errors import AgentcliError, ModelAPIError, UsageError
+from agentcli.errors import AgentcliError, ModelAPIError
 from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
 from agentcli.repl.input import prompt_session
@@ -90,7 +90,12 @@ class Repl:
             name, _, args = stripped[1:].partition(" ")
             builtin = BUILTINS.get(name)
             if builtin is not None:
-                builtin.run(self, args)
+                try:
+                    builtin.run(self, args)
+                except ExitRepl:
+                    raise
+                except (Exception, KeyboardInterrupt) as error:
+                    self._report(error)
                 return
         self.send(text)
 
@@ -104,28 +109,29 @@ class Repl:
                     self.session.send(text)
                 finally:
                     self._typeahead = watcher.typeahead()
-        except KeyboardInterrupt:
-            self.view.end()
+        except KeyboardInterrupt as error:
             self.session.agent.record_interrupt()
-            self.console.print("  ⎿ Interrupted · tell the model what to do instead", style="yellow")
-        except UsageError as error:
-            self.view.end()
-            self.console.print(str(error), style="red")
-        except ModelAPIError as error:
-            self.view.end()
-            self.console.print(ApiErrorLine.from_error(error))
-        except AgentcliError as error:
-            self.view.end()
-            self.console.print(str(error), style="red")
-        except Exception as error:  # a bug of ours must not end the session
-            self.view.end()
-            if self.verbose:
-                self.console.print(traceback.format_exc(), markup=False)
-            self.console.print(f"Internal error: {type(error).__name__}: {error}", style="red")
+            self._report(error)
+        except Exception as error:
+            self._report(error)
         finally:
             self._watcher = None
             self.view.end()
             self.last_context_tokens = self.session.agent.context_tokens
+
+    def _report(self, error: BaseException) -> None:
+        """One readable line for what ended a turn or a command; a traceback only with --verbose."""
+        self.view.end()
+        if isinstance(error, KeyboardInterrupt):
+            self.console.print("  ⎿ Interrupted · tell the model what to do instead", style="yellow")
+        elif isinstance(error, ModelAPIError):
+            self.console.print(ApiErrorLine.from_error(error))
+        elif isinstance(error, AgentcliError):
+            self.console.print(str(error), style="red", markup=False)
+        else:  # a bug of ours must not end the session
+            if self.verbose:
+                self.console.print(traceback.format_exc(), markup=False)
+            self.console.print(f"Internal error: {type(error).__name__}: {error}", style="red", markup=False)
 
     # ---------------------------------------------------------------- prompt bits
 
