@@ -97,10 +97,12 @@ def start_repl(fake_api: FakeAnthropic, home: Path, project: Path) -> Iterator[S
     """Start the REPL in a pseudo-terminal (colour on) and wait until its prompt is up."""
     started: list[Terminal] = []
 
-    def start(*args: str) -> Terminal:
+    def start(*args: str, env: dict[str, str] | None = None) -> Terminal:
+        extra = env or {}
         env = cli_env(home, fake_api.url)
         env.pop("NO_COLOR")
         env["TERM"] = "xterm-256color"
+        env.update(extra)
         terminal = Terminal([AGENTCLI, *args], env=env, cwd=project, cols=160)
         started.append(terminal)
         terminal.wait_for("(shift-tab)")  # the prompt and its toolbar are up

@@ -384,3 +384,16 @@ def test_a_failing_command_reports_one_line_and_the_repl_goes_on(
     repl.submit("still here?")
 
     repl.wait_for_prompt("Answer-A")
+
+
+def test_a_stream_that_breaks_is_retried_and_the_cut_answer_marked(
+    start_repl: StartRepl, fake_api: FakeAnthropic
+) -> None:
+    fake_api.script(reply(text("Partial words that break"), error_after=3), reply(text("Whole answer.")))
+    repl = start_repl(env={"AGENTCLI_RETRY_BASE_DELAY": "0.01"})
+
+    repl.submit("hi")
+
+    screen = repl.wait_for_prompt("Whole answer.")
+    assert "retrying in" in screen
+    assert "the partial answer above was cut off" in screen

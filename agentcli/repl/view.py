@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.live import Live
 
-from agentcli.events import AssistantMessage, Event, TextDelta, ToolCallFinished, ToolCallStarted
+from agentcli.events import AssistantMessage, Event, Retrying, TextDelta, ToolCallFinished, ToolCallStarted
 from agentcli.output.labels import call_label
 from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.tool_render import Spinner, ToolCallLine, render_event
@@ -42,6 +42,9 @@ class TurnView:
                 self._answer = MarkdownStream(self.console)
             self._answer.feed(event.text)
             return
+        if isinstance(event, Retrying) and self._answer is not None:
+            self._close_answer()
+            self.console.print("  (the partial answer above was cut off; it is being asked for again)", style="dim")
         self._close_answer()
         if isinstance(event, AssistantMessage):
             self.turn_tokens += event.usage.output_tokens
