@@ -32,7 +32,13 @@ class BashTool(BuiltinTool):
         "test`). Returns stdout and stderr interleaved, then the exit code; non-zero exit is an error. "
         "Long output keeps its start and end. timeout is in ms (default 120000, max 600000); on "
         "timeout the command and its children are killed. Prefer Read, Grep, Glob, Edit and Write "
-        "over cat, grep, find, sed and echo >."
+        "over cat, grep, find, sed and echo >. Quote paths that contain spaces. Do not start servers or "
+        "watchers in the foreground: they never exit. Git: only commit when asked; first look at "
+        "`git status`, `git diff` and `git log -5 --oneline` to follow the repository's message style, "
+        "stage the files you mean (check for secrets and stray files), and pass the message with a "
+        "heredoc: git commit -F - <<'EOF' ... EOF. Never use interactive flags (`git rebase -i`, "
+        "`git add -p`), --no-verify, force-push or push unless asked; if a hook changes files, stage them "
+        "and commit again."
     )
     input_schema: JSON = {
         "type": "object",
