@@ -162,6 +162,7 @@ class ModelResponse:
 
 
 TextSink = Callable[[str], None]
+"""Receives text deltas as they arrive; an empty string means "a text block just ended"."""
 
 
 class Model(Protocol):

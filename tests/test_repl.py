@@ -397,3 +397,20 @@ def test_a_stream_that_breaks_is_retried_and_the_cut_answer_marked(
     screen = repl.wait_for_prompt("Whole answer.")
     assert "retrying in" in screen
     assert "the partial answer above was cut off" in screen
+
+
+def test_text_before_a_long_tool_call_is_shown_whole_while_the_call_streams(
+    start_repl: StartRepl, fake_api: FakeAnthropic
+) -> None:
+    big = {"file_path": "notes.md", "content": "x" * 4000}
+    fake_api.script(
+        reply(text("I will write the notes file now."), tool_use("Write", big), delay=0.01, chunk=8),
+        reply(text("Answer-A")),
+    )
+    repl = start_repl()
+
+    repl.submit("write notes")
+
+    # The Write input takes ~5 s to stream; its preceding sentence must be on screen whole meanwhile.
+    repl.wait_for("I will write the notes file now.", timeout=3)
+    assert len(fake_api.requests) == 1 and "Do you want to proceed?" not in repl.text()  # still streaming

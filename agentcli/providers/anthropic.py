@@ -157,6 +157,8 @@ class _MessageAssembler:
                 block["input"] = json.loads(raw) if raw.strip() else {}
             except json.JSONDecodeError:
                 return  # left unclosed: treated as cut off
+        elif block.get("type") == "text":
+            self.on_text("")  # the block is whole: a front end can show all of it now
         self.closed.add(index)
 
     def _take_usage(self, usage: JSON) -> None:

@@ -37,6 +37,10 @@ class TurnView:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextDelta):
+            if not event.text:  # a text block ended: draw all of it (a tool call may stream for a while)
+                if self._answer is not None:
+                    self._answer.flush()
+                return
             self._stop_spinner()
             if self._answer is None:
                 self._answer = MarkdownStream(self.console)
