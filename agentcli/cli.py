@@ -28,25 +28,33 @@ OUTPUT_FORMATS = ("text", "json", "stream-json")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
 ModelOpt = Annotated[
-    str | None, typer.Option("--model", help="Model name (default: $AGENTCLI_MODEL, settings, or claude-sonnet-5-5).")
+    str | None,
+    typer.Option(
+        "--model", metavar="NAME", help="Model name (default: $AGENTCLI_MODEL, settings, or claude-sonnet-5-5)."
+    ),
 ]
 ModeOpt = Annotated[
     str | None,
-    typer.Option("--permission-mode", help=f"One of: {', '.join(PERMISSION_MODES)}.", show_default=False),
+    typer.Option(
+        "--permission-mode", metavar="MODE", help=f"One of: {', '.join(PERMISSION_MODES)}.", show_default=False
+    ),
 ]
 AllowedOpt = Annotated[
-    list[str] | None, typer.Option("--allowed-tools", help='Rules to allow, e.g. "Read,Bash(git status:*)".')
+    list[str] | None,
+    typer.Option("--allowed-tools", metavar="RULES", help='Rules to allow, e.g. "Read,Bash(git status:*)".'),
 ]
-DisallowedOpt = Annotated[list[str] | None, typer.Option("--disallowed-tools", help="Rules to deny.")]
+DisallowedOpt = Annotated[list[str] | None, typer.Option("--disallowed-tools", metavar="RULES", help="Rules to deny.")]
 AppendOpt = Annotated[
-    str | None, typer.Option("--append-system-prompt", help="Text added at the end of the system prompt.")
+    str | None,
+    typer.Option("--append-system-prompt", metavar="TEXT", help="Text added at the end of the system prompt."),
 ]
 MaxTurnsOpt = Annotated[
-    int | None, typer.Option("--max-turns", min=1, help="Stop (exit 1) after this many model turns.")
+    int | None, typer.Option("--max-turns", min=1, metavar="N", help="Stop (exit 1) after this many model turns.")
 ]
-FormatOpt = Annotated[str, typer.Option("--output-format", help="text, json or stream-json.")]
+FormatOpt = Annotated[str, typer.Option("--output-format", metavar="FORMAT", help="text, json or stream-json.")]
 BudgetOpt = Annotated[
-    int | None, typer.Option("--max-budget-tokens", min=1, help="Stop after this many tokens (default 10M).")
+    int | None,
+    typer.Option("--max-budget-tokens", min=1, metavar="N", help="Stop after this many tokens (default 10M)."),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", help="Show details, including tracebacks.")]
 ContinueOpt = Annotated[
@@ -67,7 +75,8 @@ def _version(value: bool) -> None:
 def main_command(
     ctx: typer.Context,
     print_prompt: Annotated[
-        str | None, typer.Option("-p", "--print", help="Run PROMPT once and print the answer (like `run`).")
+        str | None,
+        typer.Option("-p", "--print", metavar="PROMPT", help="Run PROMPT once and print the answer (like `run`)."),
     ] = None,
     model: ModelOpt = None,
     permission_mode: ModeOpt = None,
@@ -121,7 +130,9 @@ def main_command(
 
 @app.command("run")
 def run(
-    prompt: Annotated[str | None, typer.Argument(help="The prompt; `-` or a pipe reads it from stdin.")] = None,
+    prompt: Annotated[
+        str | None, typer.Argument(metavar="PROMPT", help="The prompt; `-` or a pipe reads it from stdin.")
+    ] = None,
     model: ModelOpt = None,
     permission_mode: ModeOpt = None,
     allowed_tools: AllowedOpt = None,
