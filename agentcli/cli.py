@@ -6,7 +6,7 @@ Only typer is imported here; the SDK and the harness load when a command actuall
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -96,24 +96,6 @@ def main_command(
     """Start the interactive assistant, or run one prompt with -p."""
     if ctx.invoked_subcommand is not None:
         return
-    if print_prompt is not None or not sys.stdin.isatty():  # `echo question | agentcli` runs once
-        run(
-            print_prompt,
-            model,
-            permission_mode,
-            allowed_tools,
-            disallowed_tools,
-            append_system_prompt,
-            max_turns,
-            output_format,
-            max_budget_tokens,
-            verbose,
-            continue_session,
-            resume,
-        )
-        return
-    from agentcli.repl.app import run_repl
-
     options = _session_options(
         model,
         permission_mode,
@@ -125,6 +107,10 @@ def main_command(
         continue_session,
         resume,
     )
+    if print_prompt is not None or not sys.stdin.isatty():  # `echo question | agentcli` runs once
+        _run_once(options, print_prompt, output_format, verbose)
+    from agentcli.repl.app import run_repl
+
     raise typer.Exit(run_repl(options, verbose=verbose))
 
 
@@ -146,8 +132,7 @@ def run(
     resume: ResumeOpt = None,
 ) -> None:
     """Run one prompt to completion and print the answer (scripts and CI)."""
-    _check_choice("--output-format", output_format, OUTPUT_FORMATS)
-    base = _session_options(
+    options = _session_options(
         model,
         permission_mode,
         allowed_tools,
@@ -158,6 +143,12 @@ def run(
         continue_session,
         resume,
     )
+    _run_once(options, prompt, output_format, verbose)
+
+
+def _run_once(base: SessionOptions, prompt: str | None, output_format: str, verbose: bool) -> NoReturn:
+    """`run` and `-p`: one prompt, then exit with the run's code."""
+    _check_choice("--output-format", output_format, OUTPUT_FORMATS)
     text = _read_prompt(prompt)
     from dataclasses import asdict
 
