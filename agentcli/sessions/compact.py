@@ -15,6 +15,7 @@ the new messages (earlier transcript lines are never rewritten).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcli.contracts import JSON, Model, ModelRequest, Usage
@@ -229,12 +230,13 @@ def json_chars(value: object) -> int:
     return len(json.dumps(value, ensure_ascii=False))
 
 
-def estimate_tokens(context_tokens: int, messages: list[JSON], fixed_chars: int) -> int:
+def estimate_tokens(context_tokens: int, messages: list[JSON], fixed_chars: Callable[[], int]) -> int:
     """The conversation's size now: `context_tokens` was measured through the newest assistant
-    message; what came after it (tool results, a new prompt) is estimated at 4 characters a token."""
+    message; what came after it (tool results, a new prompt) is estimated at 4 characters a token.
+    `fixed_chars` (system and tools) is only sized when nothing was measured yet: this runs every step."""
     last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=None)
     if last is None or not context_tokens:
-        return (fixed_chars + json_chars(messages)) // 4
+        return (fixed_chars() + json_chars(messages)) // 4
     return context_tokens + json_chars(messages[last + 1 :]) // 4
 
 

@@ -30,7 +30,7 @@ def fixed_chars(agent: Agent) -> int:
 
 def context_size(agent: Agent) -> int:
     """Tokens the conversation occupies now: measured at the last response, plus an estimate since."""
-    return estimate_tokens(agent.context_tokens, agent.messages, fixed_chars(agent))
+    return estimate_tokens(agent.context_tokens, agent.messages, lambda: fixed_chars(agent))
 
 
 def compact_agent(
@@ -49,7 +49,7 @@ def compact_agent(
     summary fails, the cleared conversation is kept and `on_notice` says why.
     """
     fixed = fixed_chars(agent)
-    before = estimate_tokens(agent.context_tokens, agent.messages, fixed)
+    before = estimate_tokens(agent.context_tokens, agent.messages, lambda: fixed)
     messages, cleared = clear_old_tool_results(agent.messages)
     result = Compacted(messages, before, scaled(before, agent.messages, messages, fixed), cleared)
     if summarise_above is not None and result.tokens_after <= summarise_above:
