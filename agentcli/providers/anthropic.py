@@ -62,6 +62,12 @@ class AnthropicModel:
             )
         return self._client
 
+    def close(self) -> None:
+        """Close the HTTP connections (a new client is made if the model is used again)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     def stream(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         import anthropic
         import httpx2

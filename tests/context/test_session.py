@@ -28,10 +28,15 @@ from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 KEY = "test-key"
 
 
+MODELS: list[AnthropicModel] = []
+
+
 @pytest.fixture
 def api() -> Iterator[FakeAnthropic]:
     with FakeAnthropic(api_key=KEY) as fake:
         yield fake
+        while MODELS:  # close their connections now, not when the garbage collector gets to them
+            MODELS.pop().close()
 
 
 @pytest.fixture
@@ -51,8 +56,10 @@ def session(cwd: Path, home: Path, api: FakeAnthropic, gate: RuleGate | None = N
     gate = gate or RuleGate()
     registry = ToolRegistry([ReadTool(), ShellBash()])
     context.attach(registry, gate)
+    model = AnthropicModel(api_key=KEY, base_url=api.url)
+    MODELS.append(model)
     agent = Agent(
-        model=AnthropicModel(api_key=KEY, base_url=api.url),
+        model=model,
         executor=ToolExecutor(registry, gate),
         config=LoopConfig(model="claude-test"),
         system=context.system,
