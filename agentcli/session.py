@@ -168,9 +168,13 @@ class Session:
 
     def _begin(self, loaded: LoadedTranscript | None) -> None:
         """Set up a conversation: a new one, or `loaded` replayed exactly (so the prompt cache hits)."""
-        self.context = SessionContext(self.cwd, self.model_name, self.options.append_system_prompt)
-        self.registry = self.registry.without(["Skill"])
+        self.context = SessionContext(
+            self.cwd, self.model_name, self.options.append_system_prompt, permission_mode=lambda: self.gate.mode
+        )
+        self.registry = self.registry.without(["Skill", "TodoWrite"])
         self.context.attach(self.registry, self.gate)
+        self._todos_recorded = 0
+        """The task list version last written to the transcript."""
         self.resumed = loaded
         self._title = None
         self._turn_reminders = None
@@ -195,6 +199,8 @@ class Session:
             else:  # asked for a different system prompt: the cache prefix changes, say so in the transcript
                 self.transcript.write({"type": "system", "time": now(), "system": self.context.system})
             self.context.reminders.restore(loaded.reminders)
+            self.context.restore_todos(loaded.todos)
+            self._todos_recorded = self.context.todos.version
             self._title_due = not loaded.title
         self.agent = self._new_agent()
         self.agent.on_message = self._record
@@ -216,9 +222,14 @@ class Session:
         if message["role"] == "assistant":
             record["context_tokens"] = self.agent.context_tokens
             self._auto_compact_armed = True
-        elif self._turn_reminders is not None:
-            record["reminders"] = self._turn_reminders
-            self._turn_reminders = None
+        else:
+            if self._turn_reminders is not None:
+                record["reminders"] = self._turn_reminders
+                self._turn_reminders = None
+            todos = self.context.todos
+            if todos.version != self._todos_recorded:  # TodoWrite ran in the turn these results answer
+                self._todos_recorded = todos.version
+                record["todos"] = [t.as_json() for t in todos.items]
         self.transcript.write(record)
 
     def _notice(self, text: str) -> None:

@@ -414,3 +414,28 @@ def test_text_before_a_long_tool_call_is_shown_whole_while_the_call_streams(
     # The Write input takes ~5 s to stream; its preceding sentence must be on screen whole meanwhile.
     repl.wait_for("I will write the notes file now.", timeout=3)
     assert len(fake_api.requests) == 1 and "Do you want to proceed?" not in repl.text()  # still streaming
+
+
+def test_plan_mode_is_announced_to_the_model_when_it_starts_and_when_it_ends(
+    start_repl: StartRepl, fake_api: FakeAnthropic
+) -> None:
+    fake_api.script(reply(text("Answer-1")), reply(text("Answer-2")), reply(text("Answer-3")))
+    repl = start_repl()
+    repl.press("shift-tab", "shift-tab")
+    repl.wait_for("plan (shift-tab)")
+
+    repl.submit("how would you add caching?")
+    repl.wait_for_prompt("Answer-1")
+    repl.submit("and the tests?")
+    repl.wait_for_prompt("Answer-2")
+    repl.press("shift-tab")
+    repl.wait_for("default (shift-tab)")
+    repl.submit("go ahead")
+    repl.wait_for_prompt("Answer-3")
+
+    def new_message(request: int) -> str:
+        return json.dumps(fake_api.requests[request].body["messages"][-1])
+
+    assert "Plan mode is on" in new_message(0)
+    assert "Plan mode is" not in new_message(1)  # said once, not on every message
+    assert "Plan mode is off" in new_message(2)

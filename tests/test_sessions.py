@@ -138,7 +138,7 @@ def test_transcript_records_each_message_with_metadata(
     messages = [r["message"] for r in lines[2:]]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
     assert strip_cache_control(fake_api.requests[1].body["messages"]) == messages[:3]
-    assert set(lines[2]["reminders"]) == {"instructions", "skills"}  # reminder state for resuming
+    assert set(lines[2]["reminders"]) == {"instructions", "skills", "mode", "tasks"}  # reminder state for resuming
     assert lines[3]["context_tokens"] > 0
     assert oct(path.stat().st_mode & 0o777) == "0o600"
 

@@ -21,7 +21,7 @@ class ReminderSource:
     render: Callable[[], str]
     """The reminder's current body, "" when there is nothing to say."""
     changed: str
-    """Said before the new body when it changed during the session."""
+    """Said before the new body when it changed during the session ("" for nothing)."""
     removed: str
     """Said instead when it became empty during the session."""
 
@@ -50,10 +50,15 @@ class ReminderTracker:
                 if body:
                     blocks.append(system_reminder(body))
             elif body:
-                blocks.append(system_reminder(f"{source.changed}\n\n{body}"))
+                blocks.append(system_reminder("\n\n".join(part for part in (source.changed, body) if part)))
             else:
                 blocks.append(system_reminder(source.removed))
         return blocks
+
+    def mark_sent(self, key: str) -> None:
+        """Record `key`'s current body as known to the model without sending it (the model wrote it)."""
+        source = next(s for s in self.sources if s.key == key)
+        self._sent[key] = _digest(source.render())
 
     def snapshot(self) -> dict[str, str]:
         """What was sent so far (digests), for a resumed session to carry on without repeating."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +33,17 @@ from agentcli.skills.rules import TurnRules
 from agentcli.skills.shell import GatedShell
 from agentcli.skills.tool import SkillTool
 from agentcli.tools.registry import ToolRegistry
+from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
+
+PLAN_MODE = (
+    "Plan mode is on: the user wants a plan before any change. Only read-only tools run; anything that "
+    "changes files or runs commands is refused. Investigate the code, then present a concise plan (what you "
+    "would change and where, and how you would check it) and wait for the user to approve it."
+)
+PLAN_MODE_ENDED = (
+    "Plan mode is off: you may now change files and run commands, within the user's permissions. "
+    "If the user approved a plan, carry it out."
+)
 
 _SLASH = re.compile(r"/(?P<name>[A-Za-z0-9_][\w.:-]*)(?:\s+(?P<args>.*))?", re.DOTALL)
 
@@ -67,6 +78,7 @@ class SessionContext:
         *,
         home: Path | None = None,
         today: datetime.date | None = None,
+        permission_mode: Callable[[], str] = lambda: "default",
     ) -> None:
         self.cwd = cwd
         self.home = home or agentcli_home()
@@ -88,8 +100,24 @@ class SessionContext:
                     changed="The skills changed during this session; this list replaces the earlier one.",
                     removed="No skills are available any more.",
                 ),
+                ReminderSource(
+                    "mode",
+                    lambda: PLAN_MODE if permission_mode() == "plan" else "",
+                    changed="",
+                    removed=PLAN_MODE_ENDED,
+                ),
+                # Only ever sent after a compaction dropped the TodoWrite calls: every change the
+                # model makes itself is marked as already known (see `attach`).
+                ReminderSource(
+                    "tasks",
+                    lambda: render_for_model(self.todos.items),
+                    changed="",
+                    removed="Your task list is now empty.",
+                ),
             ]
         )
+        self.todos = TodoList()
+        """The model's task list (TodoWrite) for this conversation."""
         self._shell: GatedShell | None = None
         self._turn_rules: TurnRules | None = None
 
@@ -98,10 +126,16 @@ class SessionContext:
         return load_skills(self.cwd, self.home)
 
     def attach(self, registry: ToolRegistry, gate: PermissionGate) -> None:
-        """Register the Skill tool; skills' `!` commands are checked by `gate` as Bash calls."""
+        """Register the Skill and TodoWrite tools; skills' `!` commands are checked by `gate` as Bash calls."""
         self._shell = GatedShell(gate, registry.get("Bash"))
         self._turn_rules = TurnRules(gate)
         registry.register(SkillTool(self.skills, self._shell, self._turn_rules))
+        registry.register(TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks")))
+
+    def restore_todos(self, todos: tuple[Todo, ...]) -> None:
+        """The task list of a resumed conversation (its messages or last reminder already show it)."""
+        self.todos.replace(todos)
+        self.reminders.mark_sent("tasks")
 
     def user_message(self, text: str) -> list[JSON]:
         """Content for a new user message: any due reminders, then `text`."""

@@ -16,6 +16,9 @@ PRIMARY_FIELD = {
 
 def call_label(name: str, tool_input: JSON, width: int = 80) -> str:
     """`Read(src/app.py)`: the tool and its most telling argument, on one line."""
+    todos = tool_input.get("todos") if name == "TodoWrite" else None
+    if isinstance(todos, list):
+        return f"{name}({len(todos)} task{'' if len(todos) == 1 else 's'})"
     field = PRIMARY_FIELD.get(name)
     value = tool_input.get(field) if field else None
     if value is None:

@@ -44,6 +44,7 @@ class Repl:
         self._watcher: EscWatcher | None = None
         prompter = TerminalPrompter(self.console, lambda: self._watcher, self.view.pause)
         self.session = Session(options, cwd, self.view, prompter=prompter)
+        self.view.current_task = lambda: self.session.context.todos.current()
         self.prompt: PromptSession[str] = prompt_session(
             agentcli_home() / "history",
             PromptCompleter(self._commands, cwd),

@@ -20,7 +20,8 @@ from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, RuleError, RuleSource, parse_rule
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
-from agentcli.ui.tool_render import format_tokens
+from agentcli.tools.todo import progress_line
+from agentcli.ui.tool_render import TodoListView, format_tokens
 
 if TYPE_CHECKING:
     from agentcli.repl.app import Repl
@@ -256,6 +257,15 @@ def _list_rules(repl: Repl) -> None:
         repl.console.print("[dim]No rules yet. Add one with /permissions allow Bash(npm test:*)[/dim]")
 
 
+def _todos(repl: Repl, args: str) -> None:
+    todos = repl.session.context.todos.items
+    if not todos:
+        repl.console.print("[dim]No tasks: the model keeps a task list (TodoWrite) for work in several steps.[/dim]")
+        return
+    repl.console.print(f"Tasks ({progress_line(todos)}):", markup=False)
+    repl.console.print(TodoListView(todos, prefix="  "))
+
+
 def _init(repl: Repl, args: str) -> None:
     repl.send(INIT_PROMPT + (f"\n\n{args}" if args.strip() else ""))
 
@@ -285,6 +295,7 @@ BUILTINS: dict[str, Builtin] = {
             "[instructions]",
         ),
         Builtin("cost", "Tokens, cache use, cost and time of this session", _cost),
+        Builtin("todos", "Show the model's task list for this conversation", _todos),
         Builtin("model", "Show or change the model", _model, "[name]"),
         Builtin(
             "permissions",

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 from rich.live import Live
 
-from agentcli.events import AssistantMessage, Event, Retrying, TextDelta, ToolCallFinished, ToolCallStarted
+from agentcli.events import (
+    AssistantMessage,
+    Event,
+    Retrying,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolResultsMessage,
+)
 from agentcli.output.labels import call_label
+from agentcli.tools.todo import Todo
 from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.tool_render import Spinner, ToolCallLine, render_event
 
@@ -26,10 +36,12 @@ class TurnView:
         self._spinner: Spinner | None = None
         self._live: Live | None = None
         self.turn_tokens = 0
+        self.current_task: Callable[[], Todo | None] = lambda: None
+        """The task in progress in the model's task list: the spinner says it while the model works."""
 
     def begin(self) -> None:
         self.turn_tokens = 0
-        self._wait("Thinking…")
+        self._wait(self._working_label())
 
     def end(self) -> None:
         self._close_answer()
@@ -58,6 +70,9 @@ class TurnView:
         if isinstance(event, ToolCallStarted):
             self._wait(f"Running {call_label(event.name, event.input, width=50)}…")
             return
+        if isinstance(event, ToolResultsMessage):  # the results go back: wait for the model again
+            self._wait(self._working_label())
+            return
         self._stop_spinner()
         if isinstance(event, ToolCallFinished):
             self.console.print(ToolCallLine.from_event(event, cwd=self.cwd))
@@ -65,11 +80,15 @@ class TurnView:
         if renderable is not None:
             self.console.print(renderable)
         if isinstance(event, ToolCallFinished):
-            self._wait("Thinking…")
+            self._wait(self._working_label())
 
     def pause(self) -> None:
         """Take the spinner down (e.g. while the permission prompt is on screen)."""
         self._stop_spinner()
+
+    def _working_label(self) -> str:
+        task = self.current_task()
+        return f"{task.active_form}…" if task is not None else "Thinking…"
 
     def _close_answer(self) -> None:
         if self._answer is not None:

@@ -14,6 +14,7 @@ from agentcli.contracts import JSON
 from agentcli.errors import UsageError
 from agentcli.executor import close_pending
 from agentcli.loop import INTERRUPTED_MARKER
+from agentcli.tools.todo import Todo, parse_todos
 
 SUFFIX = ".jsonl"
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
@@ -32,6 +33,8 @@ class LoadedTranscript:
     """The current conversation: the messages after the last compaction boundary."""
     reminders: dict[str, str] = field(default_factory=dict)
     context_tokens: int = 0
+    todos: tuple[Todo, ...] = ()
+    """The task list last recorded (TodoWrite); it outlives compaction."""
     title: str = ""
     model: str | None = None
     torn_lines: int = 0
@@ -113,6 +116,9 @@ def _apply(loaded: LoadedTranscript, record: JSON) -> None:
             loaded.context_tokens = int(record["context_tokens"])
     if isinstance(record.get("reminders"), dict):
         loaded.reminders = record["reminders"]
+    if "todos" in record:
+        with contextlib.suppress(ValueError):  # a hand-edited list is dropped, not fatal
+            loaded.todos = parse_todos(record["todos"])
     if not loaded.title and kind == "message":
         loaded.title = _prompt_text(record["message"])
 

@@ -7,6 +7,17 @@ from pathlib import Path
 from agentcli.contracts import JSON, ToolContext, ToolResult
 
 
+def prose(text: str) -> str:
+    """A long description written wrapped in source: a line that starts with spaces continues the one before."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if line.startswith(" ") and lines:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 class ToolError(Exception):
     """Raised inside a tool's `run` for a failure the model can act on; becomes is_error."""
 

@@ -28,6 +28,7 @@ from rich.text import Text
 from agentcli.contracts import JSON
 from agentcli.events import Event, Notice, Retrying, ToolCallFinished, ToolCallStarted
 from agentcli.output.labels import call_label
+from agentcli.tools.todo import Todo, parse_todos
 
 RESULT_PREFIX = "  ⎿ "
 RESULT_INDENT = "    "
@@ -206,6 +207,9 @@ class ToolResultView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         result = self.event.result
+        if self.event.name == "TodoWrite" and not result.is_error:
+            yield TodoListView(parse_todos(self.event.input.get("todos")))
+            return
         if result.diff and not result.is_error:
             path = self.event.input.get("file_path")
             shown = display_path(path, self.cwd) if isinstance(path, str) else None
@@ -220,6 +224,28 @@ class ToolResultView:
         hidden = max(0, len(lines) - self.max_lines)
         lines = lines[-self.max_lines :] if is_output else lines[: self.max_lines]
         yield ResultLines(lines, error=result.is_error, hidden=hidden, hidden_first=is_output)
+
+
+class TodoListView:
+    """The task list as a checklist: `☒ done` (dimmed, struck through), `◼ in progress` (bold), `☐ to do`."""
+
+    MARKS = {"completed": ("☒ ", "dim strike"), "in_progress": ("◼ ", "bold"), "pending": ("☐ ", "")}
+
+    def __init__(self, todos: tuple[Todo, ...], *, prefix: str = RESULT_PREFIX) -> None:
+        self.todos = todos
+        self.prefix = prefix
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not self.todos:
+            yield Text.assemble((self.prefix, "dim"), ("No tasks.", "dim"))
+            return
+        for index, todo in enumerate(self.todos):
+            mark, style = self.MARKS[todo.status]
+            lead = self.prefix if index == 0 else " " * len(self.prefix)
+            text = Text.assemble((lead, "dim"), (mark, style.replace(" strike", "")), (_one_line(todo.content), style))
+            text.no_wrap = True
+            text.overflow = "ellipsis"
+            yield text
 
 
 class ApiErrorLine:

@@ -281,3 +281,14 @@ def test_skill_model_is_used_for_its_turn(run_cli: RunCli, fake_api: FakeAnthrop
     assert fake_api.requests[0].body["model"] == "claude-haiku-4-5"
     assert json.loads(done.stdout.splitlines()[0])["model"] == "claude-haiku-4-5"
     assert fake_api.requests[0].body["messages"][0]["content"][-1]["text"] == "Answer quickly: 2+2?"
+
+
+def test_plan_mode_is_announced_in_the_first_message_and_only_then(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("The plan: ...")), reply(text("Hello.")))
+
+    assert run_cli("run", "plan the work", "--permission-mode", "plan").returncode == 0
+    assert run_cli("run", "hi").returncode == 0
+
+    first_message = json.dumps(fake_api.requests[0].body["messages"][0])
+    assert "<system-reminder>\\nPlan mode is on: the user wants a plan before any change." in first_message
+    assert "Plan mode" not in json.dumps(fake_api.requests[1].body["messages"])
