@@ -246,7 +246,7 @@ def main() -> None:
                     f"  {n:4}  {u['input_tokens']:6,}  {u['cache_creation_input_tokens']:11,}  "
                     f"{u['cache_read_input_tokens']:10,}"
                 )
-            print(f"  cache_read / (input + cache_creation + cache_read) = {ratio(usages):.4f}")
+            print(f"  cache_read / (input + cache_creation + cache_read) = {ratio(usages):.5f}")
             print(f"  every request read the whole previous prompt from cache: {reads_everything_seen(usages)}")
             written = sum(u["cache_creation_input_tokens"] for u in usages)
             print(f"  tokens written (new content, never seen before): {written:,}")

@@ -11,7 +11,7 @@ import threading
 import time
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
-from agentcli.tools.base import BuiltinTool
+from agentcli.tools.base import BuiltinTool, prose
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -25,20 +25,39 @@ _KEEP_BYTES = 4 * OUTPUT_LIMIT // 2
 
 class BashTool(BuiltinTool):
     name = "Bash"
-    description = (
-        "Run a shell command with `bash -c` in the project directory; stdin is closed, so nothing "
-        "interactive. Each call is a fresh shell that starts in the project directory: `cd`, "
-        "variables and aliases do NOT persist between calls, so chain with && (e.g. `cd web && npm "
-        "test`). Returns stdout and stderr interleaved, then the exit code; non-zero exit is an error. "
-        "Long output keeps its start and end. timeout is in ms (default 120000, max 600000); on "
-        "timeout the command and its children are killed. Prefer Read, Grep, Glob, Edit and Write "
-        "over cat, grep, find, sed and echo >. Quote paths that contain spaces. Do not start servers or "
-        "watchers in the foreground: they never exit. Git: only commit when asked; first look at "
-        "`git status`, `git diff` and `git log -5 --oneline` to follow the repository's message style, "
-        "stage the files you mean (check for secrets and stray files), and pass the message with a "
-        "heredoc: git commit -F - <<'EOF' ... EOF. Never use interactive flags (`git rebase -i`, "
-        "`git add -p`), --no-verify, force-push or push unless asked; if a hook changes files, stage them "
-        "and commit again."
+    description = prose(
+        """\
+Run a shell command with `bash -c` in the project directory; stdin is closed, so nothing
+  interactive. Each call is a fresh shell that starts in the project directory: `cd`, variables and
+  aliases do NOT persist between calls, so chain with && (e.g. `cd web && npm test`). Returns stdout
+  and stderr interleaved, then the exit code; non-zero exit is an error. Long output keeps its start
+  and end. timeout is in ms (default 120000, max 600000); on timeout the command and its children
+  are killed.
+- Prefer Read, Grep, Glob, Edit and Write over cat, grep, find, sed and echo >. Quote paths that
+  contain spaces.
+- Do not start servers or watchers in the foreground: they never exit. Run tests and builds in
+  their non-interactive, non-watch form (e.g. `CI=1 npm test`, `pytest -q`).
+- Never use interactive flags (`git rebase -i`, `git add -p`, editors, pagers: pass `--no-pager`
+  or `| cat` when a command would page).
+
+Committing (only when the user asks):
+1. In one turn, run `git status`, `git diff` (staged and unstaged) and `git log -5 --oneline` to see
+  the change and the repository's message style.
+2. Stage the files you mean by name; leave out stray files and anything that may hold secrets
+  (.env, keys, credentials), and say so if the user asked to commit them.
+3. Write a message that says why, in the repository's style, and pass it with a heredoc:
+  git commit -F - <<'EOF' ... EOF
+4. If a pre-commit hook changes files, stage them and commit again; if it fails, fix the cause.
+  Never --no-verify, never amend a commit you did not just make, never push or force-push unless
+  asked.
+
+Opening a pull request (only when asked; use `gh`):
+1. Find the base branch, then look at every commit and the whole diff that will go in (`git log
+  base..HEAD`, `git diff base...HEAD`), not only the last commit.
+2. Push the branch with `git push -u origin HEAD` if it has no upstream.
+3. Create it with a title under 70 characters and a body passed by heredoc: a short summary of
+  the change and how it was tested: gh pr create --title "..." --body-file - <<'EOF' ... EOF
+4. Reply with the pull request's URL."""
     )
     input_schema: JSON = {
         "type": "object",

@@ -26,7 +26,9 @@ class EditTool(BuiltinTool):
         "refused if the file changed since. old_string must match the file exactly, indentation "
         "included (copy it from Read output without the line-number prefix) and must be unique: add "
         "surrounding lines to make it so, or set replace_all to change every occurrence. Line endings "
-        "and encoding are kept. Returns a diff; on failure, the closest matching region."
+        "and encoding are kept. Returns a diff; on failure, the closest matching region. For several "
+        "changes in one file, make one Edit per change, each with just enough context to be unique; "
+        "to rewrite most of a file, Read it and use Write. Use replace_all to rename a variable."
     )
     input_schema: JSON = {
         "type": "object",

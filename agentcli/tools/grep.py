@@ -32,7 +32,9 @@ class GrepTool(BuiltinTool):
         "output_mode: files_with_matches (default; paths, newest first), content (matching lines as "
         "path:line:text; -A/-B/-C add context) or count (path:matching lines). Filter files with glob "
         "(`*.py`, `**/*.{ts,tsx}`) or type (py, js, ts, go, rust, java, ...). head_limit caps entries. "
-        "multiline lets . and patterns span lines. Use this instead of grep or rg in Bash."
+        "multiline lets . and patterns span lines. Use this instead of grep or rg in Bash. Patterns are "
+        "not anchored: use \\b for whole words (`\\bload\\b`) and -i to ignore case. Find where first "
+        "(files_with_matches), then look closer (content with -C 3, or Read)."
     )
     input_schema: JSON = {
         "type": "object",

@@ -30,7 +30,9 @@ class ReadTool(BuiltinTool):
         f"first {DEFAULT_LIMIT}; for more pass offset (1-based line) and limit. Lines over {MAX_LINE} "
         "characters are cut. Use this instead of cat/head/tail in Bash, and Read a file before you "
         "Edit or overwrite it. Paths are absolute or relative to the project. Errors explain "
-        "directories, binary files, files too big to read at once, and missing files (with similar paths)."
+        "directories, binary files, files too big to read at once, and missing files (with similar paths). "
+        "When you need several files, Read them all in one turn. In a long file, find the part you need "
+        "with Grep (output_mode content, -n) and Read just those lines with offset and limit."
     )
     input_schema: JSON = {
         "type": "object",
