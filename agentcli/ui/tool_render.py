@@ -229,7 +229,8 @@ class ToolResultView:
 class TodoListView:
     """The task list as a checklist: `☒ done` (dimmed, struck through), `◼ in progress` (bold), `☐ to do`."""
 
-    MARKS = {"completed": ("☒ ", "dim strike"), "in_progress": ("◼ ", "bold"), "pending": ("☐ ", "")}
+    LOOK = {"completed": ("☒ ", "dim", "dim strike"), "in_progress": ("◼ ", "bold", "bold"), "pending": ("☐ ", "", "")}
+    """Status → (mark, the mark's style, the text's style)."""
 
     def __init__(self, todos: tuple[Todo, ...], *, prefix: str = RESULT_PREFIX) -> None:
         self.todos = todos
@@ -240,9 +241,9 @@ class TodoListView:
             yield Text.assemble((self.prefix, "dim"), ("No tasks.", "dim"))
             return
         for index, todo in enumerate(self.todos):
-            mark, style = self.MARKS[todo.status]
+            mark, mark_style, text_style = self.LOOK[todo.status]
             lead = self.prefix if index == 0 else " " * len(self.prefix)
-            text = Text.assemble((lead, "dim"), (mark, style.replace(" strike", "")), (_one_line(todo.content), style))
+            text = Text.assemble((lead, "dim"), (mark, mark_style), (_one_line(todo.content), text_style))
             text.no_wrap = True
             text.overflow = "ellipsis"
             yield text
