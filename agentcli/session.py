@@ -163,11 +163,13 @@ class Session:
     def resume(self, earlier: SessionInfo) -> None:
         """Go on with an earlier session of this project: its messages, system prompt and transcript."""
         loaded = load_transcript(earlier.path)
+        writer = TranscriptWriter.existing(loaded.path, self._notice)  # UsageError while another process has it
         self.transcript.close()
-        self._begin(loaded)
+        self._begin(loaded, writer)
 
-    def _begin(self, loaded: LoadedTranscript | None) -> None:
-        """Set up a conversation: a new one, or `loaded` replayed exactly (so the prompt cache hits)."""
+    def _begin(self, loaded: LoadedTranscript | None, writer: TranscriptWriter | None = None) -> None:
+        """Set up a conversation: a new one, or `loaded` replayed exactly (so the prompt cache hits).
+        `writer` is the loaded transcript's, already opened."""
         self.context = SessionContext(
             self.cwd, self.model_name, self.options.append_system_prompt, permission_mode=lambda: self.gate.mode
         )
@@ -193,7 +195,7 @@ class Session:
             self._title_due = True
         else:
             self.id = loaded.session_id
-            self.transcript = TranscriptWriter.existing(loaded.path, self._notice)
+            self.transcript = writer or TranscriptWriter.existing(loaded.path, self._notice)
             if loaded.system is not None and not self.options.append_system_prompt:
                 self.context.system = loaded.system
             else:  # asked for a different system prompt: the cache prefix changes, say so in the transcript

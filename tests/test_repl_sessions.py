@@ -115,3 +115,48 @@ def test_compact_summarises_and_shrinks_the_next_request(
     [path] = transcripts(home, project)
     kinds = [json.loads(line)["type"] for line in path.read_text().splitlines()]
     assert kinds.count("compact") == 1 and kinds[-3:] == ["message", "message", "message"]
+
+
+def test_a_session_still_open_in_the_repl_cannot_be_continued_elsewhere(
+    start_repl: StartRepl, run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")), reply(text("Answer-C")))
+    repl = start_repl()
+    repl.submit("first question")
+    repl.wait_for_prompt("Answer-A")
+    [path] = transcripts(home, project)
+    before = path.read_bytes()
+
+    elsewhere = run_cli("run", "-c", "from another terminal")
+
+    assert elsewhere.returncode == 2
+    assert "is in use by another agentcli process" in elsewhere.stderr and "--resume ID" in elsewhere.stderr
+    assert "Traceback" not in elsewhere.stderr
+    assert len(fake_api.requests) == 1 and path.read_bytes() == before
+    repl.submit("second question")  # the REPL's session goes on untouched
+    repl.wait_for_prompt("Answer-B")
+    repl.submit("/exit")
+    assert repl.wait_exit() == 0
+
+    afterwards = run_cli("run", "-c", "now it is free")
+
+    assert afterwards.returncode == 0, afterwards.stderr
+    assert [m["role"] for m in fake_api.requests[-1].body["messages"]] == ["user", "assistant"] * 2 + ["user"]
+
+
+def test_resume_of_a_session_open_elsewhere_is_refused_and_the_current_one_goes_on(
+    start_repl: StartRepl, fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")))
+    first = start_repl()
+    first.submit("topic apples")
+    first.wait_for_prompt("Answer-A")
+    second = start_repl()
+
+    second.submit("/resume 1")
+    second.wait_for("is in use by another agentcli process")
+    second.submit("topic bananas")
+
+    second.wait_for_prompt("Answer-B")
+    assert "topic apples" not in json.dumps(fake_api.requests[1].body["messages"])
+    assert len(transcripts(home, project)) == 2  # the second REPL wrote its own transcript

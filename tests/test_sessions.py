@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agentcli.context.paths import project_state_dir
+from agentcli.errors import UsageError
 from agentcli.sessions.compact import (
     CLEARED,
     SUMMARY_INTRO,
@@ -21,6 +22,7 @@ from agentcli.sessions.compact import (
     summarised_conversation,
 )
 from agentcli.sessions.store import load_transcript
+from agentcli.sessions.transcript import TranscriptWriter
 from tests.conftest import AGENTCLI, RunCli, cli_env
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, reply, text, tool_use, validation_error
 
@@ -415,3 +417,23 @@ def test_a_bad_auto_compact_setting_is_a_usage_error(run_cli: RunCli, project: P
 
     assert done.returncode == 2
     assert "autoCompactPercent must be a number from 1 to 100" in done.stderr
+
+
+def test_an_open_transcript_is_locked_and_its_line_in_progress_is_not_cut(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    notices: list[str] = []
+    first = TranscriptWriter.new(path, session_id="s", cwd=tmp_path, model="m", system=[], on_error=notices.append)
+    first.write({"type": "title", "time": "t", "title": "hello"})
+    with path.open("ab") as file:  # the other process's next line, half written
+        file.write(b'{"type":"message","time":"t","mess')
+    size = path.stat().st_size
+
+    with pytest.raises(UsageError, match="Session s is in use by another agentcli process"):
+        TranscriptWriter.existing(path, notices.append)
+
+    assert path.stat().st_size == size
+    first.close()
+    second = TranscriptWriter.existing(path, notices.append)  # free now: it takes over and cuts the torn line
+    assert path.read_bytes().endswith(b'"title":"hello"}\n')
+    second.close()
+    assert notices == []

@@ -13,13 +13,21 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
 - `compact`: a compaction boundary. The `message` records after it form the new
   conversation; earlier lines are never rewritten.
 
+A `message` record of tool results also carries `todos` when that turn changed the task
+list (TodoWrite): the whole list, which a resumed session takes up again.
+
 Each line goes to the file with one `write()` as soon as its message completes, so a killed
 run loses at most the line being written (the reader drops a torn last line).
+
+The writer holds an exclusive lock (flock) on the file while it has it open, so a second
+agentcli cannot continue a session that is still running (both would append, and the
+second would cut the first one's line in progress as "torn").
 """
 
 from __future__ import annotations
 
 import datetime
+import fcntl
 import json
 import os
 from collections.abc import Callable
@@ -27,6 +35,7 @@ from pathlib import Path
 
 from agentcli import __version__
 from agentcli.contracts import JSON
+from agentcli.errors import UsageError
 
 FORMAT_VERSION = 1
 TITLE_CHARS = 200
@@ -74,10 +83,19 @@ class TranscriptWriter:
 
     @classmethod
     def existing(cls, path: Path, on_error: Callable[[str], None]) -> TranscriptWriter:
-        """Append to a transcript being resumed; a torn last line (from a killed run) is cut off first."""
+        """Append to a transcript being resumed: lock it, then cut a torn last line (from a killed run).
+
+        UsageError when another agentcli process has the session open.
+        """
         writer = cls(path, None, on_error)
         try:
+            writer._open()
             _drop_torn_tail(path)
+        except BlockingIOError:
+            raise UsageError(
+                f"Session {path.name.removesuffix('.jsonl')} is in use by another agentcli process. Wait for that "
+                "one to end, resume a different session (--resume ID, or /resume), or start a new one."
+            ) from None
         except OSError as error:
             writer._fail(error)
         return writer
@@ -111,7 +129,13 @@ class TranscriptWriter:
     def _open(self) -> int:
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when fd is closed
+            except OSError:
+                os.close(fd)
+                raise
+            self._fd = fd
             if self._header is not None:
                 header, self._header = self._header, None
                 _write_all(self._fd, encode(header))
