@@ -75,7 +75,11 @@ class TodoList:
 
     def current(self) -> Todo | None:
         """The task in progress, if there is one."""
-        return next((t for t in self.items if t.status == "in_progress"), None)
+        return in_progress(self.items)
+
+
+def in_progress(items: Sequence[Todo]) -> Todo | None:
+    return next((t for t in items if t.status == "in_progress"), None)
 
 
 def progress_line(items: Sequence[Todo]) -> str:
@@ -85,7 +89,7 @@ def progress_line(items: Sequence[Todo]) -> str:
     done = sum(t.status == "completed" for t in items)
     if done == len(items):
         return f"all {len(items)} done" if len(items) > 1 else "done"
-    current = next((t for t in items if t.status == "in_progress"), None)
+    current = in_progress(items)
     return f"{done} of {len(items)} done" + (f" · now: {current.active_form}" if current else "")
 
 
