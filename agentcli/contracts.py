@@ -74,6 +74,12 @@ class Tool(Protocol):
         ...
 
 
+def runs_concurrently(tool: Tool) -> bool:
+    """May a call run alongside its read-only neighbours? Read-only tools may, unless they set
+    `concurrency_safe = False` because they change the session's own state (TodoWrite, Skill)."""
+    return tool.read_only and bool(getattr(tool, "concurrency_safe", True))
+
+
 @runtime_checkable
 class PreviewsChange(Protocol):
     """A tool that can show the change a call would make without making it (Edit, Write)."""

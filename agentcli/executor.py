@@ -1,7 +1,8 @@
 """Running one turn's tool calls: look up, validate, ask the gate, run, cap, answer in order.
 
-Read-only calls that stand next to each other run concurrently; anything else runs alone,
-in the order the model gave. Results always come back in call order, one per call.
+Read-only calls that stand next to each other run concurrently (unless the tool changes the
+session's own state, see `runs_concurrently`); anything else runs alone, in the order the
+model gave. Results always come back in call order, one per call.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult
+from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult, runs_concurrently
 from agentcli.events import EventSink, ToolCallFinished, ToolCallStarted, ToolResultsMessage
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.schema import validation_error
@@ -106,15 +107,15 @@ def _run_safely(tool: Tool, call: JSON, ctx: ToolContext) -> ToolResult:
 
 
 def _batches(calls: list[JSON], registry: ToolRegistry) -> list[list[JSON]]:
-    """Group neighbouring read-only calls; every other call is a batch of its own."""
+    """Group neighbouring calls that may run concurrently; every other call is a batch of its own."""
     batches: list[list[JSON]] = []
-    last_read_only = False
+    last_concurrent = False
     for call in calls:
         tool = registry.get(call["name"])
-        read_only = tool is not None and tool.read_only
-        if read_only and last_read_only:
+        concurrent = tool is not None and runs_concurrently(tool)
+        if concurrent and last_concurrent:
             batches[-1].append(call)
         else:
             batches.append([call])
-        last_read_only = read_only
+        last_concurrent = concurrent
     return batches

@@ -18,6 +18,7 @@ class SkillTool(BuiltinTool):
     # The tool itself only reads skill files; each `!` command inside a skill is checked
     # by the permission gate as a Bash call of its own.
     read_only = True
+    concurrency_safe = False  # it adds the skill's rules to the turn
     description = (
         "Run one of the user's skills (slash commands listed in a <system-reminder> as /name). "
         "Use it when the user asks in plain words for something a listed skill does, e.g. "

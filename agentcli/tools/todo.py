@@ -107,6 +107,7 @@ class TodoWriteTool(BuiltinTool):
     name = "TodoWrite"
     # It changes no files and runs nothing: no permission needed, allowed in plan mode.
     read_only = True
+    concurrency_safe = False  # two calls in one turn must replace the list in the model's order
     description = prose(
         """\
 Keep a task list for the work in hand. The user sees it in their terminal as it changes, so it shows

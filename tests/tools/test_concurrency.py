@@ -15,6 +15,7 @@ from agentcli.tools.edit import EditTool
 from agentcli.tools.grep import GrepTool
 from agentcli.tools.read import ReadTool
 from agentcli.tools.registry import ToolRegistry
+from agentcli.tools.todo import TodoList, TodoWriteTool
 from agentcli.tools.write import WriteTool
 from tests.tools.helpers import write
 
@@ -55,6 +56,7 @@ class Tracked:
         self.description = tool.description
         self.input_schema = {**tool.input_schema, "additionalProperties": True}  # lets a call carry its id
         self.read_only = tool.read_only
+        self.concurrency_safe = getattr(tool, "concurrency_safe", True)
         self.tracker = tracker
         self.barrier = barrier
 
@@ -146,3 +148,26 @@ def test_builtin_tools_order_and_read_only_flags() -> None:
         "Grep": True,
         "Glob": True,
     }
+
+
+def test_task_list_updates_run_alone_and_the_last_one_wins(tmp_path: Path) -> None:
+    write(tmp_path, {"a.txt": "one\n"})
+    tracker = Tracker()
+    todos = TodoList()
+    registry = ToolRegistry([Tracked(ReadTool(), tracker), Tracked(TodoWriteTool(todos), tracker)])
+
+    def plan(*names: str) -> JSON:
+        return {"todos": [{"content": n, "status": "pending", "activeForm": f"Doing {n}"} for n in names]}
+
+    batch = calls(
+        ("Read", {"file_path": "a.txt"}),
+        ("TodoWrite", plan("first")),
+        ("TodoWrite", plan("first", "second")),
+        ("Read", {"file_path": "a.txt"}),
+    )
+    results = run_turn(registry, batch, ToolContext(cwd=tmp_path))
+
+    assert [r.get("is_error", False) for r in results] == [False] * 4, results
+    assert all(others == set() for others in tracker.overlaps.values())
+    assert tracker.order == ["toolu_0", "toolu_1", "toolu_2", "toolu_3"]
+    assert [t.content for t in todos.items] == ["first", "second"]
