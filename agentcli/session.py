@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
-from agentcli.contracts import JSON, Model, ToolContext
+from agentcli.contracts import JSON, FileRecord, Model, ToolContext
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.executor import ToolExecutor
@@ -177,6 +177,8 @@ class Session:
         self.context.attach(self.registry, self.gate)
         self._todos_recorded = 0
         """The task list version last written to the transcript."""
+        self._reads_recorded: dict[Path, FileRecord] = {}
+        """The read-before-write guard's records as last written to the transcript."""
         self.resumed = loaded
         self._title = None
         self._turn_reminders = None
@@ -208,6 +210,8 @@ class Session:
         self.agent.on_message = self._record
         self.agent.before_turn = self._auto_compact
         if loaded is not None:
+            self.agent.ctx.read_files.update(loaded.read_files)  # checked against the file before any edit
+            self._reads_recorded = dict(loaded.read_files)
             self.agent.messages = list(loaded.messages)
             self.agent.context_tokens = loaded.context_tokens
             for message in loaded.repairs():
@@ -232,7 +236,19 @@ class Session:
             if todos.version != self._todos_recorded:  # TodoWrite ran in the turn these results answer
                 self._todos_recorded = todos.version
                 record["todos"] = [t.as_json() for t in todos.items]
+            if reads := self._new_reads():
+                record["read_files"] = reads
         self.transcript.write(record)
+
+    def _new_reads(self) -> JSON:
+        """Files read or written since the last transcript line, with what they looked like then."""
+        current = self.agent.ctx.read_files
+        new = {
+            str(path): asdict(record) for path, record in current.items() if self._reads_recorded.get(path) != record
+        }
+        if new:
+            self._reads_recorded = dict(current)
+        return new
 
     def _notice(self, text: str) -> None:
         self.on_event(Notice(text))

@@ -437,3 +437,34 @@ def test_an_open_transcript_is_locked_and_its_line_in_progress_is_not_cut(tmp_pa
     assert path.read_bytes().endswith(b'"title":"hello"}\n')
     second.close()
     assert notices == []
+
+
+def test_a_resumed_session_may_edit_what_it_read_unless_the_file_changed_since(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    (project / "a.txt").write_text("alpha\n")
+    (project / "b.txt").write_text("beta\n")
+    fake_api.script(
+        reply(tool_use("Read", {"file_path": "a.txt"}), tool_use("Read", {"file_path": "b.txt"})),
+        reply(text("Read both.")),
+        reply(
+            tool_use("Edit", {"file_path": "a.txt", "old_string": "alpha", "new_string": "ALPHA"}),
+            tool_use("Edit", {"file_path": "b.txt", "old_string": "beta", "new_string": "BETA"}),
+        ),
+        reply(text("Done.")),
+    )
+    assert run_cli("run", "read a.txt and b.txt").returncode == 0
+    (project / "b.txt").write_text("beta, edited by the user\n")
+
+    done = run_cli("run", "-c", "capitalise both", "--permission-mode", "acceptEdits")
+
+    assert done.returncode == 0, done.stderr
+    assert (project / "a.txt").read_text() == "ALPHA\n"  # read before the resume, unchanged since: editable
+    assert (project / "b.txt").read_text() == "beta, edited by the user\n"
+    results = [b for b in fake_api.requests[-1].body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    assert not results[0].get("is_error")
+    assert results[1]["is_error"] is True and "was modified since you read it" in results[1]["content"]
+    [path] = transcript_files(home, project)
+    recorded = [r["read_files"] for r in records(path) if "read_files" in r]
+    assert sorted(Path(p).name for p in recorded[0]) == ["a.txt", "b.txt"]
+    assert [Path(p).name for p in recorded[-1]] == ["a.txt"]  # afterwards, only what changed is written

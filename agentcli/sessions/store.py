@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.context.paths import project_state_dir
-from agentcli.contracts import JSON
+from agentcli.contracts import JSON, FileRecord
 from agentcli.errors import UsageError
 from agentcli.executor import close_pending
 from agentcli.loop import INTERRUPTED_MARKER
@@ -35,6 +35,8 @@ class LoadedTranscript:
     context_tokens: int = 0
     todos: tuple[Todo, ...] = ()
     """The task list last recorded (TodoWrite); it outlives compaction."""
+    read_files: dict[Path, FileRecord] = field(default_factory=dict)
+    """What each file looked like when the model last read or wrote it (the Edit/Write guard)."""
     title: str = ""
     model: str | None = None
     torn_lines: int = 0
@@ -116,11 +118,22 @@ def _apply(loaded: LoadedTranscript, record: JSON) -> None:
             loaded.context_tokens = int(record["context_tokens"])
     if isinstance(record.get("reminders"), dict):
         loaded.reminders = record["reminders"]
+    if isinstance(record.get("read_files"), dict):
+        loaded.read_files.update(file_records(record["read_files"]))
     if "todos" in record:
         with contextlib.suppress(ValueError):  # a hand-edited list is dropped, not fatal
             loaded.todos = parse_todos(record["todos"])
     if not loaded.title and kind == "message":
         loaded.title = _prompt_text(record["message"])
+
+
+def file_records(value: JSON) -> dict[Path, FileRecord]:
+    """Guard records from a transcript line; malformed entries are skipped (the model just reads again)."""
+    records: dict[Path, FileRecord] = {}
+    for path, fields in value.items():
+        with contextlib.suppress(TypeError, ValueError, KeyError):
+            records[Path(path)] = FileRecord(int(fields["mtime_ns"]), int(fields["size"]), str(fields["sha256"]))
+    return records
 
 
 def _prompt_text(message: JSON) -> str:
