@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from agentcli.context.paths import project_state_dir
 from agentcli.errors import UsageError
 from agentcli.sessions.compact import (
     CLEARED,
@@ -25,6 +24,7 @@ from agentcli.sessions.store import load_transcript
 from agentcli.sessions.transcript import TranscriptWriter
 from tests.conftest import AGENTCLI, RunCli, cli_env
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, reply, text, tool_use, validation_error
+from tests.session_helpers import auto_compact_at, big_file, model_settings, records, transcript_files
 
 
 def strip_cache_control(value: Any) -> Any:
@@ -33,15 +33,6 @@ def strip_cache_control(value: Any) -> Any:
     if isinstance(value, list):
         return [strip_cache_control(v) for v in value]
     return value
-
-
-def transcript_files(home: Path, project: Path) -> list[Path]:
-    folder = project_state_dir(project, home / ".agentcli")
-    return sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def session_id(done: subprocess.CompletedProcess[str]) -> str:
@@ -308,27 +299,6 @@ def test_summary_input_is_capped_and_the_new_conversation_is_valid() -> None:
     new = summarised_conversation("SUMMARY", [reminder], mid_task=True)
     assert new[0]["content"][0] == reminder and new[0]["content"][1]["text"].startswith(SUMMARY_INTRO)
     assert validation_error({"model": "m", "max_tokens": 10, "messages": new}) is None
-
-
-def big_file(path: Path, chars: int) -> None:
-    line = "0123456789" * 9 + "\n"
-    path.write_text(line * (chars // len(line)))
-
-
-def model_settings(project: Path, **values: Any) -> None:
-    (project / ".agentcli").mkdir(exist_ok=True)
-    (project / ".agentcli" / "settings.json").write_text(json.dumps(values))
-
-
-def auto_compact_at(run_cli: RunCli, fake_api: FakeAnthropic, project: Path, above_base: int) -> None:
-    """Set the auto-compaction threshold to `above_base` tokens more than an empty conversation
-    takes (system prompt and tools, as the fake counts them), so growing either does not break the test."""
-    fake_api.script(reply(text("ok")))
-    assert run_cli("run", "hi").returncode == 0
-    usage = fake_api.usage_log[-1]
-    base = usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
-    window = 2 * (base + above_base)
-    model_settings(project, models={"claude-sonnet-5-5": {"context_window": window}}, autoCompactPercent=50)
 
 
 def test_auto_compact_summarises_when_the_context_fills_up(

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.conftest import RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
-from tests.test_sessions import auto_compact_at, big_file, records, transcript_files
+from tests.session_helpers import auto_compact_at, big_file, records, transcript_files
 
 PLAN = [
     {"content": "Find the bug", "status": "completed", "activeForm": "Finding the bug"},
