@@ -59,6 +59,14 @@ class Terminal:
                 raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.text()}")
         return self.text()
 
+    def wait_for_count(self, text: str, count: int, timeout: float = 15) -> str:
+        """Wait until `text` is on screen at least `count` times."""
+        deadline = time.monotonic() + timeout
+        while self.text().count(text) < count:
+            if not self.pump() or time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never appeared {count} times; the screen shows:\n{self.text()}")
+        return self.text()
+
     def wait_for_prompt(self, after: str, timeout: float = 15) -> str:
         """Wait until `after` is on screen and an empty input prompt (`>`) is drawn below it:
         the turn is over and the program reads keys again."""

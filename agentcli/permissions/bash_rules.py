@@ -4,39 +4,45 @@ Allow rules and deny/ask rules fail in opposite directions on purpose:
 
 - *allow* (`covers`): every simple command in the line must be matched by a rule, and a
   part only counts if it is plain — no command or process substitution, no env-prefix
-  assignment, no redirection that writes a file, no construct the parser does not know.
-  Anything the parser cannot read is not covered (the user is asked, or the call denied).
-- *deny/ask* (`mentions`): any command anywhere — inside `$(…)`, a subshell, a function,
-  behind `env`/`sudo`/`xargs`, inside `bash -c '…'` — that matches the rule counts; when
-  the parser is unsure, a cruder token scan is added so the rule still catches it.
+  assignment, no redirection that writes a file, no construct the rules do not look
+  into — and uses no flag that writes files or runs programs (`bash_flags`) when the rule
+  is a prefix. Anything that cannot be read is not covered (the user is asked, or the
+  call denied).
+- *deny/ask* (`deny_match`): any command anywhere — inside `$(…)`, a subshell, a function,
+  a heredoc, behind `env`/`sudo`/`timeout`/`xargs`/`find -exec` (each wrapper's options
+  read with its own grammar, see `bash_runners`), inside `bash -c '…'`, `eval` or `trap`
+  — that matches the rule counts. When any program the line runs cannot be determined
+  statically (a variable or substitution in command position, brace or glob expansion,
+  ANSI-C quoting, `source`, a shell reading its input, an option a wrapper does not
+  document), the line counts as matching too, with a reason saying why it could not be
+  verified. What is out of reach: programs that act without being named (`python -c`,
+  a script's own content, a binary copied under another name).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import re
 import shlex
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agentcli.permissions.bash_flags import risky_flag
+from agentcli.permissions.bash_runners import Code, Opaque, Runs, effects, program_name
+from agentcli.permissions.bash_syntax import Command, Redirect, Script, Word, iter_words, parse_script
 
 UNSAFE_TEXT = ("`", "$(", "<(", ">(")
 """Substitutions; if any appears anywhere (even quoted), no part is plain."""
 
-_EXPANDING = set("$`*?[{")
-"""Characters that may expand a word (a rule's words only match words without them)."""
-_BARE_STAR = re.compile(r"(^|\s)\*(\s|$)")
-_SIMPLE_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
-_FD = re.compile(r"[0-9]+|-")
 _WRITING_REDIRECTS = {">", ">>", ">|", "&>", "&>>", "<>"}
 _NULL_DEVICE = "/dev/null"
-
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
-WRAPPERS = {
-    "env", "command", "builtin", "exec", "nohup", "time", "nice", "ionice", "sudo", "doas",
-    "xargs", "timeout", "stdbuf", "setsid", "chrt", "taskset", "unbuffer", "caffeinate",
-}  # fmt: skip
-"""Commands that run their arguments as another command (deny rules look behind them)."""
+MAX_NESTING = 4
+"""How deep shell code inside shell code (`bash -c "eval '…'"`) is followed."""
+CODE_MARKERS = ("$(", "`", "<(", ">(")
+SHELL_STARTUP_VARIABLES = frozenset({"BASH_ENV", "ENV"})
+"""Variables naming a file a shell runs when it starts."""
+LOOKUPS = frozenset({"which", "type", "whereis", "whence", "where", "hash", "command"})
+"""Programs that print where another program lives (so it can be run under another name)."""
 
 
 class BashRuleError(ValueError):
@@ -58,13 +64,18 @@ class SimpleCommand:
     """One simple command of a command line, as the shell will see it."""
 
     words: tuple[str, ...]
-    """Words after quote removal (`ec"ho" hi` → echo, hi)."""
+    """Words after quote removal (`ec"ho" hi` → echo, hi); a word that expands is kept as written."""
     text: str
     """The command's own source text."""
     literal: int
     """How many leading words can expand to nothing but themselves (no $, glob, brace, ~)."""
     plain: bool
     """No assignment, substitution, file-writing redirection or unknown construct."""
+
+    @property
+    def risky_flag(self) -> str | None:
+        """A flag of this command that writes files or runs programs (`bash_flags`)."""
+        return risky_flag(self.words)
 
 
 @dataclass(frozen=True)
@@ -89,14 +100,14 @@ def parse_bash_specifier(spec: str) -> BashPattern | None:
         raise BashRuleError(f"cannot split the command into words: {error}") from None
     if not words:
         raise BashRuleError("no command before the wildcard")
-    if _BARE_STAR.search(body):
+    if any(word == "*" for word in words):
         raise BashRuleError("a wildcard may only end the rule, as in Bash(git diff:*) or Bash(git diff *)")
     if prefix and body != body.rstrip():
         raise BashRuleError("write the prefix without trailing spaces, as in Bash(git diff:*)")
     return BashPattern(words, prefix, text)
 
 
-# ------------------------------------------------------------------------- parsing
+# ------------------------------------------------------------------- allow rules
 
 
 def parse_parts(command: str) -> list[SimpleCommand] | None:
@@ -105,107 +116,42 @@ def parse_parts(command: str) -> list[SimpleCommand] | None:
     Lists (`;` `&&` `||` `&` newlines), pipelines, `( … )` subshells and `{ …; }` groups are
     looked through; other compound commands (if/for/while/case/functions) are not analysed.
     """
-    trees = _parse(command)
-    if not trees:
+    script = parse_script(command)
+    if not script.parts:
         return None
-    parts: list[SimpleCommand] = []
-    try:
-        if not all(_collect(tree, command, parts) for tree in trees):
-            return None
-    except RecursionError:  # absurdly deep nesting: not analysable
-        return None
-    if any(marker in command for marker in UNSAFE_TEXT):
-        parts = [replace(p, plain=False) for p in parts]
-    return parts or None
+    unsafe_text = any(marker in command for marker in UNSAFE_TEXT)
+    return [_simple(part, unsafe_text) for part in script.parts]
 
 
-def _parse(command: str) -> list[Any] | None:
-    if "\0" in command:
-        return None
-    try:
-        import bashlex  # type: ignore[import-untyped]
+def _simple(command: Command, unsafe_text: bool) -> SimpleCommand:
+    words = tuple(w.value if w.value is not None else w.text for w in command.words)
+    literal = 0
+    for word in command.words:
+        if not word.literal:
+            break
+        literal += 1
+    plain = (
+        bool(command.words)
+        and not unsafe_text
+        and not command.assignments
+        and not command.runs_code
+        and all(word.simple_expansions_only for word in command.words)
+        and all(_safe_redirect(r) for r in command.redirects)
+    )
+    return SimpleCommand(words, command.text, literal, plain)
 
-        trees = bashlex.parse(command)
-    except Exception:  # bashlex raises many types (ParsingError, NotImplementedError, …)
-        return None
-    if not isinstance(trees, list) or not all(hasattr(t, "kind") for t in trees):
-        return None
-    return trees
 
-
-def _collect(node: Any, source: str, out: list[SimpleCommand]) -> bool:
-    kind = node.kind
-    if kind == "command":
-        out.append(_simple(node, source))
-        return True
-    if kind == "list":
-        return all(_collect(p, source, out) for p in node.parts if p.kind != "operator")
-    if kind == "pipeline":
-        return all(
-            _collect(p, source, out)
-            for p in node.parts
-            if p.kind != "pipe" and not (p.kind == "reservedword" and p.word == "!")
-        )
-    if kind == "compound":
-        items = node.list
-        opener = items[0] if items else None
-        if opener is None or opener.kind != "reservedword" or opener.word not in ("(", "{"):
-            return False
-        if source[node.pos[0] : node.pos[0] + 2] == "((":  # arithmetic, not a subshell
-            return False
-        if not all(_safe_redirect(r) for r in node.redirects):
-            return False
-        return all(_collect(i, source, out) for i in items if i.kind != "reservedword")
+def _safe_redirect(redirect: Redirect) -> bool:
+    operator, target = redirect.operator, redirect.target
+    if operator in (">&", "<&"):  # fd duplication (`2>&1`, `>&-`) is fine; `>& file` writes a file
+        return target is not None and target.literal and ((target.value or "").isdigit() or target.value == "-")
+    if operator in ("<", "<<<"):
+        return target is not None and target.simple_expansions_only
+    if operator in ("<<", "<<-"):
+        return not redirect.heredoc_runs_code
+    if operator in _WRITING_REDIRECTS:
+        return target is not None and target.literal and target.value == _NULL_DEVICE
     return False
-
-
-def _simple(node: Any, source: str) -> SimpleCommand:
-    words: list[str] = []
-    literal, counting, plain = 0, True, True
-    for part in node.parts:
-        if part.kind == "word":
-            words.append(part.word)
-            plain = plain and all(_safe_expansion(p) for p in part.parts)
-            raw = source[part.pos[0] : part.pos[1]]
-            if counting and not part.parts and not _EXPANDING.intersection(raw) and not raw.startswith("~"):
-                literal += 1
-            else:
-                counting = False
-        elif part.kind == "redirect":
-            plain = plain and _safe_redirect(part)
-        else:  # an assignment (FOO=1 cmd) or something unknown
-            plain = False
-    text = source[node.pos[0] : node.pos[1]]
-    return SimpleCommand(tuple(words), text, literal, plain and bool(words))
-
-
-def _safe_expansion(node: Any) -> bool:
-    if node.kind == "tilde":
-        return True
-    return node.kind == "parameter" and _SIMPLE_PARAMETER.fullmatch(node.value) is not None
-
-
-def _safe_word(node: Any) -> bool:
-    return node is not None and getattr(node, "kind", None) == "word" and all(_safe_expansion(p) for p in node.parts)
-
-
-def _safe_redirect(node: Any) -> bool:
-    kind, target = node.type, node.output
-    if kind in (">&", "<&"):  # fd duplication is fine; `>& file` writes a file
-        return isinstance(target, int) or (
-            _safe_word(target) and not target.parts and _FD.fullmatch(target.word) is not None
-        )
-    if kind in ("<", "<<<"):
-        return _safe_word(target)
-    if kind in ("<<", "<<-"):
-        body = getattr(getattr(node, "heredoc", None), "value", None)
-        return isinstance(body, str) and "$" not in body and "`" not in body
-    if kind in _WRITING_REDIRECTS:
-        return _safe_word(target) and not target.parts and target.word == _NULL_DEVICE
-    return False
-
-
-# ------------------------------------------------------------------- allow rules
 
 
 def covers(command: str, patterns: Sequence[BashPattern]) -> Coverage:
@@ -224,80 +170,159 @@ def part_covered(part: SimpleCommand, pattern: BashPattern) -> bool:
     n = len(pattern.words)
     if not part.plain or part.literal < n or part.words[:n] != pattern.words:
         return False
-    return pattern.prefix or len(part.words) == n
+    if not pattern.prefix:
+        return len(part.words) == n
+    return part.risky_flag is None  # a prefix names the program, not every file it may write
 
 
 # --------------------------------------------------------------- deny/ask rules
 
 
-def mentions(command: str, pattern: BashPattern, depth: int = 0) -> bool:
-    """Whether any command anywhere in `command` matches `pattern` (for deny and ask rules)."""
+@dataclass(frozen=True)
+class Invocation:
+    """A program the line runs, with its arguments (the program's name is always known)."""
+
+    words: tuple[Word, ...]
+    source: str
+    """The command text it comes from."""
+
+
+@dataclass
+class Analysis:
+    """Everything a line runs, as far as it can be known without running it."""
+
+    invocations: list[Invocation] = field(default_factory=list)
+    unverifiable: list[str] = field(default_factory=list)
+    """Why some program the line runs cannot be determined (empty when all are known)."""
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """A deny/ask rule catches a call: it does what the rule names, or cannot be shown not to."""
+
+    unverified: str | None = None
+    """None when the call really does what the rule names; else why it could not be verified."""
+
+
+@functools.lru_cache(maxsize=256)
+def analyse(command: str) -> Analysis:
+    """Every program `command` runs, following wrappers and shell code, and what cannot be followed."""
+    analysis = Analysis()
+    _analyse(command, 0, analysis)
+    return analysis
+
+
+def _analyse(source: str, depth: int, out: Analysis) -> None:
+    script = parse_script(source)
+    if script.broken:
+        out.unverifiable.append(f"the command cannot be analysed ({script.broken})")
+    if script.arithmetic and any(_looks_like_code(w) for w in iter_words(script)):
+        out.unverifiable.append("arithmetic in it may run a command hidden in a string")
+    for command in script.commands:
+        _follow(command, depth, out)
+    for assignment in _assignments(script, out):
+        name = (assignment.value or assignment.text).split("=", 1)[0]
+        if name in SHELL_STARTUP_VARIABLES:
+            out.unverifiable.append(f"it sets {name}, which makes a shell run the commands of a file")
+        elif _looks_like_code(assignment):
+            out.unverifiable.append(f"it sets {name} to text that may run as code later (`{assignment.text}`)")
+
+
+def _assignments(script: Script, out: Analysis) -> list[Word]:
+    """The line's assignments, and those `env NAME=VALUE …` makes."""
+    found = list(script.assignments)
+    for invocation in out.invocations:
+        if program_name(invocation.words[0]) == "env":
+            found.extend(w for w in invocation.words[1:] if "=" in (w.value or w.text).split(" ", 1)[0])
+    return found
+
+
+def _looks_like_code(word: Word) -> bool:
+    """A quoted string that holds a substitution: it runs if something later evaluates it."""
+    return word.value is not None and any(marker in word.value for marker in CODE_MARKERS)
+
+
+def _follow(command: Command, depth: int, out: Analysis) -> None:
+    pending: list[tuple[Word, ...]] = [command.words]
+    while pending:
+        words = pending.pop()
+        if not words:
+            continue
+        head = words[0]
+        if not head.literal:
+            out.unverifiable.append(f"the program `{head.text}` is only known when the command runs")
+            continue
+        out.invocations.append(Invocation(words, command.text))
+        for effect in effects(program_name(head), words[1:]):
+            if isinstance(effect, Runs):
+                pending.append(effect.words)
+            elif isinstance(effect, Opaque):
+                out.unverifiable.append(effect.reason)
+            elif effect.word.value is None:
+                out.unverifiable.append(f"it runs shell code (`{effect.word.text}`) that is only known when it runs")
+            elif depth >= MAX_NESTING:
+                out.unverifiable.append("it nests shell code too deeply to follow")
+            else:
+                assert isinstance(effect, Code)
+                _analyse(effect.word.value, depth + 1, out)
+
+
+def deny_match(command: str, pattern: BashPattern) -> RuleMatch | None:
+    """Whether a deny/ask rule with `pattern` catches `command` (see the module docstring)."""
     if not pattern.prefix and command.strip() == pattern.text:
+        return RuleMatch()
+    analysis = analyse(command)
+    maybe: str | None = None
+    for invocation in analysis.invocations:
+        verdict = _runs(invocation.words, pattern)
+        if verdict is True:
+            return RuleMatch()
+        if verdict is None and maybe is None:
+            maybe = f"the arguments of `{invocation.source}` are only known when it runs"
+    if analysis.unverifiable:
+        return RuleMatch(analysis.unverifiable[0])
+    return RuleMatch(maybe) if maybe is not None else None
+
+
+def _runs(words: tuple[Word, ...], pattern: BashPattern) -> bool | None:
+    """True: runs what `pattern` names; None: might (unknown arguments); False: does not.
+
+    An exact pattern is judged like a prefix (deny `git push` also catches `git push -f`),
+    and the pattern's further words may be separated by other words (`git -C x push`).
+    """
+    name = program_name(words[0])
+    wanted = os.path.basename(pattern.words[0])
+    args = words[1:]
+    if name != wanted:
+        return _points_at(name, args, wanted)
+    rest = pattern.words[1:]
+    if not rest:
         return True
-    trees = _parse(command)
-    word_lists: list[list[str]] = []
-    try:
-        for tree in trees or []:
-            _all_commands(tree, word_lists)
-    except RecursionError:
-        trees = None
-    if trees is None or "<<" in command or any(m in command for m in UNSAFE_TEXT):
-        word_lists.extend(_crude_commands(command))
-    return any(_words_mention(words, pattern, depth) for words in word_lists)
+    known = [w.value for w in args if w.literal]
+    if _in_order(rest, known):
+        return True
+    first_known = next((i for i, w in enumerate(args) if w.literal and not (w.value or "").startswith("-")), len(args))
+    return None if any(not w.literal for w in args[:first_known]) else False
 
 
-def _all_commands(node: Any, out: list[list[str]]) -> None:
-    if node.kind == "command":
-        out.append([p.word for p in node.parts if p.kind == "word"])
-    for attr in ("parts", "list"):
-        for child in getattr(node, attr, None) or []:
-            if hasattr(child, "kind"):
-                _all_commands(child, out)
-    for attr in ("command", "output", "body"):
-        child = getattr(node, attr, None)
-        if hasattr(child, "kind"):
-            _all_commands(child, out)
-
-
-_CRUDE_SPLIT = re.compile(r"\$\(|<\(|>\(|[;&|\n(){}`]")
-
-
-def _crude_commands(command: str) -> Iterable[list[str]]:
-    for segment in _CRUDE_SPLIT.split(command):
-        words = segment.replace('"', " ").replace("'", " ").replace("\\", "").split()
-        if words:
-            yield words
-
-
-_SKIPPABLE = re.compile(r"-.*|[A-Za-z_][A-Za-z0-9_]*=.*|[0-9]+(\.[0-9]+)?[smhd]?")
-
-
-def _words_mention(words: list[str], pattern: BashPattern, depth: int) -> bool:
-    for i, word in enumerate(words):
-        name = os.path.basename(word)
-        rest = words[i + 1 :]
-        if _starts_with(name, rest, pattern):
+def _points_at(name: str, args: tuple[Word, ...], wanted: str) -> bool:
+    """`which rm`, `cp /bin/rm x`: looks up the program, or names its file (to run it under another name)."""
+    for word in args:
+        value = word.value
+        if not word.literal or not value:
+            continue
+        if name in LOOKUPS and value == wanted:
             return True
-        if depth < 3 and _nested_script_mentions(name, rest, pattern, depth):
+        if "/" in value and os.path.basename(value) == wanted and _is_program_file(value):
             return True
-        if name not in WRAPPERS and not _SKIPPABLE.fullmatch(word):
-            return False
     return False
 
 
-def _starts_with(name: str, rest: list[str], pattern: BashPattern) -> bool:
-    words = (name, *rest)
-    n = len(pattern.words)
-    if words[:n] != pattern.words:
-        return False
-    return pattern.prefix or len(words) == n
+def _is_program_file(path: str) -> bool:
+    parts = path.split("/")
+    return "bin" in parts or "sbin" in parts or (os.path.isfile(path) and os.access(path, os.X_OK))
 
 
-def _nested_script_mentions(name: str, rest: list[str], pattern: BashPattern, depth: int) -> bool:
-    if name == "eval":
-        return mentions(" ".join(rest), pattern, depth + 1)
-    if name in SHELLS:
-        for j, arg in enumerate(rest[:-1]):
-            if arg.startswith("-") and not arg.startswith("--") and "c" in arg:
-                return mentions(rest[j + 1], pattern, depth + 1)
-    return False
+def _in_order(wanted: Sequence[str], words: Sequence[str | None]) -> bool:
+    remaining = iter(words)
+    return all(any(word == item for word in remaining) for item in wanted)

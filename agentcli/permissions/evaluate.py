@@ -1,4 +1,4 @@
-"""The pure decision for one call: deny rules, plan mode, ask rules, allow rules, then the mode.
+"""The pure decision for one call: deny rules, plan mode, ask rules, protected paths, allow rules, the mode.
 
 No prompting and no I/O beyond resolving paths; the gate turns an "ask" into a question
 (or, non-interactively, a denial).
@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Literal
 
 from agentcli.contracts import JSON, Tool, ToolContext
-from agentcli.permissions.bash_rules import Coverage, covers, mentions
+from agentcli.permissions.bash_rules import BashPattern, Coverage, RuleMatch, covers, deny_match
 from agentcli.permissions.modes import Mode
 from agentcli.permissions.paths import is_inside, literal_path, real_path
+from agentcli.permissions.protected import Protected, bash_targets, pattern_names, protected_writes
 from agentcli.permissions.rules import EDIT_FAMILY, READ_FAMILY, Rule
 from agentcli.permissions.sources import RuleSet
 
@@ -31,6 +32,8 @@ class Call:
     project: Path
     paths: tuple[Path, ...]
     """Absolute paths the call touches (for read/edit kinds, the project when none given)."""
+    protected: tuple[Protected, ...] = ()
+    """Protected paths the call would write (see `protected`)."""
 
     @property
     def command(self) -> str:
@@ -59,7 +62,13 @@ def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
     paths = tuple(literal_path(ctx.resolve(str(p))) for p in tool.touched_paths(tool_input, ctx))
     if not paths and kind in ("read", "edit"):
         paths = (literal_path(ctx.cwd),)
-    return Call(name, tool_input, kind, tool.read_only, ctx.cwd, paths)
+    written: list[Path] = []
+    if kind == "edit" and not tool.read_only:
+        written = [real_path(p) for p in paths]
+    elif kind == "bash":
+        command = tool_input.get("command")
+        written = bash_targets(command, ctx.cwd) if isinstance(command, str) else []
+    return Call(name, tool_input, kind, tool.read_only, ctx.cwd, paths, protected_writes(written, ctx.cwd))
 
 
 @dataclass(frozen=True)
@@ -67,28 +76,36 @@ class Verdict:
     outcome: Literal["allow", "ask", "deny"]
     rule: Rule | None = None
     """The deny or ask rule that decided, if one did."""
+    unverified: str | None = None
+    """With a Bash deny/ask rule: why the command could not be shown not to match it."""
     plan: bool = False
     """Refused because the session is in plan mode."""
     coverage: Coverage | None = None
     """For Bash: which parts no allow rule covers."""
     uncovered_paths: tuple[Path, ...] = ()
     """For path tools: the (resolved) paths nothing allowed."""
+    protected: tuple[Protected, ...] = ()
+    """Protected paths no allow rule names: asked every time, whatever the mode."""
 
     def uncovered_paths_outside(self, project: Path) -> tuple[Path, ...]:
         return tuple(p for p in self.uncovered_paths if not is_inside(p, project))
 
 
 def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
-    """deny rules → plan mode → ask rules → allow rules and the mode → ask."""
+    """deny rules → plan mode → ask rules → protected paths → allow rules and the mode → ask."""
     for rule in rules.of("deny"):
-        if _matches(rule, call):
-            return Verdict("deny", rule=rule)
+        if match := _matches(rule, call):
+            return Verdict("deny", rule=rule, unverified=match.unverified)
     if mode == "plan" and not call.read_only:
         return Verdict("deny", plan=True)
     for rule in rules.of("ask"):
-        if _matches(rule, call):
-            return Verdict("ask", rule=rule)
+        if match := _matches(rule, call):
+            return Verdict("ask", rule=rule, unverified=match.unverified)
     allow = [r for r in rules.of("allow") if r.names(call.tool)]
+    if call.protected:
+        unnamed = tuple(p for p in call.protected if not _named(p, call, allow))
+        if unnamed:
+            return Verdict("ask", protected=unnamed)
     if call.kind == "bash":
         return _bash_verdict(call, allow, mode)
     if call.paths:
@@ -106,17 +123,32 @@ def _bash_verdict(call: Call, allow: list[Rule], mode: Mode) -> Verdict:
     return Verdict("allow") if coverage.covered else Verdict("ask", coverage=coverage)
 
 
-def _matches(rule: Rule, call: Call) -> bool:
+def _matches(rule: Rule, call: Call) -> RuleMatch | None:
     """For deny and ask rules: does the rule catch any part of this call? (fails closed)"""
     if not rule.names(call.tool):
-        return False
+        return None
     if rule.tool_wide:
-        return True
+        return RuleMatch()
     if rule.bash is not None:
-        return call.kind == "bash" and mentions(call.command, rule.bash)
+        return deny_match(call.command, rule.bash) if call.kind == "bash" else None
     pattern = rule.path
     assert pattern is not None
-    return any(pattern.matches(p, call.project) or pattern.matches(real_path(p), call.project) for p in call.paths)
+    hit = any(pattern.matches(p, call.project) or pattern.matches(real_path(p), call.project) for p in call.paths)
+    return RuleMatch() if hit else None
+
+
+def _named(protected: Protected, call: Call, allow: list[Rule]) -> bool:
+    """Only an allow rule that names a protected path lets a write to it through (never a mode or `Edit`)."""
+    if call.kind == "bash":
+        naming = [r.bash for r in allow if r.bash is not None and _spells(r.bash, protected)]
+        return covers(call.command, naming).covered
+    return any(r.path is not None and pattern_names(r.path, protected, call.project) for r in allow)
+
+
+def _spells(pattern: BashPattern, protected: Protected) -> bool:
+    """An exact Bash rule names everything the command writes; a prefix rule must spell the protected folder."""
+    folder = protected.root.name.lower()
+    return not pattern.prefix or any(folder in word.lower() for word in pattern.words)
 
 
 def _path_allowed(path: Path, call: Call, allow: list[Rule], mode: Mode) -> bool:

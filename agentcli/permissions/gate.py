@@ -1,6 +1,6 @@
 """The permission gate: the one place that decides whether a tool call runs.
 
-deny rules → plan mode → ask rules → allow rules and the mode → ask the user (through
+deny rules → plan mode → ask rules → protected paths → allow rules and the mode → ask the user (through
 the front end's prompter) or, with no prompter, deny with a message naming what would
 allow the call. Tools never check permissions themselves.
 """
@@ -76,7 +76,7 @@ class Gate:
             if verdict.outcome == "allow":
                 return Decision(True)
             if verdict.rule is not None and verdict.outcome == "deny":
-                return Decision(False, messages.denied_by_rule(call, verdict.rule))
+                return Decision(False, messages.denied_by_rule(call, verdict.rule, verdict.unverified))
             if verdict.plan:
                 return Decision(False, messages.plan_refusal(call, self.prompter is not None))
             suggestion = suggest(call, verdict)

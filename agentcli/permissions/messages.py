@@ -12,7 +12,7 @@ from pathlib import Path
 from agentcli.permissions.evaluate import Call, Verdict
 from agentcli.permissions.paths import is_inside, real_path
 from agentcli.permissions.rules import Rule
-from agentcli.permissions.suggest import Suggestion
+from agentcli.permissions.suggest import Suggestion, naming_rules
 
 MAX_SHOWN = 160
 DO_NOT_RETRY = "Do not retry the same call: it would be denied again. Go on without it, or tell the user what you need."
@@ -45,7 +45,14 @@ def source_of(rule: Rule) -> str:
     return rule.source.label if rule.source.scope in ("flag", "session") else f"settings file {rule.source.label}"
 
 
-def denied_by_rule(call: Call, rule: Rule) -> str:
+def denied_by_rule(call: Call, rule: Rule, unverified: str | None = None) -> str:
+    if unverified:
+        return (
+            f'Permission denied: {describe(call)} could not be verified against the deny rule "{rule.text}" in '
+            f"{source_of(rule)} ({unverified}), so it counts as matching it.\n"
+            "If the command has nothing to do with that rule, write it so every program it runs is named "
+            "plainly: no variable, substitution, eval, source or shell string in command position."
+        )
     return (
         f'Permission denied by the deny rule "{rule.text}" in {source_of(rule)}: {describe(call)} may not run.\n'
         "Deny rules cannot be overridden; do not try to reach the same result another way."
@@ -66,10 +73,24 @@ def non_interactive(call: Call, verdict: Verdict, suggestion: Suggestion | None)
     what = describe(call)
     if verdict.rule is not None:
         rule = verdict.rule
+        how = "could not be verified against" if verdict.unverified else "matches"
+        why = f" ({verdict.unverified})" if verdict.unverified else ""
         return (
-            f'Permission denied: {what} matches the ask rule "{rule.text}" in {source_of(rule)}, so it needs the '
+            f'Permission denied: {what} {how} the ask rule "{rule.text}" in {source_of(rule)}{why}, so it needs the '
             "user's confirmation, which a non-interactive run cannot give; remove that ask rule to let it run.\n"
             + DO_NOT_RETRY
+        )
+    if verdict.protected:
+        rules = naming_rules(call, verdict)
+        allow = (
+            f"To allow it, pass --allowed-tools {_shell_quote(','.join(rules))}: only a rule that names the path "
+            "allows it, never a mode."
+            if rules
+            else "Only a rule that names the exact command could allow it."
+        )
+        return (
+            f"Permission denied: {what} writes {protected_summary(verdict, call.project)}, which is asked about every "
+            f"time, and this run is non-interactive. {allow}\n{DO_NOT_RETRY}"
         )
     how = _how_to_allow(call, verdict, suggestion)
     return f"Permission denied: {what} needs approval, and this run is non-interactive. {how}\n{DO_NOT_RETRY}"
@@ -102,13 +123,35 @@ def user_denied(call: Call, reason: str) -> str:
 def ask_reason(call: Call, verdict: Verdict) -> str:
     """Why the user is being asked, for the permission prompt."""
     if verdict.rule is not None:
+        if verdict.unverified:
+            return (
+                f'It could not be verified against the ask rule "{verdict.rule.text}" in '
+                f"{source_of(verdict.rule)}: {verdict.unverified}."
+            )
         return f'It matches the ask rule "{verdict.rule.text}" in {source_of(verdict.rule)}.'
+    if verdict.protected:
+        return (
+            f"It writes {protected_summary(verdict, call.project)}. Such files are asked about every time, "
+            "in every mode."
+        )
     outside = verdict.uncovered_paths_outside(call.project)
     if outside:
         return f"It touches {', '.join(str(p) for p in outside)}, outside the project."
     if call.kind == "bash" and verdict.coverage is not None and verdict.coverage.uncovered is None:
         return "The command could not be fully analysed, so no rule can cover it."
+    risky = [p for p in (verdict.coverage.uncovered or ()) if p.risky_flag] if verdict.coverage else []
+    if risky:
+        flag = risky[0].risky_flag
+        return f"It uses {flag}, which prefix rules do not cover; only a rule naming the exact command does."
     return "No rule allows it yet."
+
+
+def protected_summary(verdict: Verdict, project: Path) -> str:
+    """`.git/config (it can make git run programs …)`; several paths with the same reason share it."""
+    by_reason: dict[str, list[str]] = {}
+    for item in verdict.protected:
+        by_reason.setdefault(item.reason, []).append(show_path(item.path, project))
+    return "; ".join(f"{', '.join(paths)} ({reason})" for reason, paths in by_reason.items())
 
 
 def _shell_quote(value: str) -> str:

@@ -52,8 +52,9 @@ class Suggestion:
 
 
 def suggest(call: Call, verdict: Verdict) -> Suggestion | None:
-    """Rules that would let this call through; None when no rule can (or an ask rule forces asking)."""
-    if verdict.outcome != "ask" or verdict.rule is not None:
+    """Rules that would let this call through; None when no rule can, or when the call must be asked
+    about every time (an ask rule, a protected path)."""
+    if verdict.outcome != "ask" or verdict.rule is not None or verdict.protected:
         return None
     if call.kind == "bash":
         rules = bash_rules_for(call.command, verdict.coverage)
@@ -77,7 +78,7 @@ def bash_rules_for(command: str, coverage: Coverage | None) -> tuple[str, ...]:
 def part_rule(part: SimpleCommand) -> str | None:
     if not part.plain or not part.literal:
         return None
-    depth = prefix_depth(part.words)
+    depth = 0 if part.risky_flag else prefix_depth(part.words)  # a prefix would not cover `--output=…`
     if 0 < depth <= part.literal:
         return f"Bash({shlex.join(part.words[:depth])}:*)"
     if part.literal == len(part.words):
@@ -108,6 +109,21 @@ def exact_rule(command: str) -> str | None:
     except RuleError:
         return None
     return text if rule.bash is not None and not rule.bash.prefix and rule.bash.text == command else None
+
+
+def naming_rules(call: Call, verdict: Verdict) -> tuple[str, ...]:
+    """Rules that name the protected paths a call writes: the exact Bash command, or each exact file."""
+    if call.kind == "bash":
+        exact = exact_rule(call.command.strip())
+        return (exact,) if exact else ()
+    family = "Edit" if call.kind == "edit" else call.tool
+    return _unique(f"{family}({_exact_path(p.path, call.project)})" for p in verdict.protected)
+
+
+def _exact_path(real: Path, project: Path) -> str:
+    if is_inside(real, project):
+        return "./" + escape_pattern(real.relative_to(project.resolve()).as_posix())
+    return "//" + escape_pattern(real.as_posix().lstrip("/"))
 
 
 def path_rule(call: Call, real: Path) -> str:

@@ -10,7 +10,7 @@ import pytest
 from agentcli.permissions.bash_rules import (
     BashRuleError,
     covers,
-    mentions,
+    deny_match,
     parse_bash_specifier,
     parse_parts,
 )
@@ -148,8 +148,13 @@ def test_uncovered_parts_are_reported() -> None:
 
 
 def test_an_unparseable_command_has_no_parts() -> None:
-    assert parse_parts("echo $((1+2))") is None
-    assert covers("echo $((1+2))", RULES).uncovered is None
+    assert parse_parts("echo hi)") is None
+    assert covers("echo 'unterminated", RULES).uncovered is None
+
+
+def test_arithmetic_is_read_but_never_plain() -> None:
+    [part] = parse_parts("echo $((1+2))") or []
+    assert part.words[0] == "echo" and not part.plain
 
 
 def test_an_exact_rule_matches_its_own_text_even_when_it_cannot_be_analysed() -> None:
@@ -199,13 +204,13 @@ CAUGHT_BY_DENY = [
 @pytest.mark.parametrize("command", CAUGHT_BY_DENY)
 def test_deny_rules_look_everywhere(command: str) -> None:
     assert RM is not None
-    assert mentions(command, RM)
+    assert deny_match(command, RM) is not None
 
 
 @pytest.mark.parametrize("command", ["git rm x", "echo rm", "grep -r 'rm -rf' .", "ls"])
 def test_deny_rules_match_commands_not_words(command: str) -> None:
     assert RM is not None
-    assert not mentions(command, RM)
+    assert deny_match(command, RM) is None
 
 
 # ------------------------------------------------------------------ specifiers
