@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from agentcli.context.paths import project_slug
 from agentcli.context.system_prompt import CORE
 from tests.conftest import RunCli
 from tests.context.helpers import git, write
@@ -49,7 +50,7 @@ def test_first_request_system_and_reminders_for_nested_claude_md_with_imports(
     core, session = body["system"]
     assert core["text"] == CORE
     assert f"Working directory: {cwd}" in session["text"]
-    assert f"/projects/{str(cwd).replace('/', '-').replace('_', '-')}/memory/" in session["text"]
+    assert f"/projects/{project_slug(cwd)}/memory/" in session["text"]
     assert "Branch: No commits yet on main" in session["text"]
     assert session["text"].endswith("APPENDED LAST")
 
