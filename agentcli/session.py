@@ -28,6 +28,7 @@ from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
 from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
 from agentcli.settings import Settings, load_settings
+from agentcli.skills.trust import SkillTrust
 
 DEFAULT_AUTO_COMPACT_PERCENT = 80
 
@@ -102,6 +103,8 @@ class Session:
         self.registry = builtin_tools()
         self.model_name = resolve_model(options.model, self.settings)
         self.auto_compact_percent = auto_compact_percent(self.settings)
+        self.skill_trust = SkillTrust()
+        """Kept across /clear and /resume: a skill the model changed stays untrusted in a new conversation."""
         # Set by _begin() for each conversation:
         self.id: str
         self.context: SessionContext
@@ -171,7 +174,12 @@ class Session:
         """Set up a conversation: a new one, or `loaded` replayed exactly (so the prompt cache hits).
         `writer` is the loaded transcript's, already opened."""
         self.context = SessionContext(
-            self.cwd, self.model_name, self.options.append_system_prompt, permission_mode=lambda: self.gate.mode
+            self.cwd,
+            self.model_name,
+            self.options.append_system_prompt,
+            permission_mode=lambda: self.gate.mode,
+            skill_trust=self.skill_trust,
+            on_notice=self._notice,
         )
         self.registry = self.registry.without(["Skill", "TodoWrite"])
         self.context.attach(self.registry, self.gate)

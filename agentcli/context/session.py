@@ -26,12 +26,11 @@ from agentcli.context.reminders import ReminderSource, ReminderTracker
 from agentcli.context.system_prompt import build_system_prompt
 from agentcli.contracts import JSON, PermissionGate, ToolContext
 from agentcli.settings import agentcli_home
-from agentcli.skills.expand import expand_skill
+from agentcli.skills.invoke import SkillInvoker
 from agentcli.skills.listing import render_skill_list
 from agentcli.skills.loader import Skill, SkillCatalog, load_skills
-from agentcli.skills.rules import TurnRules
-from agentcli.skills.shell import GatedShell
 from agentcli.skills.tool import SkillTool
+from agentcli.skills.trust import SkillTrust
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
 
@@ -79,6 +78,8 @@ class SessionContext:
         home: Path | None = None,
         today: datetime.date | None = None,
         permission_mode: Callable[[], str] = lambda: "default",
+        skill_trust: SkillTrust | None = None,
+        on_notice: Callable[[str], None] = lambda text: None,
     ) -> None:
         self.cwd = cwd
         self.home = home or agentcli_home()
@@ -118,8 +119,11 @@ class SessionContext:
         )
         self.todos = TodoList()
         """The model's task list (TodoWrite) for this conversation."""
-        self._shell: GatedShell | None = None
-        self._turn_rules: TurnRules | None = None
+        self.skill_trust = skill_trust or SkillTrust()
+        """Which skill files may grant their allowed-tools to the model (shared by a Session's conversations)."""
+        self.skill_trust.begin(self.skills)
+        self.on_notice = on_notice
+        self._invoker: SkillInvoker | None = None
 
     def skills(self) -> SkillCatalog:
         """Skills as they are on disk now (files are re-read, so edits show up)."""
@@ -127,9 +131,8 @@ class SessionContext:
 
     def attach(self, registry: ToolRegistry, gate: PermissionGate) -> None:
         """Register the Skill and TodoWrite tools; skills' `!` commands are checked by `gate` as Bash calls."""
-        self._shell = GatedShell(gate, registry.get("Bash"))
-        self._turn_rules = TurnRules(gate)
-        registry.register(SkillTool(self.skills, self._shell, self._turn_rules))
+        self._invoker = SkillInvoker(gate, registry.get("Bash"), self.skill_trust, self.on_notice)
+        registry.register(SkillTool(self.skills, self._invoker))
         registry.register(TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks")))
 
     def restore_todos(self, todos: tuple[Todo, ...]) -> None:
@@ -152,15 +155,15 @@ class SessionContext:
             return PreparedMessage(self.user_message(text))
         name, args = command
         skill = self.skills().require(name)
-        if self._shell is None:
+        if self._invoker is None:
             raise RuntimeError("SessionContext.attach() must be called before running skills")
-        expanded = expand_skill(skill, args, self.cwd, self._shell.runner(skill, ctx))
+        expanded = self._invoker.for_user(skill, args, ctx)
         return PreparedMessage(self.user_message(expanded), skill)
 
     @contextmanager
     def turn(self, prepared: PreparedMessage) -> Iterator[None]:
         """The user turn for `prepared`: its skill's allowed-tools rules hold until the turn ends."""
-        rules = self._turn_rules
+        rules = self._invoker.turn_rules if self._invoker else None
         if rules is not None and prepared.skill is not None:
             rules.add(prepared.skill.allowed_tools, f"/{prepared.skill.name}")
         try:

@@ -51,8 +51,10 @@ def cwd(tmp_path: Path) -> Path:
     return path
 
 
-def session(cwd: Path, home: Path, api: FakeAnthropic, gate: RuleGate | None = None) -> tuple[SessionContext, Agent]:
-    context = SessionContext(cwd, "claude-test", home=home)
+def session(
+    cwd: Path, home: Path, api: FakeAnthropic, gate: RuleGate | None = None, notices: list[str] | None = None
+) -> tuple[SessionContext, Agent]:
+    context = SessionContext(cwd, "claude-test", home=home, on_notice=(notices if notices is not None else []).append)
     gate = gate or RuleGate()
     registry = ToolRegistry([ReadTool(), ShellBash()])
     context.attach(registry, gate)
@@ -189,4 +191,100 @@ def test_skill_rules_hold_for_the_turn_only(cwd: Path, home: Path, api: FakeAnth
 
     bash_checks = [c for c in gate.checks if c[0] == "Bash"]
     assert bash_checks == [("Bash", {"command": "make ship now"}, ["Bash(make ship:*)", "Bash(make lint:*)"])]
+    assert gate.allow == []
+
+
+HELPER = "---\nallowed-tools: Bash(touch:*)\n---\nStamp: !`touch bang`"
+NOT_IN_FORCE = (
+    "/helper's allowed-tools are not in force: .commands/helper.md was created or changed during this session; "
+    "run /helper yourself once to trust it."
+)
+
+
+def results(api: FakeAnthropic, request: int) -> list[JSON]:
+    return list(api.requests[request].body["messages"][-1]["content"])
+
+
+def test_a_skill_written_during_the_session_grants_the_model_nothing_until_the_user_runs_it(
+    cwd: Path, home: Path, api: FakeAnthropic
+) -> None:
+    gate = RuleGate()
+    notices: list[str] = []
+    context, agent = session(cwd, home, api, gate, notices)
+    write(cwd / ".commands" / "helper.md", HELPER)  # after the session began, as a model's Write would
+    api.script(
+        reply(tool_use("Skill", {"skill": "helper"}, id="toolu_1")),
+        reply(tool_use("Bash", {"command": "touch later"}, id="toolu_2")),
+        reply(text("stuck")),
+    )
+
+    send(context, agent, "set it up")
+
+    assert not (cwd / "bang").exists() and not (cwd / "later").exists()
+    [skill_result] = results(api, 1)
+    assert skill_result["is_error"] is True
+    assert "its command !`touch bang` is not allowed" in skill_result["content"]
+    assert NOT_IN_FORCE in skill_result["content"]
+    [bash_result] = results(api, 2)
+    assert bash_result["is_error"] is True
+    assert [rules for name, _, rules in gate.checks if name == "Bash"] == [[], []]
+    assert len(notices) == 1 and notices[0].startswith(NOT_IN_FORCE)
+
+    # The user runs it by hand: its rules apply, and from now on the model may run this content too.
+    api.script(reply(text("stamped")))
+    send(context, agent, "/helper")
+    assert (cwd / "bang").exists()
+    (cwd / "bang").unlink()
+    api.script(
+        reply(tool_use("Skill", {"skill": "helper"}, id="toolu_3")),
+        reply(tool_use("Bash", {"command": "touch later"}, id="toolu_4")),
+        reply(text("done")),
+    )
+    send(context, agent, "again")
+    assert (cwd / "bang").exists() and (cwd / "later").exists()
+    assert "not in force" not in json.dumps(api.requests[-1].body["messages"][-3:])
+
+    # Changed once more: untrusted again.
+    write(cwd / ".commands" / "helper.md", HELPER.replace("bang", "bang2"))
+    api.script(reply(tool_use("Skill", {"skill": "helper"}, id="toolu_5")), reply(text("no")))
+    send(context, agent, "and again")
+    assert not (cwd / "bang2").exists()
+    assert NOT_IN_FORCE in results(api, -1)[0]["content"]
+
+
+def test_a_skill_unchanged_since_the_session_began_grants_the_model_its_rules(
+    cwd: Path, home: Path, api: FakeAnthropic
+) -> None:
+    write(cwd / ".commands" / "helper.md", HELPER)
+    notices: list[str] = []
+    context, agent = session(cwd, home, api, RuleGate(), notices)
+    api.script(reply(tool_use("Skill", {"skill": "helper"}, id="toolu_1")), reply(text("done")))
+
+    send(context, agent, "stamp it")
+
+    assert (cwd / "bang").exists()
+    [skill_result] = results(api, 1)
+    assert "is_error" not in skill_result and skill_result["content"].endswith("Stamp:")
+    assert notices == []
+
+
+def test_a_skill_the_model_runs_grants_nothing_in_the_next_user_message(
+    cwd: Path, home: Path, api: FakeAnthropic
+) -> None:
+    write(cwd / ".commands" / "helper.md", "---\nallowed-tools: Bash(touch:*)\n---\nStamp files.")
+    gate = RuleGate()
+    context, agent = session(cwd, home, api, gate)
+    api.script(
+        reply(tool_use("Skill", {"skill": "helper"}, id="toolu_1")),
+        reply(tool_use("Bash", {"command": "touch one"}, id="toolu_2")),
+        reply(text("one done")),
+        reply(tool_use("Bash", {"command": "touch two"}, id="toolu_3")),
+        reply(text("two refused")),
+    )
+
+    send(context, agent, "stamp one")
+    send(context, agent, "stamp two")
+
+    assert (cwd / "one").exists() and not (cwd / "two").exists()
+    assert results(api, 4)[0]["is_error"] is True
     assert gate.allow == []
