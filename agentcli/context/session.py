@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.context.facts import gather_facts
-from agentcli.context.instructions import load_instructions, render_instructions
+from agentcli.context.instructions import (
+    MAX_IMPORT_DEPTH,
+    load_instructions,
+    render_instructions,
+    withheld_imports,
+)
+from agentcli.context.outside import OutsideFiles, project_top
 from agentcli.context.reminders import ReminderSource, ReminderTracker
 from agentcli.context.system_prompt import build_system_prompt
 from agentcli.contracts import JSON, PermissionGate, ToolContext
@@ -31,6 +37,7 @@ from agentcli.skills.listing import render_skill_list
 from agentcli.skills.loader import Skill, SkillCatalog, load_skills
 from agentcli.skills.tool import SkillTool
 from agentcli.skills.trust import SkillTrust
+from agentcli.tools.read import ReadTool
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
 
@@ -79,10 +86,13 @@ class SessionContext:
         today: datetime.date | None = None,
         permission_mode: Callable[[], str] = lambda: "default",
         skill_trust: SkillTrust | None = None,
+        outside: OutsideFiles | None = None,
         on_notice: Callable[[str], None] = lambda text: None,
     ) -> None:
         self.cwd = cwd
         self.home = home or agentcli_home()
+        self.outside = outside or OutsideFiles(project_top(cwd), on_notice=on_notice)
+        """Which files outside the project `@` imports may read, and asking about the rest."""
         self.facts = gather_facts(cwd, model, today, self.home)
         self.system: list[JSON] = build_system_prompt(cwd, model, append_system_prompt, self.facts)
         """Byte-identical for every request of the session."""
@@ -90,7 +100,7 @@ class SessionContext:
             [
                 ReminderSource(
                     "instructions",
-                    lambda: render_instructions(load_instructions(self.cwd, self.home)),
+                    lambda: render_instructions(load_instructions(self.cwd, self.home, self.outside)),
                     changed="The instruction files changed during this session. Their current content follows "
                     "and replaces what was shown earlier.",
                     removed="The instruction files shown earlier were removed or emptied; disregard them.",
@@ -131,7 +141,8 @@ class SessionContext:
 
     def attach(self, registry: ToolRegistry, gate: PermissionGate) -> None:
         """Register the Skill and TodoWrite tools; skills' `!` commands are checked by `gate` as Bash calls."""
-        self._invoker = SkillInvoker(gate, registry.get("Bash"), self.skill_trust, self.on_notice)
+        read = registry.get("Read") or ReadTool()
+        self._invoker = SkillInvoker(gate, registry.get("Bash"), read, self.skill_trust, self.outside, self.on_notice)
         registry.register(SkillTool(self.skills, self._invoker))
         registry.register(TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks")))
 
@@ -148,8 +159,10 @@ class SessionContext:
         """Expand a `/command` (raising UsageError when unknown, malformed or not allowed) and add reminders.
 
         Nothing about the session changes when this raises: the next message still carries
-        every reminder that is due.
+        every reminder that is due. Instruction imports outside the project that were not
+        decided yet are asked about first (or, with nobody to ask, left out with a notice).
         """
+        self._settle_imports()
         command = parse_command(text)
         if command is None:
             return PreparedMessage(self.user_message(text))
@@ -159,6 +172,12 @@ class SessionContext:
             raise RuntimeError("SessionContext.attach() must be called before running skills")
         expanded = self._invoker.for_user(skill, args, ctx)
         return PreparedMessage(self.user_message(expanded), skill)
+
+    def _settle_imports(self) -> None:
+        for _ in range(MAX_IMPORT_DEPTH + 1):  # a file just approved may import further outside files
+            withheld = withheld_imports(load_instructions(self.cwd, self.home, self.outside))
+            if not self.outside.settle(withheld):
+                return
 
     @contextmanager
     def turn(self, prepared: PreparedMessage) -> Iterator[None]:

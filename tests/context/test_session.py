@@ -7,12 +7,13 @@ the fake server.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentcli.context.outside import OutsideFile, OutsideFiles
 from agentcli.context.session import SessionContext, parse_command
 from agentcli.contracts import JSON, ToolContext
 from agentcli.errors import UsageError
@@ -288,3 +289,32 @@ def test_a_skill_the_model_runs_grants_nothing_in_the_next_user_message(
     assert (cwd / "one").exists() and not (cwd / "two").exists()
     assert results(api, 4)[0]["is_error"] is True
     assert gate.allow == []
+
+
+def test_outside_imports_are_asked_about_once_and_again_only_for_new_ones(tmp_path: Path, home: Path) -> None:
+    project = tmp_path / "project"
+    write(tmp_path / "outside" / "a.md", "A, which imports @b.md")
+    write(tmp_path / "outside" / "b.md", "B")
+    write(tmp_path / "outside" / "c.md", "C")
+    write(project / "CLAUDE.md", "@../outside/a.md")
+    asked: list[list[str]] = []
+
+    def ask(files: Sequence[OutsideFile]) -> bool:
+        asked.append([f"{f.mention} by {f.named_by.name}" for f in files])
+        return True
+
+    local = project / ".agentcli" / "settings.local.json"
+    context = SessionContext(project, "claude-test", home=home, outside=OutsideFiles(project, save_to=local, ask=ask))
+    context.attach(ToolRegistry([ReadTool()]), RuleGate())
+    ctx = ToolContext(cwd=project)
+
+    first = context.prepare("one", ctx).content[0]["text"]
+    assert asked == [["../outside/a.md by CLAUDE.md"], ["b.md by a.md"]]  # the approved file's own import next
+    assert "A, which imports" in first and "\n\nB" in first
+    context.prepare("two", ctx)
+    assert len(asked) == 2
+    write(project / "CLAUDE.md", "@../outside/a.md @../outside/c.md")
+    context.prepare("three", ctx)
+    assert asked[2:] == [["../outside/c.md by CLAUDE.md"]]
+    saved = json.loads(local.read_text())["allowedExternalImports"]
+    assert saved == [str((tmp_path / "outside" / name).resolve()) for name in ("a.md", "b.md", "c.md")]
