@@ -146,3 +146,16 @@ def test_a_path_the_user_passes_to_a_skill_is_their_own_request(
     message = fake_api.requests[0].body["messages"][0]["content"][-1]["text"]
     assert f'<file path="../outside/secret.md">\n{SECRET}\n</file>' in message
     assert "Not sent to the model" not in done.stderr
+
+
+def test_a_malformed_approval_list_is_a_usage_error_naming_the_file(
+    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+) -> None:
+    local = project / ".agentcli" / "settings.local.json"
+    settings(local, allowedExternalImports="/etc/passwd")
+
+    done = run_cli("run", "hi")
+
+    assert done.returncode == 2
+    assert f"Settings file {local}: allowedExternalImports must be a list of paths (strings)." in done.stderr
+    assert fake_api.requests == []
