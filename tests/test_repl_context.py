@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import StartRepl
 from tests.context.helpers import write
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
@@ -47,8 +49,11 @@ def outside_import(project: Path, tmp_path: Path) -> Path:
     return secret
 
 
-def test_an_outside_import_is_asked_about_once_before_anything_is_sent(
-    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("key", "kept_under", "sent"), [("y", "allowedExternalImports", True), ("n", "deniedExternalImports", False)]
+)
+def test_an_outside_import_is_asked_about_once_before_anything_is_sent_and_the_answer_kept(
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path, tmp_path: Path, key: str, kept_under: str, sent: bool
 ) -> None:
     secret = outside_import(project, tmp_path)
     fake_api.script(reply(text("First answer.")), reply(text("Second answer.")))
@@ -58,38 +63,14 @@ def test_an_outside_import_is_asked_about_once_before_anything_is_sent(
     screen = repl.wait_for(OUTSIDE_QUESTION)
     assert str(secret) in screen and f"imported by {project / 'CLAUDE.md'}" in screen
     assert fake_api.requests == []
-    repl.press("y")
-
-    repl.wait_for_prompt("First answer.")
-    assert SECRET in json.dumps(fake_api.requests[0].body["messages"])
-    saved = json.loads((project / ".agentcli" / "settings.local.json").read_text())
-    assert saved["allowedExternalImports"] == [str(secret)]
-    repl.press("ctrl-d")
-    assert repl.wait_exit() == 0
-
-    again = start_repl()
-    again.submit("hello again")
-    screen = again.wait_for_prompt("Second answer.")
-    assert OUTSIDE_QUESTION not in screen
-    assert SECRET in json.dumps(fake_api.requests[1].body["messages"])
-
-
-def test_no_keeps_an_outside_import_out_and_is_remembered(
-    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path, tmp_path: Path
-) -> None:
-    secret = outside_import(project, tmp_path)
-    fake_api.script(reply(text("First answer.")), reply(text("Second answer.")))
-    repl = start_repl()
-
-    repl.submit("hello")
-    repl.wait_for(OUTSIDE_QUESTION)
-    repl.press("n")
+    repl.press(key)
 
     repl.wait_for_prompt("First answer.")
     first = json.dumps(fake_api.requests[0].body["messages"])
-    assert SECRET not in first and "@../outside/secret.md was not imported" in first
+    assert (SECRET in first) is sent
+    assert ("@../outside/secret.md was not imported: it is outside the project" in first) is not sent
     saved = json.loads((project / ".agentcli" / "settings.local.json").read_text())
-    assert saved["deniedExternalImports"] == [str(secret)]
+    assert saved == {kept_under: [str(secret)]}
     repl.press("ctrl-d")
     assert repl.wait_exit() == 0
 
@@ -97,7 +78,7 @@ def test_no_keeps_an_outside_import_out_and_is_remembered(
     again.submit("hello again")
     screen = again.wait_for_prompt("Second answer.")
     assert OUTSIDE_QUESTION not in screen
-    assert SECRET not in json.dumps(fake_api.requests[1].body["messages"])
+    assert (SECRET in json.dumps(fake_api.requests[1].body["messages"])) is sent
 
 
 def test_a_skills_outside_path_is_asked_about_and_a_model_supplied_one_is_a_read_question(

@@ -78,16 +78,20 @@ def withheld_imports(files: list[InstructionFile]) -> list[OutsideFile]:
     return [item for entry in files for item in entry.withheld]
 
 
-def import_mentions(text: str) -> Iterator[str]:
-    """The `@path` imports in `text`, skipping fenced blocks and inline code spans."""
+def unfenced_lines(text: str) -> Iterator[str]:
+    """The lines of Markdown `text` outside fenced code blocks (the fence lines left out too)."""
     fence: str | None = None
     for line in text.splitlines():
         marker = _FENCE.match(line)
         if marker:
             fence = None if fence == marker.group(1) else fence or marker.group(1)
-            continue
-        if fence:
-            continue
+        elif not fence:
+            yield line
+
+
+def import_mentions(text: str) -> Iterator[str]:
+    """The `@path` imports in `text`, skipping fenced blocks and inline code spans."""
+    for line in unfenced_lines(text):
         for match in _MENTION.finditer(_CODE_SPAN.sub(" ", line)):
             mention = match.group(1).rstrip(_TRAILING)
             if mention:

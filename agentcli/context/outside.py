@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentcli.errors import UsageError
+from agentcli.permissions.persist import update_settings
 from agentcli.settings import Settings
 from agentcli.skills.loader import project_roots
 
@@ -163,8 +164,6 @@ class OutsideFiles:
     def _remember(self, paths: list[Path], allow: bool) -> None:
         if self.save_to is None:
             return
-        from agentcli.permissions.persist import update_settings
-
         add_key, drop_key = (ALLOWED_KEY, DENIED_KEY) if allow else (DENIED_KEY, ALLOWED_KEY)
         texts = [str(p) for p in paths]
         save_to = self.save_to

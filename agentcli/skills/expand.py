@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
-from agentcli.context.instructions import looks_like_path
+from agentcli.context.instructions import looks_like_path, unfenced_lines
 from agentcli.context.outside import OutsideFiles, project_top
 from agentcli.skills.frontmatter import SkillFileError
 from agentcli.skills.loader import Skill
@@ -80,16 +80,11 @@ def mention_path(mention: str, cwd: Path) -> Path:
 
 def fixed_mentions(body: str) -> Iterator[str]:
     """The `@path` mentions written in the skill text itself (no `$ARGUMENTS`/`$N` in them)."""
-    fence: str | None = None
-    for line in body.splitlines():
-        marker = _FENCE.match(line)
-        if marker:
-            fence = None if fence == marker.group(1) else fence or marker.group(1)
-        elif not fence:
-            for match in _TOKEN.finditer(line):
-                mention = (match.group("path") or "").rstrip(_TRAILING)
-                if mention and not _ARGS.search(mention):
-                    yield mention
+    for line in unfenced_lines(body):
+        for match in _TOKEN.finditer(line):
+            mention = (match.group("path") or "").rstrip(_TRAILING)
+            if mention and not _ARGS.search(mention):
+                yield mention
 
 
 def approved_only(outside: OutsideFiles) -> MentionCheck:

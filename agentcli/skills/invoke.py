@@ -17,7 +17,14 @@ from pathlib import Path
 
 from agentcli.context.outside import OutsideFile, OutsideFiles, real_path
 from agentcli.contracts import PermissionGate, Tool, ToolContext
-from agentcli.skills.expand import MentionCheck, approved_only, expand_skill, fixed_mentions, mention_path
+from agentcli.skills.expand import (
+    CommandRunner,
+    MentionCheck,
+    approved_only,
+    expand_skill,
+    fixed_mentions,
+    mention_path,
+)
 from agentcli.skills.frontmatter import SkillFileError
 from agentcli.skills.loader import Skill
 from agentcli.skills.rules import TurnRules
@@ -65,7 +72,7 @@ class SkillInvoker:
             self.turn_rules.add(skill.allowed_tools, f"/{skill.name}")
         return f"{withheld}\n\n{text}" if withheld else text
 
-    def _expand(self, skill: Skill, args: str, ctx: ToolContext, run: Callable[[str], str], by_model: bool) -> str:
+    def _expand(self, skill: Skill, args: str, ctx: ToolContext, run: CommandRunner, by_model: bool) -> str:
         paths = [(mention, mention_path(mention, ctx.cwd)) for mention in fixed_mentions(skill.body)]
         self.outside.settle([OutsideFile(real_path(p), mention, skill.path) for mention, p in paths if p.exists()])
         return expand_skill(skill, args, ctx.cwd, run, self._mention_check(skill, ctx, by_model))
