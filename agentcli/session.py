@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info
+from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, FileRecord, Model, ToolContext
@@ -28,6 +29,7 @@ from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
 from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
 from agentcli.settings import Settings, load_settings
+from agentcli.skills.trust import SkillTrust
 
 DEFAULT_AUTO_COMPACT_PERCENT = 80
 
@@ -82,7 +84,10 @@ class Session:
         *,
         model: Model | None = None,
         prompter: Prompter | None = None,
+        approve_outside: AsksAboutOutsideFiles | None = None,
     ) -> None:
+        """`prompter` asks about tool calls and `approve_outside` about `@` imports outside the
+        project; without them (agentcli run) what would be asked is denied or left out."""
         from agentcli.tools import builtin_tools
 
         self.options = options
@@ -102,6 +107,11 @@ class Session:
         self.registry = builtin_tools()
         self.model_name = resolve_model(options.model, self.settings)
         self.auto_compact_percent = auto_compact_percent(self.settings)
+        self.skill_trust = SkillTrust()
+        """Kept across /clear and /resume: a skill the model changed stays untrusted in a new conversation."""
+        self.outside_files = OutsideFiles.for_session(
+            self.settings, cwd, save_to=self.gate.local_settings, ask=approve_outside, on_notice=self._notice
+        )
         # Set by _begin() for each conversation:
         self.id: str
         self.context: SessionContext
@@ -171,7 +181,13 @@ class Session:
         """Set up a conversation: a new one, or `loaded` replayed exactly (so the prompt cache hits).
         `writer` is the loaded transcript's, already opened."""
         self.context = SessionContext(
-            self.cwd, self.model_name, self.options.append_system_prompt, permission_mode=lambda: self.gate.mode
+            self.cwd,
+            self.model_name,
+            self.options.append_system_prompt,
+            permission_mode=lambda: self.gate.mode,
+            skill_trust=self.skill_trust,
+            outside=self.outside_files,
+            on_notice=self._notice,
         )
         self.registry = self.registry.without(["Skill", "TodoWrite"])
         self.context.attach(self.registry, self.gate)

@@ -5,6 +5,10 @@ from the filesystem root down to the working directory; then every `AGENTS.md` o
 same walk. A file may import others with `@path` (relative to itself, `~/` allowed), up to
 `MAX_IMPORT_DEPTH` levels; imports inside code spans and fenced blocks are ignored.
 Problems (missing file, cycle, too deep) become notes in the text, never exceptions.
+
+An import outside the project is loaded only when approved (context/outside.py); otherwise
+a note takes its place and the file lists it in `withheld`, for the front end to ask about.
+The user's own `$AGENTCLI_HOME/CLAUDE.md` and everything it imports are exempt.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.context.outside import OutsideFile, OutsideFiles, project_top
 from agentcli.settings import agentcli_home
 
 MAX_IMPORT_DEPTH = 5
@@ -35,6 +40,8 @@ class InstructionFile:
     imported_by: Path | None = None
     notes: list[str] = field(default_factory=list)
     """Import problems, shown after the file's text."""
+    withheld: list[OutsideFile] = field(default_factory=list)
+    """Its imports outside the project that were not approved (each also has a note)."""
 
 
 def candidate_paths(cwd: Path, home: Path | None = None) -> list[tuple[Path, str]]:
@@ -49,26 +56,42 @@ def candidate_paths(cwd: Path, home: Path | None = None) -> list[tuple[Path, str
     return paths
 
 
-def load_instructions(cwd: Path, home: Path | None = None) -> list[InstructionFile]:
-    """The instruction files that exist, each followed by what it imports (depth first)."""
+def load_instructions(
+    cwd: Path, home: Path | None = None, outside: OutsideFiles | None = None
+) -> list[InstructionFile]:
+    """The instruction files that exist, each followed by what it imports (depth first).
+
+    `outside` says which imports outside the project may be read (default: none)."""
+    home = home or agentcli_home()
+    outside = outside or OutsideFiles(project_top(cwd))
+    user_file = home / "CLAUDE.md"
     loaded: list[InstructionFile] = []
     seen: set[Path] = set()
     for path, kind in candidate_paths(cwd, home):
         if path.is_file() and _key(path) not in seen:
-            loaded.extend(_load(path, kind, None, (), seen))
+            loaded.extend(_load(path, kind, None, (), seen, None if path == user_file else outside))
     return loaded
 
 
-def import_mentions(text: str) -> Iterator[str]:
-    """The `@path` imports in `text`, skipping fenced blocks and inline code spans."""
+def withheld_imports(files: list[InstructionFile]) -> list[OutsideFile]:
+    """Every import left out because it is outside the project and not approved."""
+    return [item for entry in files for item in entry.withheld]
+
+
+def unfenced_lines(text: str) -> Iterator[str]:
+    """The lines of Markdown `text` outside fenced code blocks (the fence lines left out too)."""
     fence: str | None = None
     for line in text.splitlines():
         marker = _FENCE.match(line)
         if marker:
             fence = None if fence == marker.group(1) else fence or marker.group(1)
-            continue
-        if fence:
-            continue
+        elif not fence:
+            yield line
+
+
+def import_mentions(text: str) -> Iterator[str]:
+    """The `@path` imports in `text`, skipping fenced blocks and inline code spans."""
+    for line in unfenced_lines(text):
         for match in _MENTION.finditer(_CODE_SPAN.sub(" ", line)):
             mention = match.group(1).rstrip(_TRAILING)
             if mention:
@@ -81,8 +104,14 @@ def looks_like_path(mention: str) -> bool:
 
 
 def _load(
-    path: Path, kind: str, parent: Path | None, chain: tuple[Path, ...], seen: set[Path]
+    path: Path,
+    kind: str,
+    parent: Path | None,
+    chain: tuple[Path, ...],
+    seen: set[Path],
+    outside: OutsideFiles | None,
 ) -> list[InstructionFile]:
+    """`path` and what it imports; `outside` judges imports outside the project (None: the user's own, exempt)."""
     seen.add(_key(path))
     entry = InstructionFile(path, kind, _read(path), parent)
     found = [entry]
@@ -102,8 +131,11 @@ def _load(
             entry.notes.append(f"@{mention}: {target} is already included above.")
         elif len(chain) > MAX_IMPORT_DEPTH:
             entry.notes.append(f"@{mention} was not imported: imports nest at most {MAX_IMPORT_DEPTH} levels deep.")
+        elif outside is not None and not outside.may_read(target):
+            entry.notes.append(outside.note(mention, target))
+            entry.withheld.append(OutsideFile(_key(target), mention, path))
         else:
-            found.extend(_load(target, "imported", path, chain, seen))
+            found.extend(_load(target, "imported", path, chain, seen, outside))
     return found
 
 

@@ -21,17 +21,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.context.facts import gather_facts
-from agentcli.context.instructions import load_instructions, render_instructions
+from agentcli.context.instructions import (
+    MAX_IMPORT_DEPTH,
+    load_instructions,
+    render_instructions,
+    withheld_imports,
+)
+from agentcli.context.outside import OutsideFiles, project_top
 from agentcli.context.reminders import ReminderSource, ReminderTracker
 from agentcli.context.system_prompt import build_system_prompt
 from agentcli.contracts import JSON, PermissionGate, ToolContext
 from agentcli.settings import agentcli_home
-from agentcli.skills.expand import expand_skill
+from agentcli.skills.invoke import SkillInvoker
 from agentcli.skills.listing import render_skill_list
 from agentcli.skills.loader import Skill, SkillCatalog, load_skills
-from agentcli.skills.rules import TurnRules
-from agentcli.skills.shell import GatedShell
 from agentcli.skills.tool import SkillTool
+from agentcli.skills.trust import SkillTrust
+from agentcli.tools.read import ReadTool
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
 
@@ -79,9 +85,14 @@ class SessionContext:
         home: Path | None = None,
         today: datetime.date | None = None,
         permission_mode: Callable[[], str] = lambda: "default",
+        skill_trust: SkillTrust | None = None,
+        outside: OutsideFiles | None = None,
+        on_notice: Callable[[str], None] = lambda text: None,
     ) -> None:
         self.cwd = cwd
         self.home = home or agentcli_home()
+        self.outside = outside or OutsideFiles(project_top(cwd), on_notice=on_notice)
+        """Which files outside the project `@` imports may read, and asking about the rest."""
         self.facts = gather_facts(cwd, model, today, self.home)
         self.system: list[JSON] = build_system_prompt(cwd, model, append_system_prompt, self.facts)
         """Byte-identical for every request of the session."""
@@ -89,7 +100,7 @@ class SessionContext:
             [
                 ReminderSource(
                     "instructions",
-                    lambda: render_instructions(load_instructions(self.cwd, self.home)),
+                    lambda: render_instructions(load_instructions(self.cwd, self.home, self.outside)),
                     changed="The instruction files changed during this session. Their current content follows "
                     "and replaces what was shown earlier.",
                     removed="The instruction files shown earlier were removed or emptied; disregard them.",
@@ -118,8 +129,11 @@ class SessionContext:
         )
         self.todos = TodoList()
         """The model's task list (TodoWrite) for this conversation."""
-        self._shell: GatedShell | None = None
-        self._turn_rules: TurnRules | None = None
+        self.skill_trust = skill_trust or SkillTrust()
+        """Which skill files may grant their allowed-tools to the model (shared by a Session's conversations)."""
+        self.skill_trust.begin(self.skills)
+        self.on_notice = on_notice
+        self._invoker: SkillInvoker | None = None
 
     def skills(self) -> SkillCatalog:
         """Skills as they are on disk now (files are re-read, so edits show up)."""
@@ -127,9 +141,9 @@ class SessionContext:
 
     def attach(self, registry: ToolRegistry, gate: PermissionGate) -> None:
         """Register the Skill and TodoWrite tools; skills' `!` commands are checked by `gate` as Bash calls."""
-        self._shell = GatedShell(gate, registry.get("Bash"))
-        self._turn_rules = TurnRules(gate)
-        registry.register(SkillTool(self.skills, self._shell, self._turn_rules))
+        read = registry.get("Read") or ReadTool()
+        self._invoker = SkillInvoker(gate, registry.get("Bash"), read, self.skill_trust, self.outside, self.on_notice)
+        registry.register(SkillTool(self.skills, self._invoker))
         registry.register(TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks")))
 
     def restore_todos(self, todos: tuple[Todo, ...]) -> None:
@@ -145,22 +159,30 @@ class SessionContext:
         """Expand a `/command` (raising UsageError when unknown, malformed or not allowed) and add reminders.
 
         Nothing about the session changes when this raises: the next message still carries
-        every reminder that is due.
+        every reminder that is due. Instruction imports outside the project that were not
+        decided yet are asked about first (or, with nobody to ask, left out with a notice).
         """
+        self._settle_imports()
         command = parse_command(text)
         if command is None:
             return PreparedMessage(self.user_message(text))
         name, args = command
         skill = self.skills().require(name)
-        if self._shell is None:
+        if self._invoker is None:
             raise RuntimeError("SessionContext.attach() must be called before running skills")
-        expanded = expand_skill(skill, args, self.cwd, self._shell.runner(skill, ctx))
+        expanded = self._invoker.for_user(skill, args, ctx)
         return PreparedMessage(self.user_message(expanded), skill)
+
+    def _settle_imports(self) -> None:
+        for _ in range(MAX_IMPORT_DEPTH + 1):  # a file just approved may import further outside files
+            withheld = withheld_imports(load_instructions(self.cwd, self.home, self.outside))
+            if not self.outside.settle(withheld):
+                return
 
     @contextmanager
     def turn(self, prepared: PreparedMessage) -> Iterator[None]:
         """The user turn for `prepared`: its skill's allowed-tools rules hold until the turn ends."""
-        rules = self._turn_rules
+        rules = self._invoker.turn_rules if self._invoker else None
         if rules is not None and prepared.skill is not None:
             rules.add(prepared.skill.allowed_tools, f"/{prepared.skill.name}")
         try:

@@ -10,7 +10,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,16 @@ def change_rules(path: Path, behavior: str, *, add: Sequence[str] = (), remove: 
             block[behavior] = [rule for rule in rules if rule not in removed] + added
             write_json_atomically(path, data)
         return added + removed
+
+
+def update_settings(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Read the settings file `path` (created if missing), let `change` edit its object in
+    place, and write it back atomically, under the same lock as the rules."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path):
+        data: dict[str, Any] = read_settings_file(path) or {}
+        change(data)
+        write_json_atomically(path, data)
 
 
 def write_json_atomically(path: Path, data: Any) -> None:

@@ -43,7 +43,9 @@ class Repl:
         self.view = TurnView(self.console, cwd)
         self._watcher: EscWatcher | None = None
         prompter = TerminalPrompter(self.console, lambda: self._watcher, self.view.pause)
-        self.session = Session(options, cwd, self.view, prompter=prompter)
+        self.session = Session(
+            options, cwd, self.view, prompter=prompter, approve_outside=prompter.approve_outside_files
+        )
         self.view.current_task = lambda: self.session.context.todos.current()
         self.prompt: PromptSession[str] = prompt_session(
             agentcli_home() / "history",

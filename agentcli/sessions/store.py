@@ -9,11 +9,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.context.paths import project_state_dir
+from agentcli.context.paths import is_this_project, legacy_state_dir, project_state_dir
 from agentcli.contracts import JSON, FileRecord
 from agentcli.errors import UsageError
 from agentcli.executor import close_pending
 from agentcli.loop import INTERRUPTED_MARKER
+from agentcli.sessions.transcript import recorded_cwd
 from agentcli.tools.todo import Todo, parse_todos
 
 SUFFIX = ".jsonl"
@@ -151,21 +152,23 @@ def _prompt_text(message: JSON) -> str:
 # ------------------------------------------------------------------ a project's sessions
 
 
-def transcript_path(cwd: Path, session_id: str) -> Path:
-    return project_state_dir(cwd) / f"{session_id}{SUFFIX}"
-
-
 def session_files(cwd: Path) -> list[Path]:
-    """The project's transcripts, most recently changed first."""
+    """The project's transcripts, most recently changed first: those in its own folder, and
+    those of the older, possibly shared folder whose header records exactly this project."""
+    own = _transcripts(project_state_dir(cwd))
+    legacy = [path for path in _transcripts(legacy_state_dir(cwd)) if is_this_project(recorded_cwd(path), cwd)]
     dated: list[tuple[float, Path]] = []
+    for path in own + legacy:
+        with contextlib.suppress(OSError):  # removed meanwhile
+            dated.append((path.stat().st_mtime, path))
+    return [path for _, path in sorted(dated, reverse=True)]
+
+
+def _transcripts(folder: Path) -> list[Path]:
     try:
-        for path in project_state_dir(cwd).iterdir():
-            if path.suffix == SUFFIX:
-                with contextlib.suppress(OSError):  # removed meanwhile
-                    dated.append((path.stat().st_mtime, path))
+        return [path for path in folder.iterdir() if path.suffix == SUFFIX]
     except OSError:  # no sessions yet
         return []
-    return [path for _, path in sorted(dated, reverse=True)]
 
 
 def session_info(path: Path) -> SessionInfo:
@@ -198,10 +201,9 @@ def find_session(cwd: Path, ref: str) -> SessionInfo:
     recent sessions when there is no such session."""
     ref = ref.strip()
     if SESSION_ID.fullmatch(ref):
-        exact = transcript_path(cwd, ref)
-        if exact.is_file():
-            return session_info(exact)
-        matches = [p for p in session_files(cwd) if p.name.startswith(ref)]
+        files = session_files(cwd)
+        exact = [p for p in files if p.name == f"{ref}{SUFFIX}"]
+        matches = exact[:1] or [p for p in files if p.name.startswith(ref)]
         if len(matches) == 1:
             return session_info(matches[0])
     recent = list_sessions(cwd, limit=10)

@@ -176,3 +176,17 @@ def _drop_torn_tail(path: Path) -> None:
                 return
             end = start
         file.truncate(0)
+
+
+def recorded_cwd(path: Path) -> str | None:
+    """The `cwd` in a transcript's `session` header; None when the file has no readable header."""
+    try:
+        with path.open("rb") as file:
+            first = file.readline()
+        header = json.loads(first)
+    except (OSError, ValueError):  # unreadable, or not JSON (UnicodeDecodeError is a ValueError)
+        return None
+    if not isinstance(header, dict) or header.get("type") != "session":
+        return None
+    cwd = header.get("cwd")
+    return cwd if isinstance(cwd, str) else None

@@ -4,7 +4,9 @@
 - `` !`cmd` `` → the command's output, run now through `run_command` (which checks
   permission first). Arguments inside a command are shell-quoted, so they stay data.
 - `@path` → the path, with the file's contents (or a folder listing) attached after the
-  text. Paths are relative to the project; `~/` is allowed.
+  text. Paths are relative to the project; `~/` is allowed. `check_mention` decides first
+  whether a path may be attached (files outside the project need approval; see
+  skills/invoke.py); when it may not, a note stands in the text instead.
 - Arguments given but not placed (no `$ARGUMENTS`, and `$1`…`$N` do not take every word)
   → they are appended as `ARGUMENTS: …`, so nothing the user typed is lost.
 
@@ -15,16 +17,27 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Protocol
 
-from agentcli.context.instructions import looks_like_path
+from agentcli.context.instructions import looks_like_path, unfenced_lines
+from agentcli.context.outside import OutsideFiles, project_top
 from agentcli.skills.frontmatter import SkillFileError
 from agentcli.skills.loader import Skill
 from agentcli.truncate import cap_middle
 
 CommandRunner = Callable[[str], str]
 """Runs one `!` command (after the permission check) and returns its output; raises SkillFileError."""
+
+
+class MentionCheck(Protocol):
+    def __call__(self, mention: str, path: Path, from_arguments: bool, /) -> str | None:
+        """Before `@mention` (naming `path`; `from_arguments` when `$ARGUMENTS`/`$N` supplied it) is
+        attached: None to attach it, or the text that stands instead (a note saying why not).
+        May raise SkillFileError: nothing is sent."""
+        ...
+
 
 MAX_ATTACHMENT_CHARS = 50_000
 MAX_LISTING_ENTRIES = 200
@@ -49,18 +62,50 @@ def split_arguments(args: str) -> list[str]:
         return args.split()
 
 
-def expand_skill(skill: Skill, args: str, cwd: Path, run_command: CommandRunner) -> str:
-    """The text for the model; raises SkillFileError (nothing should be sent) on any problem."""
-    return _Expander(skill, args.strip(), cwd, run_command).expand()
+def expand_skill(
+    skill: Skill, args: str, cwd: Path, run_command: CommandRunner, check_mention: MentionCheck | None = None
+) -> str:
+    """The text for the model; raises SkillFileError (nothing should be sent) on any problem.
+
+    Without `check_mention`, only paths inside the project are attached."""
+    check = check_mention or approved_only(OutsideFiles(project_top(cwd)))
+    return _Expander(skill, args.strip(), cwd, run_command, check).expand()
+
+
+def mention_path(mention: str, cwd: Path) -> Path:
+    """The path `@mention` names: relative to the project, `~/` allowed."""
+    path = Path(mention).expanduser()
+    return path if path.is_absolute() else cwd / path
+
+
+def fixed_mentions(body: str) -> Iterator[str]:
+    """The `@path` mentions written in the skill text itself (no `$ARGUMENTS`/`$N` in them)."""
+    for line in unfenced_lines(body):
+        for match in _TOKEN.finditer(line):
+            mention = (match.group("path") or "").rstrip(_TRAILING)
+            if mention and not _ARGS.search(mention):
+                yield mention
+
+
+def approved_only(outside: OutsideFiles) -> MentionCheck:
+    """Attach what is inside the project or approved; anything else gets a note instead."""
+
+    def check(mention: str, path: Path, from_arguments: bool) -> str | None:
+        return None if outside.may_read(path) else f"[agentcli: {outside.note(mention, path, 'attached')}]"
+
+    return check
 
 
 class _Expander:
-    def __init__(self, skill: Skill, args: str, cwd: Path, run_command: CommandRunner) -> None:
+    def __init__(
+        self, skill: Skill, args: str, cwd: Path, run_command: CommandRunner, check_mention: MentionCheck
+    ) -> None:
         self.skill = skill
         self.args = args
         self.words = split_arguments(args)
         self.cwd = cwd
         self.run_command = run_command
+        self.check_mention = check_mention
         self.attachments: dict[str, str] = {}
 
     def expand(self) -> str:
@@ -126,8 +171,10 @@ class _Expander:
         mention = self._arguments(stripped)
         if not mention:
             return trailing
-        path = Path(mention).expanduser()
-        path = path if path.is_absolute() else self.cwd / path
+        path = mention_path(mention, self.cwd)
+        instead = self.check_mention(mention, path, _ARGS.search(stripped) is not None)
+        if instead is not None:
+            return f"{instead}{trailing}"
         if not path.exists():
             if looks_like_path(mention):
                 raise SkillFileError(f"/{self.skill.name}: @{mention} does not exist ({path}).")

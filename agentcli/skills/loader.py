@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,8 @@ class Skill:
     """Permission rules added for the duration of this skill's turn."""
     model: str | None = None
     disable_model_invocation: bool = False
+    digest: str = ""
+    """SHA-256 of the bytes this skill was parsed from (see skills/trust.py)."""
 
 
 @dataclass
@@ -135,6 +138,7 @@ def read_skill(path: Path, name: str, source: str) -> Skill:
         allowed_tools=tuple(split_rules(fields.get("allowed-tools"), str(path))),
         model=model,
         disable_model_invocation=disabled,
+        digest=hashlib.sha256(data).hexdigest(),
     )
 
 

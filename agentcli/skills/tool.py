@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
-from agentcli.skills.expand import expand_skill
 from agentcli.skills.frontmatter import SkillFileError
+from agentcli.skills.invoke import SkillInvoker
 from agentcli.skills.loader import SkillCatalog, unknown_message
-from agentcli.skills.rules import TurnRules
-from agentcli.skills.shell import GatedShell
 from agentcli.tools.base import BuiltinTool, ToolError
 
 
@@ -18,7 +16,7 @@ class SkillTool(BuiltinTool):
     # The tool itself only reads skill files; each `!` command inside a skill is checked
     # by the permission gate as a Bash call of its own.
     read_only = True
-    concurrency_safe = False  # it adds the skill's rules to the turn
+    concurrency_safe = False  # it may add the skill's rules to the turn
     description = (
         "Run one of the user's skills (slash commands listed in a <system-reminder> as /name). "
         "Use it when the user asks in plain words for something a listed skill does, e.g. "
@@ -35,10 +33,9 @@ class SkillTool(BuiltinTool):
         "additionalProperties": False,
     }
 
-    def __init__(self, load: Callable[[], SkillCatalog], shell: GatedShell, turn_rules: TurnRules) -> None:
+    def __init__(self, load: Callable[[], SkillCatalog], invoker: SkillInvoker) -> None:
         self.load = load
-        self.shell = shell
-        self.turn_rules = turn_rules
+        self.invoker = invoker
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         name = str(tool_input["skill"]).strip().removeprefix("/")
@@ -52,8 +49,7 @@ class SkillTool(BuiltinTool):
         if skill.disable_model_invocation:
             raise ToolError(f"/{name} can only be run by the user (it sets disable-model-invocation).")
         try:
-            text = expand_skill(skill, str(tool_input.get("args") or ""), ctx.cwd, self.shell.runner(skill, ctx))
+            text = self.invoker.for_model(skill, str(tool_input.get("args") or ""), ctx)
         except SkillFileError as error:
             raise ToolError(str(error)) from None
-        self.turn_rules.add(skill.allowed_tools, f"/{name}")
         return ToolResult(f"Skill /{name} ({skill.path}):\n\n{text}", summary=f"Loaded /{name}")

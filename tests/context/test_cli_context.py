@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from agentcli.context.paths import project_slug
 from agentcli.context.system_prompt import CORE
 from tests.conftest import RunCli
 from tests.context.helpers import git, write
@@ -49,7 +50,7 @@ def test_first_request_system_and_reminders_for_nested_claude_md_with_imports(
     core, session = body["system"]
     assert core["text"] == CORE
     assert f"Working directory: {cwd}" in session["text"]
-    assert f"/projects/{str(cwd).replace('/', '-').replace('_', '-')}/memory/" in session["text"]
+    assert f"/projects/{project_slug(cwd)}/memory/" in session["text"]
     assert "Branch: No commits yet on main" in session["text"]
     assert session["text"].endswith("APPENDED LAST")
 
@@ -292,3 +293,44 @@ def test_plan_mode_is_announced_in_the_first_message_and_only_then(run_cli: RunC
     first_message = json.dumps(fake_api.requests[0].body["messages"][0])
     assert "<system-reminder>\\nPlan mode is on: the user wants a plan before any change." in first_message
     assert "Plan mode" not in json.dumps(fake_api.requests[1].body["messages"])
+
+
+def test_a_skill_the_model_writes_and_runs_grants_neither_its_command_nor_later_bash(
+    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+) -> None:
+    helper = "---\nallowed-tools: Bash\n---\nHelper: !`touch bang`\n"
+    fake_api.script(
+        reply(tool_use("Write", {"file_path": ".commands/helper.md", "content": helper}, id="toolu_1")),
+        reply(tool_use("Skill", {"skill": "helper"}, id="toolu_2")),
+        reply(tool_use("Bash", {"command": "touch later"}, id="toolu_3")),
+        reply(text("done")),
+    )
+
+    done = run_cli(
+        "run",
+        "set up a helper and use it",
+        "--permission-mode",
+        "acceptEdits",
+        "--allowed-tools",
+        "Write(./.commands/helper.md)",
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert (project / ".commands" / "helper.md").read_text() == helper  # written: what follows is the skill's doing
+    assert not (project / "bang").exists()
+    assert not (project / "later").exists()
+    not_in_force = (
+        "/helper's allowed-tools are not in force: .commands/helper.md was created or changed during this "
+        "session; run /helper yourself once to trust it."
+    )
+    [skill_result] = fake_api.requests[2].body["messages"][-1]["content"]
+    assert skill_result["is_error"] is True and not_in_force in skill_result["content"]
+    [bash_result] = fake_api.requests[3].body["messages"][-1]["content"]
+    assert bash_result["is_error"] is True and "Permission denied" in bash_result["content"]
+    assert f"! {not_in_force}" in done.stderr
+
+    # The user runs it by hand: its allowed-tools apply as they always did.
+    fake_api.script(reply(text("ok")))
+    by_hand = run_cli("run", "/helper")
+    assert by_hand.returncode == 0, by_hand.stderr
+    assert (project / "bang").exists()

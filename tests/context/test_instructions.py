@@ -11,7 +11,9 @@ from agentcli.context.instructions import (
     import_mentions,
     load_instructions,
     render_instructions,
+    withheld_imports,
 )
+from agentcli.context.outside import OutsideFile, OutsideFiles
 from tests.context.helpers import write
 
 
@@ -56,8 +58,9 @@ def test_imports_relative_home_nested_and_not_in_code(
     write(cwd / "docs" / "more" / "deep.md", "DEEP")
     for name in ("code.md", "fenced.md"):
         write(cwd / "docs" / name, "MUST NOT APPEAR")
+    approved = OutsideFiles(cwd, allowed=[tmp_path / "userhome" / "prefs.md"])  # outside the project
 
-    files = load_instructions(cwd, home)
+    files = load_instructions(cwd, home, approved)
 
     assert [f.path.name for f in files] == ["CLAUDE.md", "style.md", "deep.md", "prefs.md"]
     assert files[1].imported_by == cwd / "CLAUDE.md"
@@ -117,3 +120,52 @@ def test_no_files_no_reminder(tmp_path: Path, home: Path) -> None:
 def test_mentions_skip_emails_and_strip_punctuation() -> None:
     text = "a@b.c (@x.md) [@y/z], @w.md.\n~~~\n@no.md\n~~~\n`@no2.md` @last"
     assert list(import_mentions(text)) == ["x.md", "y/z", "w.md", "last"]
+
+
+def test_imports_outside_the_project_are_left_out_unless_approved(tmp_path: Path, home: Path) -> None:
+    project = tmp_path / "p"
+    (project / ".git").mkdir(parents=True)
+    cwd = project / "pkg"
+    secret = write(tmp_path / "elsewhere" / "secret.md", "SECRET")
+    write(tmp_path / "elsewhere" / "linked.md", "LINKED")
+    (project / "docs").mkdir()
+    (project / "docs" / "link.md").symlink_to(tmp_path / "elsewhere" / "linked.md")  # inside, pointing outside
+    write(project / "docs" / "ok.md", "INSIDE THE REPOSITORY")
+    write(cwd / "CLAUDE.md", "@../docs/ok.md @../../elsewhere/secret.md @../docs/link.md")
+
+    files = load_instructions(cwd, home)
+
+    text = render_instructions(files)
+    assert "INSIDE THE REPOSITORY" in text  # above the working directory, but in the git work tree
+    assert "SECRET" not in text and "LINKED" not in text
+    real_link = (tmp_path / "elsewhere" / "linked.md").resolve()
+    assert withheld_imports(files) == [
+        OutsideFile(secret.resolve(), "../../elsewhere/secret.md", cwd / "CLAUDE.md"),
+        OutsideFile(real_link, "../docs/link.md", cwd / "CLAUDE.md"),
+    ]
+    assert (
+        f"[agentcli: @../../elsewhere/secret.md was not imported: it is outside the project and not approved "
+        f'({secret.resolve()}; the user can allow it under "allowedExternalImports" in .agentcli/settings.local.json).]'
+    ) in text
+
+    approved = load_instructions(cwd, home, OutsideFiles(project, allowed=[secret]))
+    assert "SECRET" in render_instructions(approved) and "LINKED" not in render_instructions(approved)
+    assert [f.path for f in withheld_imports(approved)] == [real_link]
+
+
+def test_the_users_own_file_imports_freely_and_parent_folder_files_are_judged(tmp_path: Path, home: Path) -> None:
+    project = tmp_path / "top" / "p"
+    project.mkdir(parents=True)
+    write(home / "CLAUDE.md", "Mine: @notes/a.md")
+    write(home / "notes" / "a.md", "NOTE A, and @b.md")
+    write(home / "notes" / "b.md", "NOTE B")
+    write(tmp_path / "top" / "CLAUDE.md", "PARENT FOLDER RULES, see @extra.md")
+    write(tmp_path / "top" / "extra.md", "PARENT EXTRA")
+
+    files = load_instructions(project, home)
+
+    text = render_instructions(files)
+    assert "NOTE A" in text and "NOTE B" in text
+    assert "PARENT FOLDER RULES" in text  # discovered instruction files load as they always did
+    assert "PARENT EXTRA" not in text
+    assert [f.mention for f in withheld_imports(files)] == ["extra.md"]

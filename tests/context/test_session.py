@@ -7,12 +7,13 @@ the fake server.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentcli.context.outside import OutsideFile, OutsideFiles
 from agentcli.context.session import SessionContext, parse_command
 from agentcli.contracts import JSON, ToolContext
 from agentcli.errors import UsageError
@@ -51,8 +52,10 @@ def cwd(tmp_path: Path) -> Path:
     return path
 
 
-def session(cwd: Path, home: Path, api: FakeAnthropic, gate: RuleGate | None = None) -> tuple[SessionContext, Agent]:
-    context = SessionContext(cwd, "claude-test", home=home)
+def session(
+    cwd: Path, home: Path, api: FakeAnthropic, gate: RuleGate | None = None, notices: list[str] | None = None
+) -> tuple[SessionContext, Agent]:
+    context = SessionContext(cwd, "claude-test", home=home, on_notice=(notices if notices is not None else []).append)
     gate = gate or RuleGate()
     registry = ToolRegistry([ReadTool(), ShellBash()])
     context.attach(registry, gate)
@@ -190,3 +193,128 @@ def test_skill_rules_hold_for_the_turn_only(cwd: Path, home: Path, api: FakeAnth
     bash_checks = [c for c in gate.checks if c[0] == "Bash"]
     assert bash_checks == [("Bash", {"command": "make ship now"}, ["Bash(make ship:*)", "Bash(make lint:*)"])]
     assert gate.allow == []
+
+
+HELPER = "---\nallowed-tools: Bash(touch:*)\n---\nStamp: !`touch bang`"
+NOT_IN_FORCE = (
+    "/helper's allowed-tools are not in force: .commands/helper.md was created or changed during this session; "
+    "run /helper yourself once to trust it."
+)
+
+
+def results(api: FakeAnthropic, request: int) -> list[JSON]:
+    return list(api.requests[request].body["messages"][-1]["content"])
+
+
+def test_a_skill_written_during_the_session_grants_the_model_nothing_until_the_user_runs_it(
+    cwd: Path, home: Path, api: FakeAnthropic
+) -> None:
+    gate = RuleGate()
+    notices: list[str] = []
+    context, agent = session(cwd, home, api, gate, notices)
+    write(cwd / ".commands" / "helper.md", HELPER)  # after the session began, as a model's Write would
+    api.script(
+        reply(tool_use("Skill", {"skill": "helper"}, id="toolu_1")),
+        reply(tool_use("Bash", {"command": "touch later"}, id="toolu_2")),
+        reply(text("stuck")),
+    )
+
+    send(context, agent, "set it up")
+
+    assert not (cwd / "bang").exists() and not (cwd / "later").exists()
+    [skill_result] = results(api, 1)
+    assert skill_result["is_error"] is True
+    assert "its command !`touch bang` is not allowed" in skill_result["content"]
+    assert NOT_IN_FORCE in skill_result["content"]
+    [bash_result] = results(api, 2)
+    assert bash_result["is_error"] is True
+    assert [rules for name, _, rules in gate.checks if name == "Bash"] == [[], []]
+    assert len(notices) == 1 and notices[0].startswith(NOT_IN_FORCE)
+
+    # The user runs it by hand: its rules apply, and from now on the model may run this content too.
+    api.script(reply(text("stamped")))
+    send(context, agent, "/helper")
+    assert (cwd / "bang").exists()
+    (cwd / "bang").unlink()
+    api.script(
+        reply(tool_use("Skill", {"skill": "helper"}, id="toolu_3")),
+        reply(tool_use("Bash", {"command": "touch later"}, id="toolu_4")),
+        reply(text("done")),
+    )
+    send(context, agent, "again")
+    assert (cwd / "bang").exists() and (cwd / "later").exists()
+    assert "not in force" not in json.dumps(api.requests[-1].body["messages"][-3:])
+
+    # Changed once more: untrusted again.
+    write(cwd / ".commands" / "helper.md", HELPER.replace("bang", "bang2"))
+    api.script(reply(tool_use("Skill", {"skill": "helper"}, id="toolu_5")), reply(text("no")))
+    send(context, agent, "and again")
+    assert not (cwd / "bang2").exists()
+    assert NOT_IN_FORCE in results(api, -1)[0]["content"]
+
+
+def test_a_skill_unchanged_since_the_session_began_grants_the_model_its_rules(
+    cwd: Path, home: Path, api: FakeAnthropic
+) -> None:
+    write(cwd / ".commands" / "helper.md", HELPER)
+    notices: list[str] = []
+    context, agent = session(cwd, home, api, RuleGate(), notices)
+    api.script(reply(tool_use("Skill", {"skill": "helper"}, id="toolu_1")), reply(text("done")))
+
+    send(context, agent, "stamp it")
+
+    assert (cwd / "bang").exists()
+    [skill_result] = results(api, 1)
+    assert "is_error" not in skill_result and skill_result["content"].endswith("Stamp:")
+    assert notices == []
+
+
+def test_a_skill_the_model_runs_grants_nothing_in_the_next_user_message(
+    cwd: Path, home: Path, api: FakeAnthropic
+) -> None:
+    write(cwd / ".commands" / "helper.md", "---\nallowed-tools: Bash(touch:*)\n---\nStamp files.")
+    gate = RuleGate()
+    context, agent = session(cwd, home, api, gate)
+    api.script(
+        reply(tool_use("Skill", {"skill": "helper"}, id="toolu_1")),
+        reply(tool_use("Bash", {"command": "touch one"}, id="toolu_2")),
+        reply(text("one done")),
+        reply(tool_use("Bash", {"command": "touch two"}, id="toolu_3")),
+        reply(text("two refused")),
+    )
+
+    send(context, agent, "stamp one")
+    send(context, agent, "stamp two")
+
+    assert (cwd / "one").exists() and not (cwd / "two").exists()
+    assert results(api, 4)[0]["is_error"] is True
+    assert gate.allow == []
+
+
+def test_outside_imports_are_asked_about_once_and_again_only_for_new_ones(tmp_path: Path, home: Path) -> None:
+    project = tmp_path / "project"
+    write(tmp_path / "outside" / "a.md", "A, which imports @b.md")
+    write(tmp_path / "outside" / "b.md", "B")
+    write(tmp_path / "outside" / "c.md", "C")
+    write(project / "CLAUDE.md", "@../outside/a.md")
+    asked: list[list[str]] = []
+
+    def ask(files: Sequence[OutsideFile]) -> bool:
+        asked.append([f"{f.mention} by {f.named_by.name}" for f in files])
+        return True
+
+    local = project / ".agentcli" / "settings.local.json"
+    context = SessionContext(project, "claude-test", home=home, outside=OutsideFiles(project, save_to=local, ask=ask))
+    context.attach(ToolRegistry([ReadTool()]), RuleGate())
+    ctx = ToolContext(cwd=project)
+
+    first = context.prepare("one", ctx).content[0]["text"]
+    assert asked == [["../outside/a.md by CLAUDE.md"], ["b.md by a.md"]]  # the approved file's own import next
+    assert "A, which imports" in first and "\n\nB" in first
+    context.prepare("two", ctx)
+    assert len(asked) == 2
+    write(project / "CLAUDE.md", "@../outside/a.md @../outside/c.md")
+    context.prepare("three", ctx)
+    assert asked[2:] == [["../outside/c.md by CLAUDE.md"]]
+    saved = json.loads(local.read_text())["allowedExternalImports"]
+    assert saved == [str((tmp_path / "outside" / name).resolve()) for name in ("a.md", "b.md", "c.md")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,19 @@ def agentcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def test_project_slug_replaces_every_non_alphanumeric() -> None:
-    assert project_slug(Path("/work/my app.v2/x_y")) == "-work-my-app-v2-x-y"
+def test_project_slug_is_readable_and_tells_apart_paths_that_read_the_same() -> None:
+    slug = project_slug(Path("/work/my app.v2/x_y"))
+    assert re.fullmatch(r"-work-my-app-v2-x-y-[0-9a-f]{8}", slug)
+    assert project_slug(Path("/x/proj-a")) != project_slug(Path("/x/proj_a"))
+    assert project_slug(Path("/x/proj-a")) == project_slug(Path("/x/proj-a"))
+    deep = project_slug(Path("/" + "/".join(["folder"] * 60)))
+    assert len(deep) <= 255 and "folder-folder" in deep
+
+
+def test_the_slug_follows_the_real_path(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert project_slug(tmp_path / "link") == project_slug(tmp_path / "real")
 
 
 def test_system_prompt_parts_in_order_with_append_last(tmp_path: Path, agentcli_home: Path) -> None:

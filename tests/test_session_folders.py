@@ -1,0 +1,109 @@
+"""Each project's sessions in a folder of its own; the older, shared folder layout is still read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentcli.context.paths import legacy_state_dir, memory_dir, project_state_dir
+from tests.conftest import RunCli
+from tests.fake_anthropic import FakeAnthropic, reply, text
+
+
+def look_alike_projects(tmp_path: Path) -> tuple[Path, Path]:
+    """Two projects whose paths differ only in `-` versus `_`: the same slug in the old layout."""
+    first, second = tmp_path / "x" / "proj-a", tmp_path / "x" / "proj_a"
+    for path in (first, second):
+        path.mkdir(parents=True)
+    return first, second
+
+
+def sent(fake_api: FakeAnthropic, request: int = -1) -> str:
+    return json.dumps(fake_api.requests[request].body["messages"])
+
+
+def session_id(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, done.stderr
+    return str(json.loads(done.stdout)["session_id"])
+
+
+def test_continue_in_one_project_never_resumes_a_look_alike_projects_session(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, tmp_path: Path
+) -> None:
+    first, second = look_alike_projects(tmp_path)
+    fake_api.script(reply(text("noted")), reply(text("still here")))
+    assert run_cli("run", "the plan of project A", cwd=first).returncode == 0
+
+    other = run_cli("run", "-c", "go on", cwd=second)
+
+    assert other.returncode == 2
+    assert f"No earlier session to continue in {second}" in other.stderr
+    assert len(fake_api.requests) == 1
+    agentcli_home = home / ".agentcli"
+    assert project_state_dir(first, agentcli_home) != project_state_dir(second, agentcli_home)
+
+    same = run_cli("run", "-c", "go on", cwd=first)
+    assert same.returncode == 0, same.stderr
+    assert "the plan of project A" in sent(fake_api)
+
+
+def test_sessions_in_the_old_shared_folder_are_found_by_the_project_they_record(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, tmp_path: Path
+) -> None:
+    first, second = look_alike_projects(tmp_path)
+    agentcli_home = home / ".agentcli"
+    fake_api.script(reply(text("a")), reply(text("b")))
+    id_first = session_id(run_cli("run", "words of project A", "--output-format", "json", cwd=first))
+    id_second = session_id(run_cli("run", "words of project B", "--output-format", "json", cwd=second))
+    shared = legacy_state_dir(first, agentcli_home)
+    assert shared == legacy_state_dir(second, agentcli_home)
+    shared.mkdir(parents=True)
+    for cwd, sid in ((first, id_first), (second, id_second)):  # as an older agentcli left them
+        shutil.move(project_state_dir(cwd, agentcli_home) / f"{sid}.jsonl", shared / f"{sid}.jsonl")
+
+    fake_api.script(reply(text("resumed A")), reply(text("resumed B")))
+    resumed_first = run_cli("run", "-c", "more", "--output-format", "json", cwd=first)
+    assert session_id(resumed_first) == id_first
+    assert "words of project A" in sent(fake_api) and "words of project B" not in sent(fake_api)
+    resumed_second = run_cli("run", "-r", id_second[:8], "more", "--output-format", "json", cwd=second)
+    assert session_id(resumed_second) == id_second
+    assert "words of project B" in sent(fake_api) and "words of project A" not in sent(fake_api)
+
+    wrong = run_cli("run", "-r", id_second, "more", cwd=first)
+    assert wrong.returncode == 2
+    assert f"No session {id_second!r} in {first}" in wrong.stderr
+    assert len(fake_api.requests) == 4
+
+
+@pytest.fixture
+def agentcli_home(tmp_path: Path) -> Path:
+    return tmp_path / "agentcli-home"
+
+
+def old_transcript(folder: Path, name: str, cwd: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    header = {"type": "session", "session_id": name, "cwd": str(cwd), "system": []}
+    (folder / f"{name}.jsonl").write_text(json.dumps(header) + "\n")
+
+
+def test_an_old_memory_folder_stays_in_use_only_when_it_is_certainly_this_projects(
+    tmp_path: Path, agentcli_home: Path
+) -> None:
+    first, second = look_alike_projects(tmp_path)
+    shared = legacy_state_dir(first, agentcli_home)
+    (shared / "memory").mkdir(parents=True)
+    old_transcript(shared, "one", first)
+
+    assert memory_dir(first, agentcli_home) == shared / "memory"
+    assert memory_dir(second, agentcli_home) == project_state_dir(second, agentcli_home) / "memory"
+
+    old_transcript(shared, "two", second)  # the folder is shared: its memory could be either project's
+    assert memory_dir(first, agentcli_home) == project_state_dir(first, agentcli_home) / "memory"
+
+    (shared / "two.jsonl").unlink()
+    (project_state_dir(first, agentcli_home) / "memory").mkdir(parents=True)  # the new folder, once made, wins
+    assert memory_dir(first, agentcli_home) == project_state_dir(first, agentcli_home) / "memory"
