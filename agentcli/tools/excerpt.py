@@ -98,17 +98,18 @@ class _Scan:
                 self.number += 1
 
     def _skip(self, text: str, pos: int) -> int:
-        """Count lines before the slice without looking at them one by one when a whole chunk is before it."""
+        """Count the lines before the slice, passing a whole chunk at once when it ends before the slice."""
+        needed = self.first - self.number
         newlines = text.count("\n", pos)
-        if self.number + newlines < self.first:
+        if newlines < needed:
             self.number += newlines
             tail = text.rfind("\n", pos) + 1 if newlines else pos
             self.started = (self.started and not newlines) or tail < len(text)
             return len(text)
-        newline = text.index("\n", pos)
-        self.number += 1
-        self.started = False
-        return newline + 1
+        for _ in range(needed):
+            pos = text.index("\n", pos) + 1
+        self.number, self.started = self.first, False
+        return pos
 
     def _take(self, piece: str) -> None:
         if not piece:
