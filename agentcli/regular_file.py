@@ -22,7 +22,7 @@ class NotRegularFile(OSError):
     """The path is a folder, FIFO, socket or device: nothing was read from it."""
 
     def __init__(self, path: str | Path, mode: int) -> None:
-        super().__init__(errno.EINVAL, f"not a regular file ({kind_of(mode)})", str(path))
+        super().__init__(errno.EINVAL, f"it is {kind_of(mode)}, not a regular file", str(path))
         self.mode = mode
         """st_mode of what the path is."""
 
@@ -37,11 +37,11 @@ def kind_of(mode: int) -> str:
         return "a socket"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
-    return "not a regular file"
+    return "a special file"
 
 
-def read_regular_file(path: str | Path, limit: int) -> bytes:
-    """At most `limit` bytes of the regular file at `path` (symlinks followed).
+def read_regular_file(path: str | Path, limit: int | None) -> bytes:
+    """At most `limit` bytes (None: all) of the regular file at `path` (symlinks followed).
 
     Raises NotRegularFile for anything but a regular file, and what `open` raises otherwise.
     """
