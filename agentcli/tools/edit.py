@@ -6,6 +6,7 @@ the path the gate checked (`beneath.open_folder`), and its preview reads through
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
@@ -57,10 +58,7 @@ class EditTool(BuiltinTool):
                 plan = self._plan(folder, target.name, name, tool_input, ctx, guard=True)
                 if plan is not None:
                     return self._replace(folder, target, name, plan, ctx)
-        except (
-            FileNotFoundError,
-            NotADirectoryError,
-        ):  # a folder on the way is missing (or a file), so the file is too
+        except (FileNotFoundError, NotADirectoryError):  # a folder on the way is missing (or is a file)
             pass
         if tool_input["old_string"] != "":
             raise not_found(path, ctx)
@@ -72,7 +70,7 @@ class EditTool(BuiltinTool):
     ) -> ToolResult:
         current, file, updated = plan
         encoded = encode(updated, file.encoding, name)
-        info = folder.replace(target.name, encoded, current.info.st_mode & 0o7777)
+        info = folder.replace(target.name, encoded, stat.S_IMODE(current.info.st_mode))
         remember(ctx, target, fingerprint(info, encoded))
         change = diff_texts(file.text, updated, name)
         summary = change.describe("Updated", name)

@@ -7,6 +7,7 @@ content, the guard's check and the replacement all go through one folder handle.
 from __future__ import annotations
 
 import contextlib
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,7 +105,7 @@ class WriteTool(BuiltinTool):
         old = decode(current.data)
         if old.newline == "\r\n" and "\r\n" not in content:
             content = content.replace("\n", "\r\n")
-        return _Plan(old.text, content, old.encoding, current.info.st_mode & 0o7777)
+        return _Plan(old.text, content, old.encoding, stat.S_IMODE(current.info.st_mode))
 
 
 @contextlib.contextmanager
