@@ -78,7 +78,9 @@ def read_settings_file(path: Path) -> dict[str, Any] | None:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise UsageError(f"Settings file {path} is not UTF-8 text (byte {error.start:,}); save it as UTF-8.") from None
+        raise UsageError(
+            f"Settings file {path} is not UTF-8 text (at byte offset {error.start:,}); save it as UTF-8."
+        ) from None
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:
