@@ -17,6 +17,10 @@ MAX_SETTINGS_BYTES = 4 << 20
 class SettingsFileSkipped(UsageError):
     """A settings file that is not a regular file: loading goes on without it, with a notice."""
 
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"Cannot read settings file {path}: {why}.")
+        self.notice = f"Skipped settings file {path}: {why}."
+
 
 def agentcli_home() -> Path:
     return Path(os.environ.get("AGENTCLI_HOME") or Path.home() / ".agentcli")
@@ -51,7 +55,7 @@ def load_settings(cwd: Path) -> Settings:
         try:
             data = read_settings_file(path)
         except SettingsFileSkipped as skipped:
-            settings.notices.append(str(skipped))
+            settings.notices.append(skipped.notice)
             continue
         if data is None:
             continue
@@ -70,7 +74,7 @@ def read_settings_file(path: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except NotRegularFile as error:
-        raise SettingsFileSkipped(f"Skipped settings file {path}: {error.strerror}.") from None
+        raise SettingsFileSkipped(path, error.strerror or str(error)) from None
     except OSError as error:
         raise UsageError(f"Cannot read settings file {path}: {error.strerror}") from None
     if len(raw) > MAX_SETTINGS_BYTES:
