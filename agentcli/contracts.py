@@ -6,14 +6,21 @@ implements or consumes these. Nothing here imports a heavy package.
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 JSON = dict[str, Any]
 """A JSON object as the Messages API sends and receives it."""
+
+
+def literal_path(path: Path) -> Path:
+    """`path` with `.` and `..` removed textually (symlinks kept): how the gate keys a path it judged."""
+    return Path(os.path.normpath(path))
 
 
 # --------------------------------------------------------------------------- tools
@@ -37,7 +44,8 @@ class FileRecord:
 
     mtime_ns: int
     size: int
-    sha256: str
+    sha256: str | None
+    """Of the whole file; None when only part of it was read (then only mtime and size vouch for it)."""
 
 
 @dataclass
@@ -49,12 +57,35 @@ class ToolContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     """Set when the user interrupts; long-running tools stop at once."""
     read_files: dict[Path, FileRecord] = field(default_factory=dict)
-    """Files read in this session, keyed by resolved path."""
+    """Files read in this session, keyed by real path."""
+    checked_paths: Mapping[Path, Path] | None = None
+    """For one call, set by the executor on its own copy: the real paths the permission gate
+    judged, keyed by literal path (see `Decision.checked_paths`). None when no gate ran."""
 
     def resolve(self, file_path: str) -> Path:
         """An absolute path for `file_path` (relative paths are taken from `cwd`)."""
         path = Path(file_path).expanduser()
         return path if path.is_absolute() else self.cwd / path
+
+    def real_path(self, file_path: str) -> Path:
+        """The real path a tool must use for `file_path`: the one the permission gate judged.
+
+        With no gate (unit tests, tools run directly) it is resolved now. Open it without
+        following symlinks (`agentcli.tools.beneath`), so a swap after the check is refused.
+        Raises OSError for a path the gate did not judge, a symlink loop, or a NUL byte.
+        """
+        try:
+            literal = literal_path(self.resolve(file_path))
+            if self.checked_paths is None:
+                return literal.resolve()
+        except RuntimeError:  # Path.resolve's symlink loop (an OSError from Python 3.13 on)
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), file_path) from None
+        except ValueError as error:  # a NUL byte in the path
+            raise OSError(errno.EINVAL, str(error), file_path) from None
+        real = self.checked_paths.get(literal)
+        if real is None:
+            raise PermissionError(errno.EACCES, "the permission gate did not check this path", file_path)
+        return real
 
 
 class Tool(Protocol):
@@ -99,6 +130,10 @@ class Decision:
     allowed: bool
     message: str = ""
     """For a denial: what the model (and the user) is told, e.g. which rule would allow it."""
+    checked_paths: Mapping[Path, Path] | None = None
+    """For an allowed call: each path the gate judged (`literal_path` of it) → the real path it
+    judged. The tool is handed these (`ToolContext.real_path`) instead of resolving the name
+    again, which a symlink swapped in after the check would redirect."""
 
 
 class PermissionGate(Protocol):

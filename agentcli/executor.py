@@ -3,6 +3,10 @@
 Read-only calls that stand next to each other run concurrently (unless the tool changes the
 session's own state, see `runs_concurrently`); anything else runs alone, in the order the
 model gave. Results always come back in call order, one per call.
+
+Each call runs with its own copy of the ToolContext carrying the real paths the gate judged
+(`Decision.checked_paths`), so the tool touches exactly what was checked; the copy shares
+the session's state (read-file records, the cancel event) with every other call.
 """
 
 from __future__ import annotations
@@ -54,39 +58,42 @@ class ToolExecutor:
     def run_all(self, calls: list[JSON], ctx: ToolContext, emit: EventSink, done: dict[str, ToolResult]) -> list[JSON]:
         """Run `calls`, filling `done` as each finishes (so an interrupt keeps finished work)."""
         for batch in _batches(calls, self.registry):
-            ready: list[tuple[JSON, Tool]] = []
+            ready: list[tuple[JSON, Tool, ToolContext]] = []
             for call in batch:
                 emit(ToolCallStarted(call["id"], call["name"], call.get("input") or {}))
-                tool, refusal = self._admit(call, ctx)
-                if tool is None:
-                    self._finish(call, refusal or ToolResult("", is_error=True), emit, done)
+                admitted = self._admit(call, ctx)
+                if isinstance(admitted, ToolResult):
+                    self._finish(call, admitted, emit, done)
                 else:
-                    ready.append((call, tool))
+                    ready.append((call, *admitted))
             if len(ready) > 1:
-                futures = [(c, self._pool.submit(_run_safely, t, c, ctx)) for c, t in ready]
+                futures = [(c, self._pool.submit(_run_safely, t, c, c_ctx)) for c, t, c_ctx in ready]
                 for call, future in futures:
                     self._finish(call, future.result(), emit, done)
             else:
-                for call, tool in ready:
-                    self._finish(call, _run_safely(tool, call, ctx), emit, done)
+                for call, tool, call_ctx in ready:
+                    self._finish(call, _run_safely(tool, call, call_ctx), emit, done)
         return [tool_result(c["id"], done[c["id"]]) for c in calls]
 
-    def _admit(self, call: JSON, ctx: ToolContext) -> tuple[Tool | None, ToolResult | None]:
+    def _admit(self, call: JSON, ctx: ToolContext) -> tuple[Tool, ToolContext] | ToolResult:
+        """The tool and the context to run it with, or the error result when it may not run."""
         tool = self.registry.get(call["name"])
         if tool is None:
             names = ", ".join(self.registry.names())
-            return None, ToolResult(f"Unknown tool {call['name']!r}. Available tools: {names}.", is_error=True)
+            return ToolResult(f"Unknown tool {call['name']!r}. Available tools: {names}.", is_error=True)
         tool_input = call.get("input")
         if not isinstance(tool_input, dict):
-            return None, ToolResult(f"Invalid input for {tool.name}: the input must be a JSON object.", is_error=True)
+            return ToolResult(f"Invalid input for {tool.name}: the input must be a JSON object.", is_error=True)
         error = validation_error(tool_input, tool.input_schema)
         if error:
             message = f"Invalid input for {tool.name}: {error}. Fix the input and call it again."
-            return None, ToolResult(message, is_error=True, summary=f"Invalid input: {error}")
+            return ToolResult(message, is_error=True, summary=f"Invalid input: {error}")
         decision = self.gate.check(tool, tool_input, ctx)
         if not decision.allowed:
-            return None, ToolResult(decision.message, is_error=True, summary=decision.message)
-        return tool, None
+            return ToolResult(decision.message, is_error=True, summary=decision.message)
+        if decision.checked_paths is None:
+            return tool, ctx
+        return tool, replace(ctx, checked_paths=decision.checked_paths)
 
     @staticmethod
     def _finish(call: JSON, result: ToolResult, emit: EventSink, done: dict[str, ToolResult]) -> None:

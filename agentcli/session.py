@@ -94,6 +94,8 @@ class Session:
         self.cwd = cwd
         self.on_event = on_event
         self.settings = load_settings(cwd)
+        for text in self.settings.notices:  # e.g. a settings file that is a FIFO, skipped
+            on_event(Notice(text))
         self.gate: Gate = build_gate(
             self.settings,
             cwd,

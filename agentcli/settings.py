@@ -9,6 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.errors import UsageError
+from agentcli.regular_file import NotRegularFile, read_regular_file
+
+MAX_SETTINGS_BYTES = 4 << 20
+
+
+class SettingsFileSkipped(UsageError):
+    """A settings file that is not a regular file: loading goes on without it, with a notice."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"Cannot read settings file {path}: {why}.")
+        self.notice = f"Skipped settings file {path}: {why}."
 
 
 def agentcli_home() -> Path:
@@ -31,6 +42,8 @@ class Settings:
     """For each top-level key, the file that set it last."""
     raw: list[tuple[str, Path, dict[str, Any]]] = field(default_factory=list)
     """Each file's own content, for merging keys such as permission rules."""
+    notices: list[str] = field(default_factory=list)
+    """Files skipped while loading, and why (the session shows them once it starts)."""
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.values.get(key, default)
@@ -39,7 +52,11 @@ class Settings:
 def load_settings(cwd: Path) -> Settings:
     settings = Settings()
     for scope, path in settings_files(cwd):
-        data = read_settings_file(path)
+        try:
+            data = read_settings_file(path)
+        except SettingsFileSkipped as skipped:
+            settings.notices.append(skipped.notice)
+            continue
         if data is None:
             continue
         settings.raw.append((scope, path, data))
@@ -50,12 +67,24 @@ def load_settings(cwd: Path) -> Settings:
 
 
 def read_settings_file(path: Path) -> dict[str, Any] | None:
+    """The file's JSON object; None when there is no file. Raises UsageError when it is unusable
+    (SettingsFileSkipped when it is not a regular file, e.g. a FIFO, which is never waited on)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_regular_file(path, MAX_SETTINGS_BYTES + 1)
     except FileNotFoundError:
         return None
+    except NotRegularFile as error:
+        raise SettingsFileSkipped(path, error.strerror or str(error)) from None
     except OSError as error:
         raise UsageError(f"Cannot read settings file {path}: {error.strerror}") from None
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise UsageError(f"Settings file {path} is over {MAX_SETTINGS_BYTES:,} bytes; settings files are small JSON.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"Settings file {path} is not UTF-8 text (at byte offset {error.start:,}); save it as UTF-8."
+        ) from None
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:

@@ -415,6 +415,19 @@ def test_malformed_settings_is_a_usage_error_naming_the_file(run_cli: RunCli, pr
     assert "settings.json" in done.stderr and "not valid JSON" in done.stderr
 
 
+def test_settings_that_are_not_utf8_are_a_usage_error_naming_the_file(run_cli: RunCli, project: Path) -> None:
+    (project / ".agentcli").mkdir()
+    (project / ".agentcli" / "settings.json").write_bytes(b'{"model": "caf\xe9"}')
+
+    done = run_cli("run", "hi")
+
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert (
+        f"Settings file {project / '.agentcli' / 'settings.json'} is not UTF-8 text (at byte offset 14)" in done.stderr
+    )
+
+
 def test_piped_input_follows_a_prompt_argument(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
     fake_api.script(reply(text("Looks fine.")))
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.contracts import FileRecord
 from agentcli.errors import UsageError
 from agentcli.sessions.compact import (
     CLEARED,
@@ -20,7 +21,7 @@ from agentcli.sessions.compact import (
     render_conversation,
     summarised_conversation,
 )
-from agentcli.sessions.store import load_transcript
+from agentcli.sessions.store import file_records, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter
 from tests.conftest import AGENTCLI, RunCli, cli_env
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, reply, text, tool_use, validation_error
@@ -438,3 +439,15 @@ def test_a_resumed_session_may_edit_what_it_read_unless_the_file_changed_since(
     recorded = [r["read_files"] for r in records(path) if "read_files" in r]
     assert sorted(Path(p).name for p in recorded[0]) == ["a.txt", "b.txt"]
     assert [Path(p).name for p in recorded[-1]] == ["a.txt"]  # afterwards, only what changed is written
+
+
+def test_guard_records_of_files_read_only_in_part_load_back_without_a_hash() -> None:
+    recorded = {
+        "/p/part.log": {"mtime_ns": 5, "size": 9, "sha256": None},  # a partial Read: no whole-file hash
+        "/p/whole.txt": {"mtime_ns": 7, "size": 3, "sha256": "ab12"},
+        "/p/broken": {"mtime_ns": "soon"},
+    }
+    assert file_records(recorded) == {
+        Path("/p/part.log"): FileRecord(5, 9, None),
+        Path("/p/whole.txt"): FileRecord(7, 3, "ab12"),
+    }

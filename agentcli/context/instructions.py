@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.context.outside import OutsideFile, OutsideFiles, project_top
+from agentcli.regular_file import read_regular_file
 from agentcli.settings import agentcli_home
 
 MAX_IMPORT_DEPTH = 5
 MAX_FILE_CHARS = 40_000
+MAX_FILE_BYTES = 1 << 20
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CODE_SPAN = re.compile(r"`+[^`]*`+")
@@ -150,7 +152,7 @@ def _key(path: Path) -> Path:
 
 def _read(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_FILE_BYTES)  # a FIFO is refused, not waited on
     except OSError as error:
         return f"(could not be read: {error.strerror})"
     if b"\0" in data[:8192]:

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentcli.contracts import JSON, Tool, ToolContext
+from agentcli.contracts import JSON, Tool, ToolContext, literal_path
 from agentcli.permissions.bash_rules import BashPattern, Coverage, RuleMatch, covers, deny_match
 from agentcli.permissions.modes import Mode
-from agentcli.permissions.paths import is_inside, literal_path, real_path
+from agentcli.permissions.paths import real_path, within
 from agentcli.permissions.protected import Protected, bash_targets, pattern_names, protected_writes
 from agentcli.permissions.rules import EDIT_FAMILY, READ_FAMILY, Rule
 from agentcli.permissions.sources import RuleSet
@@ -31,7 +31,10 @@ class Call:
     read_only: bool
     project: Path
     paths: tuple[Path, ...]
-    """Absolute paths the call touches (for read/edit kinds, the project when none given)."""
+    """Absolute paths the call touches, as named (for read/edit kinds, the project when none given)."""
+    real_paths: tuple[Path, ...]
+    """The same paths resolved, once (`..` and symlinks): what is judged, and what the tool is handed."""
+    project_real: Path
     protected: tuple[Protected, ...] = ()
     """Protected paths the call would write (see `protected`)."""
 
@@ -43,7 +46,20 @@ class Call:
     @property
     def outside(self) -> tuple[Path, ...]:
         """Touched paths that, after `..` and symlinks, are not in the project."""
-        return tuple(real_path(p) for p in self.paths if not is_inside(p, self.project))
+        return self.outside_of(self.real_paths)
+
+    def outside_of(self, reals: tuple[Path, ...]) -> tuple[Path, ...]:
+        return tuple(p for p in reals if not within(p, self.project_real))
+
+    def inside(self, real: Path) -> bool:
+        return within(real, self.project_real)
+
+    def shown(self, real: Path) -> str:
+        """A resolved path as the user reads it: relative to the project when inside it."""
+        if not self.inside(real):
+            return str(real)
+        rel = real.relative_to(self.project_real).as_posix()
+        return rel if rel != "." else "the project"
 
 
 def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
@@ -62,13 +78,16 @@ def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
     paths = tuple(literal_path(ctx.resolve(str(p))) for p in tool.touched_paths(tool_input, ctx))
     if not paths and kind in ("read", "edit"):
         paths = (literal_path(ctx.cwd),)
-    written: list[Path] = []
+    reals = tuple(real_path(p) for p in paths)
+    written: tuple[Path, ...] | list[Path] = ()
     if kind == "edit" and not tool.read_only:
-        written = [real_path(p) for p in paths]
+        written = reals
     elif kind == "bash":
         command = tool_input.get("command")
         written = bash_targets(command, ctx.cwd) if isinstance(command, str) else []
-    return Call(name, tool_input, kind, tool.read_only, ctx.cwd, paths, protected_writes(written, ctx.cwd))
+    project_real = real_path(ctx.cwd)
+    protected = protected_writes(written, ctx.cwd)
+    return Call(name, tool_input, kind, tool.read_only, ctx.cwd, paths, reals, project_real, protected)
 
 
 @dataclass(frozen=True)
@@ -86,9 +105,6 @@ class Verdict:
     """For path tools: the (resolved) paths nothing allowed."""
     protected: tuple[Protected, ...] = ()
     """Protected paths no allow rule names: asked every time, whatever the mode."""
-
-    def uncovered_paths_outside(self, project: Path) -> tuple[Path, ...]:
-        return tuple(p for p in self.uncovered_paths if not is_inside(p, project))
 
 
 def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
@@ -109,7 +125,7 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
     if call.kind == "bash":
         return _bash_verdict(call, allow, mode)
     if call.paths:
-        uncovered = tuple(real_path(p) for p in call.paths if not _path_allowed(p, call, allow, mode))
+        uncovered = tuple(p for p in call.real_paths if not _path_allowed(p, call, allow, mode))
         return Verdict("ask", uncovered_paths=uncovered) if uncovered else Verdict("allow")
     if mode == "bypassPermissions" or any(r.tool_wide for r in allow) or _mode_approves(call, mode):
         return Verdict("allow")
@@ -133,7 +149,8 @@ def _matches(rule: Rule, call: Call) -> RuleMatch | None:
         return deny_match(call.command, rule.bash) if call.kind == "bash" else None
     pattern = rule.path
     assert pattern is not None
-    hit = any(pattern.matches(p, call.project) or pattern.matches(real_path(p), call.project) for p in call.paths)
+    named = zip(call.paths, call.real_paths, strict=True)
+    hit = any(pattern.matches(p, call.project) or pattern.matches(r, call.project) for p, r in named)
     return RuleMatch() if hit else None
 
 
@@ -151,12 +168,11 @@ def _spells(pattern: BashPattern, protected: Protected) -> bool:
     return not pattern.prefix or any(folder in word.lower() for word in pattern.words)
 
 
-def _path_allowed(path: Path, call: Call, allow: list[Rule], mode: Mode) -> bool:
+def _path_allowed(real: Path, call: Call, allow: list[Rule], mode: Mode) -> bool:
     """An allow rule naming the real path, or (inside the project only) a tool-wide rule or the mode."""
-    real = real_path(path)
     if any(r.path is not None and r.path.matches(real, call.project) for r in allow):
         return True
-    if not is_inside(path, call.project):
+    if not call.inside(real):
         return mode == "bypassPermissions"
     return mode == "bypassPermissions" or any(r.tool_wide for r in allow) or _mode_approves(call, mode)
 

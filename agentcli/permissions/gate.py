@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from agentcli.contracts import JSON, Decision, PreviewsChange, Tool, ToolContext
@@ -64,26 +65,38 @@ class Gate:
         return self._mode
 
     def check(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision:
+        """An allowed call's Decision carries the real paths judged, which the tool must use."""
         with self._lock:  # one question at a time, in call order, also across sub-agents
             try:
-                call = describe_call(tool, tool_input, ctx)
-                verdict = evaluate(call, self.rules, self._mode)
+                judged = self._judge(tool, tool_input, ctx)
             except (OSError, ValueError, RuntimeError) as error:  # e.g. a path too long or a symlink loop
                 why = messages.one_line(getattr(error, "strerror", None) or str(error))
                 return Decision(
                     False, f"Permission denied: the paths of this {tool.name} call cannot be checked ({why})."
                 )
-            if verdict.outcome == "allow":
-                return Decision(True)
-            if verdict.rule is not None and verdict.outcome == "deny":
-                return Decision(False, messages.denied_by_rule(call, verdict.rule, verdict.unverified))
-            if verdict.plan:
-                return Decision(False, messages.plan_refusal(call, self.prompter is not None))
-            suggestion = suggest(call, verdict)
-            if self.prompter is None:
-                return Decision(False, messages.non_interactive(call, verdict, suggestion))
-            answer = self.prompter(self._request(call, verdict, suggestion, tool, ctx))
-            return self._apply(answer, call)
+            if isinstance(judged, Decision):
+                return judged
+            call, checked, request = judged
+            assert self.prompter is not None
+            return self._apply(self.prompter(request), call, checked)
+
+    def _judge(
+        self, tool: Tool, tool_input: JSON, ctx: ToolContext
+    ) -> Decision | tuple[Call, dict[Path, Path], PermissionRequest]:
+        """The decision, or the question to ask. Describing paths may raise OSError or RuntimeError."""
+        call = describe_call(tool, tool_input, ctx)  # resolves each path once: the tool is handed these
+        checked = dict(zip(call.paths, call.real_paths, strict=True))
+        verdict = evaluate(call, self.rules, self._mode)
+        if verdict.outcome == "allow":
+            return Decision(True, checked_paths=checked)
+        if verdict.rule is not None and verdict.outcome == "deny":
+            return Decision(False, messages.denied_by_rule(call, verdict.rule, verdict.unverified))
+        if verdict.plan:
+            return Decision(False, messages.plan_refusal(call, self.prompter is not None))
+        suggestion = suggest(call, verdict)
+        if self.prompter is None:
+            return Decision(False, messages.non_interactive(call, verdict, suggestion))
+        return call, checked, self._request(call, verdict, suggestion, tool, replace(ctx, checked_paths=checked))
 
     def remember(self, rule_texts: Sequence[str]) -> list[Rule]:
         """Allow `rule_texts` from now on; Bash and MCP rules are also saved to local settings."""
@@ -129,12 +142,12 @@ class Gate:
                 for rule in added:
                     self.rules.remove(rule)
 
-    def _apply(self, answer: Answer, call: Call) -> Decision:
+    def _apply(self, answer: Answer, call: Call, checked: dict[Path, Path]) -> Decision:
         if answer.choice == "no":
             return Decision(False, messages.user_denied(call, answer.reason))
         if answer.choice == "always":
             self.remember(answer.rules)
-        return Decision(True)
+        return Decision(True, checked_paths=checked)
 
     def _request(
         self, call: Call, verdict: Verdict, suggestion: Suggestion | None, tool: Tool, ctx: ToolContext
@@ -146,7 +159,7 @@ class Gate:
             note = description if isinstance(description, str) else ""
         elif call.paths:
             title = f"{call.tool} file" if call.kind == "edit" else call.tool
-            shown = [messages.show_path(p, call.project) for p in call.paths]
+            shown = [call.shown(p) for p in call.real_paths]
             subject = ", ".join(shown)
             if call.kind == "edit" and isinstance(tool, PreviewsChange):
                 diff = tool.preview(call.tool_input, ctx)

@@ -7,10 +7,8 @@ shows only that line; the lines after it are advice for the model.
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 
 from agentcli.permissions.evaluate import Call, Verdict
-from agentcli.permissions.paths import is_inside, real_path
 from agentcli.permissions.rules import Rule
 from agentcli.permissions.suggest import Suggestion, naming_rules
 
@@ -23,7 +21,7 @@ def describe(call: Call) -> str:
     if call.kind == "bash":
         return f"the Bash command `{one_line(call.command)}`"
     if call.paths:
-        shown = ", ".join(show_path(p, call.project) for p in call.paths)
+        shown = ", ".join(call.shown(p) for p in call.real_paths)
         where = " (outside the project)" if call.outside else ""
         return f"{call.tool} of {shown}{where}"
     return call.tool
@@ -32,13 +30,6 @@ def describe(call: Call) -> str:
 def one_line(text: str) -> str:
     flat = " ⏎ ".join(line.strip() for line in text.strip().splitlines())
     return flat if len(flat) <= MAX_SHOWN else flat[: MAX_SHOWN - 1] + "…"
-
-
-def show_path(path: Path, project: Path) -> str:
-    if is_inside(path, project):
-        rel = real_path(path).relative_to(project.resolve()).as_posix()
-        return rel if rel != "." else "the project"
-    return str(real_path(path))
 
 
 def source_of(rule: Rule) -> str:
@@ -89,7 +80,7 @@ def non_interactive(call: Call, verdict: Verdict, suggestion: Suggestion | None)
             else "Only a rule that names the exact command could allow it."
         )
         return (
-            f"Permission denied: {what} writes {protected_summary(verdict, call.project)}, which is asked about every "
+            f"Permission denied: {what} writes {protected_summary(verdict, call)}, which is asked about every "
             f"time, and this run is non-interactive. {allow}\n{DO_NOT_RETRY}"
         )
     how = _how_to_allow(call, verdict, suggestion)
@@ -98,10 +89,11 @@ def non_interactive(call: Call, verdict: Verdict, suggestion: Suggestion | None)
 
 def _how_to_allow(call: Call, verdict: Verdict, suggestion: Suggestion | None) -> str:
     flag = f"--allowed-tools {_shell_quote(','.join(suggestion.rules))}" if suggestion else None
-    if call.kind == "edit" and not verdict.uncovered_paths_outside(call.project):
+    outside = call.outside_of(verdict.uncovered_paths)
+    if call.kind == "edit" and not outside:
         options = ["--permission-mode acceptEdits", flag] if flag else ["--permission-mode acceptEdits"]
         return f"To allow it, pass {' or '.join(options)}."
-    if verdict.uncovered_paths_outside(call.project) and flag:
+    if outside and flag:
         return (
             f"Paths outside the project are never approved by a mode; to allow it, pass {flag} "
             "(or --permission-mode bypassPermissions)."
@@ -130,11 +122,8 @@ def ask_reason(call: Call, verdict: Verdict) -> str:
             )
         return f'It matches the ask rule "{verdict.rule.text}" in {source_of(verdict.rule)}.'
     if verdict.protected:
-        return (
-            f"It writes {protected_summary(verdict, call.project)}. Such files are asked about every time, "
-            "in every mode."
-        )
-    outside = verdict.uncovered_paths_outside(call.project)
+        return f"It writes {protected_summary(verdict, call)}. Such files are asked about every time, in every mode."
+    outside = call.outside_of(verdict.uncovered_paths)
     if outside:
         return f"It touches {', '.join(str(p) for p in outside)}, outside the project."
     if call.kind == "bash" and verdict.coverage is not None and verdict.coverage.uncovered is None:
@@ -146,11 +135,11 @@ def ask_reason(call: Call, verdict: Verdict) -> str:
     return "No rule allows it yet."
 
 
-def protected_summary(verdict: Verdict, project: Path) -> str:
+def protected_summary(verdict: Verdict, call: Call) -> str:
     """`.git/config (it can make git run programs …)`; several paths with the same reason share it."""
     by_reason: dict[str, list[str]] = {}
     for item in verdict.protected:
-        by_reason.setdefault(item.reason, []).append(show_path(item.path, project))
+        by_reason.setdefault(item.reason, []).append(call.shown(item.path))
     return "; ".join(f"{', '.join(paths)} ({reason})" for reason, paths in by_reason.items())
 
 

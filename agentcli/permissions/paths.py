@@ -14,7 +14,6 @@ points outside is outside.
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -96,20 +95,19 @@ def parse_path_pattern(spec: str) -> PathPattern:
     return PathPattern(text, anchor, pattern)
 
 
-def literal_path(path: Path) -> Path:
-    """`path` with `.` and `..` removed textually (symlinks kept)."""
-    return Path(os.path.normpath(path))
-
-
 def real_path(path: Path) -> Path:
     """`path` with `..` and every symlink resolved (the file the tool will really touch)."""
     return path.resolve()
 
 
+def within(real: Path, root: Path) -> bool:
+    """Whether the resolved path `real` is `root` (also resolved) or lies below it. No I/O."""
+    return real == root or root in real.parents
+
+
 def is_inside(path: Path, project: Path) -> bool:
     """Whether `path`, after resolving `..` and symlinks, lies in the project directory."""
-    real, root = real_path(path), project.resolve()
-    return real == root or root in real.parents
+    return within(real_path(path), project.resolve())
 
 
 def escape_pattern(rel: str) -> str:

@@ -15,7 +15,7 @@ from typing import Literal
 
 from agentcli.permissions.bash_rules import Coverage, SimpleCommand
 from agentcli.permissions.evaluate import Call, Verdict
-from agentcli.permissions.paths import escape_pattern, is_inside
+from agentcli.permissions.paths import escape_pattern
 from agentcli.permissions.rules import SESSION, RuleError, parse_rule
 
 Scope = Literal["local", "session"]
@@ -117,12 +117,12 @@ def naming_rules(call: Call, verdict: Verdict) -> tuple[str, ...]:
         exact = exact_rule(call.command.strip())
         return (exact,) if exact else ()
     family = "Edit" if call.kind == "edit" else call.tool
-    return _unique(f"{family}({_exact_path(p.path, call.project)})" for p in verdict.protected)
+    return _unique(f"{family}({_exact_path(p.path, call)})" for p in verdict.protected)
 
 
-def _exact_path(real: Path, project: Path) -> str:
-    if is_inside(real, project):
-        return "./" + escape_pattern(real.relative_to(project.resolve()).as_posix())
+def _exact_path(real: Path, call: Call) -> str:
+    if call.inside(real):
+        return "./" + escape_pattern(real.relative_to(call.project_real).as_posix())
     return "//" + escape_pattern(real.as_posix().lstrip("/"))
 
 
@@ -131,8 +131,8 @@ def path_rule(call: Call, real: Path) -> str:
     family = "Edit" if call.kind == "edit" else "Read" if call.kind == "read" else None
     if family is None:
         return call.tool
-    if is_inside(real, call.project):
-        rel = real.relative_to(call.project.resolve())
+    if call.inside(real):
+        rel = real.relative_to(call.project_real)
         if real.is_dir():
             return f"{family}(./{escape_pattern(rel.as_posix())}/**)" if rel.parts else f"{family}(./**)"
         if len(rel.parts) > 1:

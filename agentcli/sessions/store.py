@@ -133,7 +133,10 @@ def file_records(value: JSON) -> dict[Path, FileRecord]:
     records: dict[Path, FileRecord] = {}
     for path, fields in value.items():
         with contextlib.suppress(TypeError, ValueError, KeyError):
-            records[Path(path)] = FileRecord(int(fields["mtime_ns"]), int(fields["size"]), str(fields["sha256"]))
+            sha = fields["sha256"]  # null: only part of the file was read
+            records[Path(path)] = FileRecord(
+                int(fields["mtime_ns"]), int(fields["size"]), None if sha is None else str(sha)
+            )
     return records
 
 

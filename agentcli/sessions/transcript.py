@@ -15,7 +15,7 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
 
 A `message` record of tool results also carries `todos` when that turn changed the task
 list (TodoWrite): the whole list, which a resumed session takes up again; and `read_files`
-for files read or written in that turn (path → mtime_ns, size, sha256), so a resumed
+for files read or written in that turn (path → mtime_ns, size, sha256; null for a file read only in part), so a resumed
 session's Edit and Write know what the model has seen (and still refuse a file that changed).
 
 Each line goes to the file with one `write()` as soon as its message completes, so a killed

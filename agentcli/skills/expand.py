@@ -23,6 +23,7 @@ from typing import Protocol
 
 from agentcli.context.instructions import looks_like_path, unfenced_lines
 from agentcli.context.outside import OutsideFiles, project_top
+from agentcli.regular_file import read_regular_file
 from agentcli.skills.frontmatter import SkillFileError
 from agentcli.skills.loader import Skill
 from agentcli.truncate import cap_middle
@@ -40,6 +41,7 @@ class MentionCheck(Protocol):
 
 
 MAX_ATTACHMENT_CHARS = 50_000
+MAX_ATTACHMENT_BYTES = 8 << 20
 MAX_LISTING_ENTRIES = 200
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -186,7 +188,7 @@ class _Expander:
 
 def _file(mention: str, path: Path, skill: Skill) -> str:
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_ATTACHMENT_BYTES)  # a FIFO is refused, not waited on
     except OSError as error:
         raise SkillFileError(f"/{skill.name}: cannot read @{mention}: {error.strerror}.") from None
     if b"\0" in data[:8192]:

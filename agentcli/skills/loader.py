@@ -14,6 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.regular_file import read_regular_file
 from agentcli.settings import agentcli_home
 from agentcli.skills.frontmatter import SkillFileError, split_frontmatter, split_rules
 
@@ -119,7 +120,7 @@ def load_skills(cwd: Path, home: Path | None = None) -> SkillCatalog:
 
 def read_skill(path: Path, name: str, source: str) -> Skill:
     try:
-        data = path.read_bytes()[:MAX_SKILL_BYTES]
+        data = read_regular_file(path, MAX_SKILL_BYTES)  # a FIFO is refused, not waited on
     except OSError as error:
         raise SkillFileError(f"Cannot read skill file {path}: {error.strerror}.") from None
     fields, body = split_frontmatter(data.decode("utf-8", errors="replace"), str(path))
@@ -164,8 +165,10 @@ def _first_line(body: str) -> str:
 def _markdown_files(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
-    return sorted(
+    return sorted(  # not only regular files: a FIFO or device shows up as an unusable skill, saying why
         path
         for path in folder.rglob("*.md")
-        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+        if path.exists()
+        and not path.is_dir()
+        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
     )

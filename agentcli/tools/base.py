@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
@@ -16,6 +17,15 @@ def prose(text: str) -> str:
         else:
             lines.append(line)
     return "\n".join(lines)
+
+
+def with_notices(result: ToolResult, notices: list[str]) -> ToolResult:
+    """`result` with `notices` after its content (for the model) and its summary (for the user)."""
+    if not notices:
+        return result
+    lines = "\n".join(f"[{notice}]" for notice in notices)
+    summary = result.summary if result.summary is not None else result.content.split("\n")[0]
+    return replace(result, content=f"{result.content}\n\n{lines}", summary=f"{summary}\n" + "\n".join(notices))
 
 
 class ToolError(Exception):

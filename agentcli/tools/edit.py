@@ -1,4 +1,8 @@
-"""Edit: replace an exact string in a file the model has Read."""
+"""Edit: replace an exact string in a file the model has Read.
+
+Like Write, it reads, checks and replaces the file through one folder handle reached from
+the path the gate checked (`beneath.open_folder`), and its preview reads through it too.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,14 @@ import stat
 from pathlib import Path
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.regular_file import NotRegularFile, kind_of
 from agentcli.tools.base import BuiltinTool, ToolError
+from agentcli.tools.beneath import Folder, Snapshot, open_folder
 from agentcli.tools.closest import explain_missing
 from agentcli.tools.diff import diff_texts
-from agentcli.tools.guard import remember, require_fresh
+from agentcli.tools.guard import fingerprint, remember, require_fresh
 from agentcli.tools.paths import not_found, shown
-from agentcli.tools.textfile import SNIFF_BYTES, TextFile, atomic_write, decode, encode, fingerprint, looks_binary
+from agentcli.tools.textfile import SNIFF_BYTES, TextFile, decode, encode, looks_binary
 from agentcli.tools.write import WriteTool
 
 MAX_DIFF_IN_RESULT = 4_000
@@ -44,13 +50,28 @@ class EditTool(BuiltinTool):
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         path = ctx.resolve(tool_input["file_path"])
-        plan = self._plan(tool_input, ctx, guard=True)
-        if plan is None:
-            return WriteTool().call({"file_path": str(path), "content": tool_input["new_string"]}, ctx)
-        target, name, file, updated = plan
+        name = shown(path, ctx.cwd)
+        target = ctx.real_path(tool_input["file_path"])
+        _require_change(tool_input)
+        try:
+            with open_folder(target.parent, "written") as folder:
+                plan = self._plan(folder, target.name, name, tool_input, ctx, guard=True)
+                if plan is not None:
+                    return self._replace(folder, target, name, plan, ctx)
+        except (FileNotFoundError, NotADirectoryError):  # a folder on the way is missing (or is a file)
+            pass
+        if tool_input["old_string"] != "":
+            raise not_found(path, ctx)
+        return WriteTool().call({"file_path": str(path), "content": tool_input["new_string"]}, ctx)
+
+    @staticmethod
+    def _replace(
+        folder: Folder, target: Path, name: str, plan: tuple[Snapshot, TextFile, str], ctx: ToolContext
+    ) -> ToolResult:
+        current, file, updated = plan
         encoded = encode(updated, file.encoding, name)
-        atomic_write(target, encoded)
-        remember(ctx, path, fingerprint(target, encoded))
+        info = folder.replace(target.name, encoded, stat.S_IMODE(current.info.st_mode))
+        remember(ctx, target, fingerprint(info, encoded))
         change = diff_texts(file.text, updated, name)
         summary = change.describe("Updated", name)
         shown_diff = change.diff
@@ -63,33 +84,38 @@ class EditTool(BuiltinTool):
 
         Writes nothing and skips the read-before-edit guard (the call itself still checks it).
         """
+        name = shown(ctx.resolve(tool_input["file_path"]), ctx.cwd)
         try:
-            plan = self._plan(tool_input, ctx, guard=False)
+            _require_change(tool_input)
+            target = ctx.real_path(tool_input["file_path"])
+            with open_folder(target.parent, "read") as folder:
+                plan = self._plan(folder, target.name, name, tool_input, ctx, guard=False)
+        except (FileNotFoundError, NotADirectoryError):
+            plan = None
         except (ToolError, OSError):
             return None
         if plan is None:
+            if tool_input["old_string"] != "":
+                return None
             return WriteTool().preview({"file_path": tool_input["file_path"], "content": tool_input["new_string"]}, ctx)
-        _, name, file, updated = plan
+        _, file, updated = plan
         return diff_texts(file.text, updated, name).diff
 
-    def _plan(self, tool_input: JSON, ctx: ToolContext, *, guard: bool) -> tuple[Path, str, TextFile, str] | None:
-        """(target, display name, the file as read, its new text); None when the call creates the file."""
-        path = ctx.resolve(tool_input["file_path"])
+    def _plan(
+        self, folder: Folder, filename: str, name: str, tool_input: JSON, ctx: ToolContext, *, guard: bool
+    ) -> tuple[Snapshot, TextFile, str] | None:
+        """(the file as read, its text, its new text); None when there is no such file."""
         old: str = tool_input["old_string"]
         new: str = tool_input["new_string"]
-        name = shown(path, ctx.cwd)
-        if old == new:
-            raise ToolError("old_string and new_string are identical, so there is nothing to change.")
-        target = path.resolve()
-        if not target.exists():
-            if old == "":
-                return None
-            raise not_found(path, ctx)
-        if not stat.S_ISREG(target.stat().st_mode):
-            raise ToolError(f"{name} is not a regular file (it is a folder or device); Edit changes files.")
+        try:
+            current = folder.read(filename)
+        except NotRegularFile as error:
+            raise ToolError(f"{name} is {kind_of(error.mode)}, not a regular file; Edit changes files.") from None
+        if current is None:
+            return None
         if guard:
-            require_fresh(ctx, path, "Edit")
-        data = target.read_bytes()
+            require_fresh(ctx, folder.path / filename, name, "Edit", current)
+        data = current.data
         if looks_binary(data[:SNIFF_BYTES]):
             raise ToolError(f"{name} is a binary file; Edit changes text files only.")
         file = decode(data)
@@ -100,7 +126,7 @@ class EditTool(BuiltinTool):
                     f"old_string is empty but {name} is not. Put the text to replace in old_string, "
                     "or use Write to replace the whole file."
                 )
-            return target, name, file, _with_newlines(new, file.newline)
+            return current, file, _with_newlines(new, file.newline)
         needle, replacement = _locate(text, old, new, file.newline)
         count = text.count(needle)
         if count == 0:
@@ -111,7 +137,12 @@ class EditTool(BuiltinTool):
                 f"old_string occurs {count} times in {name} (lines {lines}). Include more surrounding "
                 "lines to pick one occurrence, or set replace_all to true to change all of them."
             )
-        return target, name, file, text.replace(needle, replacement)
+        return current, file, text.replace(needle, replacement)
+
+
+def _require_change(tool_input: JSON) -> None:
+    if tool_input["old_string"] == tool_input["new_string"]:
+        raise ToolError("old_string and new_string are identical, so there is nothing to change.")
 
 
 def _locate(text: str, old: str, new: str, newline: str) -> tuple[str, str]:

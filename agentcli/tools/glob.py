@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
-from agentcli.tools.base import BuiltinTool, ToolError
+from agentcli.tools.base import BuiltinTool, ToolError, with_notices
 from agentcli.tools.globs import AnchoredGlob, literal_prefix
 from agentcli.tools.ignore import IgnoreRules, walk_files
 from agentcli.tools.paths import not_found, shown_str
@@ -59,20 +59,26 @@ class GlobTool(BuiltinTool):
         matcher = AnchoredGlob(pattern)
         found: list[tuple[int, str]] = []
         cwd = ctx.cwd.resolve()
-        for path, rel in walk_files(str(root), IgnoreRules(), max_depth=matcher.max_depth, cancelled=ctx.cancel.is_set):
+        rules = IgnoreRules()
+        for path, rel in walk_files(str(root), rules, max_depth=matcher.max_depth, cancelled=ctx.cancel.is_set):
             if matcher.matches(rel):
                 found.append((_mtime(path), shown_str(path, str(cwd))))
         if ctx.cancel.is_set():
             raise ToolError("Search interrupted by the user.")
+        notices = rules.notices(str(cwd))
         if not found:
-            return ToolResult(f"No files match {tool_input['pattern']!r}.", summary="No files found")
+            return with_notices(
+                ToolResult(f"No files match {tool_input['pattern']!r}.", summary="No files found"), notices
+            )
         found.sort(key=lambda item: (-item[0], item[1]))
         lines = [name for _, name in found[:MAX_RESULTS]]
         if len(found) > MAX_RESULTS:
             more = len(found) - MAX_RESULTS
             lines.append(f"\n[{more:,} more files matched; narrow the pattern or path to see them.]")
         count = len(found)
-        return ToolResult("\n".join(lines), summary=f"Found {count} file{'' if count == 1 else 's'}")
+        return with_notices(
+            ToolResult("\n".join(lines), summary=f"Found {count} file{'' if count == 1 else 's'}"), notices
+        )
 
 
 def _mtime(path: str) -> int:

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
-from agentcli.tools.base import BuiltinTool, ToolError
+from agentcli.tools.base import BuiltinTool, ToolError, with_notices
 from agentcli.tools.globs import FILE_TYPES, type_globs
 from agentcli.tools.paths import not_found, shown_str
-from agentcli.tools.ripgrep import PatternRejected, RipgrepFailed, find_ripgrep, ripgrep_search
+from agentcli.tools.ripgrep import PatternRejected, RipgrepBlocked, RipgrepFailed, find_ripgrep, ripgrep_search
 from agentcli.tools.search import FileFilter, FileHits, Mode, SearchQuery, compile_pattern, python_search
 
 DEFAULT_HEAD_LIMIT: dict[str, int] = {"files_with_matches": 200, "count": 200, "content": 300}
@@ -19,6 +19,11 @@ MAX_COLUMNS = 500
 NEWLINE_NEEDS_MULTILINE = (
     "The pattern contains \\n, but the search goes line by line, so it can never match. "
     "Set multiline to true to match across lines."
+)
+
+RIPGREP_BLOCKED = (
+    "ripgrep stopped waiting on a named pipe (FIFO) it tried to read as an ignore file; "
+    "this search used agentcli's own engine instead."
 )
 
 
@@ -69,11 +74,15 @@ class GrepTool(BuiltinTool):
             raise ToolError(NEWLINE_NEEDS_MULTILINE)
         rg = find_ripgrep() if self.use_ripgrep is not False else None
         hits: list[FileHits] | None = None
+        files = FileFilter(query)
+        notices: list[str] = []
         if rg is not None:
             try:
                 found = ripgrep_search(rg, query, ctx.cancel)
             except PatternRejected:
                 pass  # Python's regex may still accept it (look-around, backreferences)
+            except RipgrepBlocked:
+                notices.append(RIPGREP_BLOCKED)
             except RipgrepFailed as failed:
                 if "not allowed in a regex" in str(failed):
                     raise ToolError(NEWLINE_NEEDS_MULTILINE) from None
@@ -81,18 +90,19 @@ class GrepTool(BuiltinTool):
             else:
                 hits = found
                 if query.glob:  # a --glob whitelist overrides rg's ignore rules; ours don't
-                    keep = FileFilter(query)
-                    hits = [h for h in found if keep.accepts(h.path)]
+                    hits = [h for h in found if files.accepts(h.path)]
         if hits is None:
             try:
                 regex = compile_pattern(query)
             except (re.error, OverflowError) as error:
                 raise ToolError(_invalid_pattern(query.pattern, str(error))) from None
-            hits = python_search(query, regex, ctx.cancel)
+            hits = python_search(query, regex, ctx.cancel, files)
         if ctx.cancel.is_set():
             raise ToolError("Search interrupted by the user.")
         limit = tool_input.get("head_limit") or DEFAULT_HEAD_LIMIT[query.mode]
-        return render(hits, query, ctx.cwd.resolve(), limit, numbers=tool_input.get("-n", True))
+        cwd = ctx.cwd.resolve()
+        result = render(hits, query, cwd, limit, numbers=tool_input.get("-n", True))
+        return with_notices(result, notices + files.rules.notices(str(cwd)))
 
     def _query(self, tool_input: JSON, ctx: ToolContext) -> SearchQuery:
         path = ctx.resolve(str(tool_input.get("path") or "."))

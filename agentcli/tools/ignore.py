@@ -4,7 +4,8 @@ The rules are ripgrep's defaults (so Grep's ripgrep and Python paths agree): `.g
 files apply only inside a git repository, from the file's folder up to the repository
 root (a nested repository starts afresh); the deepest file that mentions a path decides;
 `.git/info/exclude` comes after every `.gitignore`. Hidden files are searched. Symlinks
-are not followed.
+are not followed. An ignore file that is a FIFO or device is skipped (and reported), never
+opened blocking.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
+from agentcli.regular_file import NotRegularFile, kind_of, read_regular_file
 from agentcli.tools.globs import GitPatternList
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", ".sl"})
+MAX_IGNORE_FILE_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -29,21 +31,27 @@ class _Level:
     exclude: GitPatternList | None
 
 
-def _read_patterns(path: Path) -> GitPatternList | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    patterns = GitPatternList(text.splitlines())
-    return patterns or None
-
-
 class IgnoreRules:
-    """Answers "is this path ignored?" for paths on disk; caches each folder's rules."""
+    """Answers "is this path ignored?" for paths on disk; caches each folder's rules.
+
+    An ignore file that is not a regular file (a FIFO would block a plain open forever) is
+    not read; `notices` names each one, for the tool's result.
+    """
 
     def __init__(self) -> None:
         self._chains: dict[str, list[_Level]] = {}
         self._lock = threading.Lock()
+        self._skipped: dict[str, str] = {}
+        """Path of an ignore file that is not a regular file → what it is."""
+
+    def notices(self, cwd: str) -> list[str]:
+        """One line per ignore file skipped so far (paths relative to `cwd` when inside it)."""
+        with self._lock:
+            skipped = sorted(self._skipped.items())
+        return [
+            f"Skipped {_relative(path, cwd)}: it is {kind}, not a regular file, so its ignore rules were not applied."
+            for path, kind in skipped
+        ]
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         """`path` is absolute and normalised (no symlink resolution is done here)."""
@@ -81,8 +89,8 @@ class IgnoreRules:
         has_git = os.path.exists(os.path.join(folder, ".git"))
         level = _Level(
             folder.rstrip("/") + "/",
-            _read_patterns(Path(folder, ".gitignore")),
-            _read_patterns(Path(folder, ".git", "info", "exclude")) if has_git else None,
+            self._read_patterns(os.path.join(folder, ".gitignore")),
+            self._read_patterns(os.path.join(folder, ".git", "info", "exclude")) if has_git else None,
         )
         parent = os.path.dirname(folder)
         if has_git:
@@ -95,6 +103,23 @@ class IgnoreRules:
         with self._lock:
             self._chains[folder] = chain
         return chain
+
+    def _read_patterns(self, path: str) -> GitPatternList | None:
+        try:
+            text = read_regular_file(path, MAX_IGNORE_FILE_BYTES).decode("utf-8", errors="replace")
+        except NotRegularFile as error:
+            with self._lock:
+                self._skipped[path] = kind_of(error.mode)
+            return None
+        except OSError:
+            return None
+        patterns = GitPatternList(text.splitlines())
+        return patterns or None
+
+
+def _relative(path: str, cwd: str) -> str:
+    rel = os.path.relpath(path, cwd)
+    return path if rel == ".." or rel.startswith("../") else rel
 
 
 def walk_files(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from pathlib import Path
@@ -34,7 +35,8 @@ def shown_str(path: str, cwd: str) -> str:
 def not_found(path: Path, ctx: ToolContext, what: str = "File") -> ToolError:
     """An error naming the nearest existing paths (e.g. src/mian.py → src/main.py)."""
     if path.is_symlink():
-        return ToolError(f"{shown(path, ctx.cwd)} is a broken symlink (it points to {os.readlink(path)}).")
+        with contextlib.suppress(OSError):  # it may have been replaced since
+            return ToolError(f"{shown(path, ctx.cwd)} is a broken symlink (it points to {os.readlink(path)}).")
     suggestions = suggest(path, ctx.cwd)
     message = f"{what} not found: {shown(path, ctx.cwd)}."
     if len(suggestions) == 1:

@@ -1,15 +1,22 @@
-"""Read: a file's lines, numbered like `cat -n`."""
+"""Read: a file's lines, numbered like `cat -n`.
+
+The file is opened from the path the gate checked without following symlinks
+(`beneath.open_file`). A file too big to read whole is read in bounded memory up to the
+last line asked for (`excerpt`); then its length is unknown, and the output says so.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
 
 from agentcli.contracts import JSON, FileRecord, ToolContext, ToolResult
+from agentcli.regular_file import NotRegularFile, kind_of, read_at_most, require_regular
 from agentcli.tools.base import BuiltinTool, ToolError
-from agentcli.tools.guard import remember
+from agentcli.tools.beneath import open_file
+from agentcli.tools.excerpt import read_excerpt
+from agentcli.tools.guard import fingerprint, remember
 from agentcli.tools.paths import not_found, shown
 from agentcli.tools.textfile import SNIFF_BYTES, bom_encoding, decode, looks_binary, split_lines
 
@@ -47,8 +54,21 @@ class ReadTool(BuiltinTool):
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         path = ctx.resolve(tool_input["file_path"])
-        name = shown(path, ctx.cwd)
-        info = _stat(path, ctx)
+        real = ctx.real_path(tool_input["file_path"])
+        try:
+            fd = open_file(real, os.O_RDONLY | os.O_NONBLOCK, "read")
+        except (FileNotFoundError, NotADirectoryError):
+            raise not_found(path, ctx) from None
+        except PermissionError:
+            raise ToolError(f"Permission denied reading {shown(path, ctx.cwd)}.") from None
+        try:
+            return self._read(fd, real, tool_input, ctx)
+        finally:
+            os.close(fd)
+
+    def _read(self, fd: int, real: Path, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        name = shown(ctx.resolve(tool_input["file_path"]), ctx.cwd)
+        info = _require_file(fd, name)
         offset = tool_input.get("offset")
         limit = tool_input.get("limit")
         if info.st_size > MAX_WHOLE_FILE and offset is None and limit is None:
@@ -56,8 +76,7 @@ class ReadTool(BuiltinTool):
                 f"{name} is {info.st_size:,} bytes, too big to read at once (limit {MAX_WHOLE_FILE:,}). "
                 "Read it in parts with offset and limit (e.g. offset 1, limit 500), or Grep for what you need."
             )
-        with path.open("rb") as handle:
-            head = handle.read(SNIFF_BYTES)
+        head = os.pread(fd, SNIFF_BYTES, 0)
         if looks_binary(head):
             raise ToolError(
                 f"{name} is a binary file ({info.st_size:,} bytes); Read shows text only. "
@@ -65,77 +84,60 @@ class ReadTool(BuiltinTool):
             )
         first = offset or 1
         count = limit or DEFAULT_LIMIT
-        if info.st_size <= MAX_WHOLE_FILE or bom_encoding(head) is not None:
-            data = path.read_bytes()
-            remember(ctx, path, FileRecord(info.st_mtime_ns, info.st_size, hashlib.sha256(data).hexdigest()))
+        total: int | None
+        if info.st_size <= MAX_WHOLE_FILE:
+            data = read_at_most(fd)
+            remember(ctx, real, fingerprint(info, data))
             lines = split_lines(decode(data).text)
             total = len(lines)
-            chosen = lines[first - 1 : first - 1 + count]
-        else:
-            chosen, total, record = _stream(path, first, count)
-            remember(ctx, path, FileRecord(info.st_mtime_ns, info.st_size, record))
+            chosen = [(line[:MAX_LINE], max(0, len(line) - MAX_LINE)) for line in lines[first - 1 : first - 1 + count]]
+        else:  # in bounded memory: stops once the lines asked for are read
+            excerpt = read_excerpt(fd, first, count, encoding=bom_encoding(head), keep=MAX_LINE, budget=MAX_OUTPUT)
+            remember(ctx, real, FileRecord(info.st_mtime_ns, info.st_size, excerpt.sha256))
+            chosen, total = excerpt.lines, excerpt.total
         if total == 0:
             return ToolResult(f"{name} is empty (0 lines).", summary="Read 0 lines (empty file)")
-        if first > total:
+        if total is not None and first > total:
             raise ToolError(f"{name} has {total:,} lines; offset {first:,} is past the end.")
         return _numbered(chosen, first, total)
 
 
-def _stat(path: Path, ctx: ToolContext) -> os.stat_result:
+def _require_file(fd: int, name: str) -> os.stat_result:
     try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise not_found(path, ctx) from None
-    except NotADirectoryError:
-        raise not_found(path, ctx) from None
-    except PermissionError:
-        raise ToolError(f"Permission denied reading {shown(path, ctx.cwd)}.") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ToolError(
-            f"{shown(path, ctx.cwd)} is a directory, not a file. List it with Glob "
-            "(e.g. pattern `*` with this path) or `ls` in Bash."
-        )
-    if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"{shown(path, ctx.cwd)} is not a regular file (a device, socket or pipe); Read skips it.")
-    return info
+        return require_regular(fd, name)
+    except NotRegularFile as error:
+        if stat.S_ISDIR(error.mode):
+            raise ToolError(
+                f"{name} is a directory, not a file. List it with Glob "
+                "(e.g. pattern `*` with this path) or `ls` in Bash."
+            ) from None
+        raise ToolError(f"{name} is {kind_of(error.mode)}, not a regular file; Read skips it.") from None
 
 
-def _numbered(chosen: list[str], first: int, total: int) -> ToolResult:
+def _numbered(chosen: list[tuple[str, int]], first: int, total: int | None) -> ToolResult:
+    """`chosen` holds each line's text (at most MAX_LINE characters) and how many characters were cut."""
     out: list[str] = []
     size = 0
-    for index, line in enumerate(chosen):
-        entry = f"{first + index:6}\t{_clip(line)}"
+    for index, (line, cut) in enumerate(chosen):
+        entry = f"{first + index:6}\t{line}"
+        if cut:
+            entry += f" [... line cut: {cut:,} more characters]"
         if out and size + len(entry) + 1 > MAX_OUTPUT:
             break
         out.append(entry)
         size += len(entry) + 1
     last = first + len(out) - 1
     text = "\n".join(out)
+    of_total = f" of {total}" if total is not None else ""
     if len(out) < len(chosen):
         text += (
-            f"\n\n[Showing lines {first}-{last} of {total}: output limit of {MAX_OUTPUT:,} characters reached. "
+            f"\n\n[Showing lines {first}-{last}{of_total}: output limit of {MAX_OUTPUT:,} characters reached. "
             f"Continue with offset {last + 1}.]"
+        )
+    elif total is None:
+        text += (
+            f"\n\n[Showing lines {first}-{last}; the file continues beyond line {last}. Use offset/limit to read more.]"
         )
     elif first > 1 or last < total:
         text += f"\n\n[Showing lines {first}-{last} of {total}. Use offset/limit to read more.]"
     return ToolResult(text, summary=f"Read {len(out)} line{'' if len(out) == 1 else 's'}")
-
-
-def _clip(line: str) -> str:
-    if len(line) <= MAX_LINE:
-        return line
-    return line[:MAX_LINE] + f" [... line cut: {len(line) - MAX_LINE:,} more characters]"
-
-
-def _stream(path: Path, first: int, count: int) -> tuple[list[str], int, str]:
-    """Lines [first, first+count) of a big UTF-8/Latin-1 file, its line count and its hash."""
-    digest = hashlib.sha256()
-    chosen: list[str] = []
-    total = 0
-    with path.open("rb") as handle:
-        for raw in handle:
-            digest.update(raw)
-            total += 1
-            if first <= total < first + count:
-                chosen.append(split_lines(decode(raw).text)[0] if raw.strip(b"\r\n") else "")
-    return chosen, total, digest.hexdigest()

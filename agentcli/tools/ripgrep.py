@@ -27,6 +27,17 @@ class RipgrepFailed(Exception):
     """rg stopped with an error and no results (e.g. a malformed glob)."""
 
 
+class RipgrepBlocked(Exception):
+    """rg was waiting to open a FIFO (e.g. a `.gitignore` that is a named pipe) and was stopped."""
+
+
+FIFO_WAITS = frozenset({"wait_for_partner", "fifo_open"})
+"""What /proc/<pid>/task/<tid>/wchan says of a thread blocked opening a FIFO (Linux)."""
+FIFO_CHECK_AFTER = 0.25
+"""Seconds before rg's threads are first looked at (a quick search never pays for it)."""
+FIFO_CHECK_EVERY = 0.2
+
+
 def find_ripgrep() -> str | None:
     """Path of `rg`, unless missing or disabled through AGENTCLI_NO_RIPGREP."""
     if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
@@ -44,9 +55,12 @@ def ripgrep_search(rg: str, query: SearchQuery, cancelled: threading.Event) -> l
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    watchdog = threading.Thread(target=_kill_on_cancel, args=(proc, cancelled), daemon=True)
+    blocked = threading.Event()
+    watchdog = threading.Thread(target=_watch, args=(proc, cancelled, blocked), daemon=True)
     watchdog.start()
     out, err = proc.communicate()
+    if blocked.is_set():
+        raise RipgrepBlocked()
     message = err.decode("utf-8", errors="replace").strip()
     if proc.returncode == 2 and "regex parse error" in message:
         raise PatternRejected(message)
@@ -77,12 +91,38 @@ def _arguments(query: SearchQuery) -> list[str]:
     return [*args, f"--regexp={query.pattern}"]
 
 
-def _kill_on_cancel(proc: subprocess.Popen[bytes], cancelled: threading.Event) -> None:
+def _watch(proc: subprocess.Popen[bytes], cancelled: threading.Event, blocked: threading.Event) -> None:
+    """Kill rg when the user interrupts, or when it waits on a FIFO (which would be forever)."""
+    waited = 0.0
+    next_check = FIFO_CHECK_AFTER
     while proc.poll() is None:
-        if cancelled.wait(0.05):
+        stop = cancelled.wait(0.05)
+        waited += 0.05
+        if not stop and waited >= next_check:
+            next_check += FIFO_CHECK_EVERY
+            if _waiting_on_fifo(proc.pid):
+                blocked.set()
+                stop = True
+        if stop:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             return
+
+
+def _waiting_on_fifo(pid: int) -> bool:
+    """Whether a thread of `pid` is blocked opening a FIFO (rg opens ignore files without O_NONBLOCK)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # no /proc (not Linux), or the process is gone
+        return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/wchan", encoding="ascii", errors="replace") as wchan:
+                if wchan.read().strip() in FIFO_WAITS:
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 # In rg's JSON a `"` inside a string is escaped, so this cannot match inside the line's text.

@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentcli.regular_file import read_regular_file
 from agentcli.tools.globs import NameGlobs, PathFilter
 from agentcli.tools.ignore import VCS_DIRS, IgnoreRules, walk_files
 from agentcli.tools.textfile import bom_encoding
@@ -117,21 +118,25 @@ _ONE_AT_A_TIME = threading.Lock()
 """Python searches are CPU-bound under the GIL: run concurrently they only slow each other down."""
 
 
-def python_search(query: SearchQuery, regex: re.Pattern[str], cancelled: threading.Event) -> list[FileHits]:
+def python_search(
+    query: SearchQuery, regex: re.Pattern[str], cancelled: threading.Event, files: FileFilter
+) -> list[FileHits]:
     """The fallback engine: walk the tree (ignore rules as ripgrep applies them) and match in Python."""
     while not _ONE_AT_A_TIME.acquire(timeout=0.05):
         if cancelled.is_set():
             return []
     try:
-        return _python_search(query, regex, cancelled)
+        return _python_search(query, regex, cancelled, files)
     finally:
         _ONE_AT_A_TIME.release()
 
 
-def _python_search(query: SearchQuery, regex: re.Pattern[str], cancelled: threading.Event) -> list[FileHits]:
+def _python_search(
+    query: SearchQuery, regex: re.Pattern[str], cancelled: threading.Event, files: FileFilter
+) -> list[FileHits]:
     hits: list[FileHits] = []
     prefilter = not query.multiline and not _PREFILTER_UNSAFE.search(query.pattern)
-    for path, _ in FileFilter(query).candidates(cancelled):
+    for path, _ in files.candidates(cancelled):
         if cancelled.is_set():
             break
         text = _read_text(path)
@@ -146,8 +151,7 @@ def _python_search(query: SearchQuery, regex: re.Pattern[str], cancelled: thread
 
 def _read_text(path: str) -> str | None:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_regular_file(path, None)  # a file swapped for a FIFO since the walk is skipped, not waited on
     except OSError:
         return None
     encoding = bom_encoding(data[:4])

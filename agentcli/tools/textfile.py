@@ -1,17 +1,10 @@
-"""Text files as the file tools see them: encoding, line endings, binary sniffing, atomic writes."""
+"""Text files as the file tools see them: encoding, line endings, binary sniffing."""
 
 from __future__ import annotations
 
 import codecs
-import contextlib
-import hashlib
-import os
-import stat
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
-from agentcli.contracts import FileRecord
 from agentcli.tools.base import ToolError
 
 _BOMS = (
@@ -78,49 +71,3 @@ def split_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
-def fingerprint(path: Path, data: bytes | None = None) -> FileRecord:
-    """What the Edit/Write guards compare: mtime, size and content hash."""
-    info = path.stat()
-    if data is None:
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-        sha = digest.hexdigest()
-    else:
-        sha = hashlib.sha256(data).hexdigest()
-    return FileRecord(info.st_mtime_ns, info.st_size, sha)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` via a temp file in the same folder; keep an existing file's mode."""
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-
-
-def _umask() -> int:
-    # Reading the umask without changing it (os.umask would race with other threads).
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022

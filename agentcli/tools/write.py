@@ -1,16 +1,36 @@
-"""Write: create a file, or replace one the model has Read (atomically)."""
+"""Write: create a file, or replace one the model has Read (atomically).
+
+The file is reached through `beneath.open_folder` from the path the gate checked: the old
+content, the guard's check and the replacement all go through one folder handle.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.regular_file import NotRegularFile, kind_of
 from agentcli.tools.base import BuiltinTool, ToolError
+from agentcli.tools.beneath import Folder, new_file_mode, open_folder
 from agentcli.tools.diff import diff_texts
-from agentcli.tools.guard import remember, require_fresh
+from agentcli.tools.guard import fingerprint, remember, require_fresh
 from agentcli.tools.paths import shown
-from agentcli.tools.textfile import atomic_write, decode, encode, fingerprint
+from agentcli.tools.textfile import decode, encode
+
+
+@dataclass(frozen=True)
+class _Plan:
+    old_text: str | None
+    """The file's text now; None when the call creates it."""
+    content: str
+    """What to write (line endings adapted to the old file's)."""
+    encoding: str
+    mode: int
+    """Permission bits for the result: the old file's, or a new file's default."""
 
 
 class WriteTool(BuiltinTool):
@@ -33,17 +53,19 @@ class WriteTool(BuiltinTool):
     }
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        path = ctx.resolve(tool_input["file_path"])
-        target, name, old_text, content, encoding = self._plan(tool_input, ctx, guard=True)
-        data = encode(content, encoding, name)
-        if old_text == content:
-            return ToolResult(f"{name} already has exactly this content; nothing written.", summary="No changes")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, data)
-        except OSError as error:
-            raise ToolError(f"Could not write {name}: {error.strerror or error}.") from None
-        remember(ctx, path, fingerprint(target, data))
+        name = shown(ctx.resolve(tool_input["file_path"]), ctx.cwd)
+        target = ctx.real_path(tool_input["file_path"])
+        with contextlib.ExitStack() as stack:
+            with _could_not_write(name, target):
+                folder = stack.enter_context(open_folder(target.parent, "written", create=True))
+            plan = self._plan(folder, target.name, tool_input["content"], name, ctx, guard=True)
+            data = encode(plan.content, plan.encoding, name)
+            if plan.old_text == plan.content:
+                return ToolResult(f"{name} already has exactly this content; nothing written.", summary="No changes")
+            with _could_not_write(name, target):
+                info = folder.replace(target.name, data, plan.mode)
+        remember(ctx, target, fingerprint(info, data))
+        content, old_text = plan.content, plan.old_text
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         change = diff_texts(old_text or "", content, name, created=old_text is None)
         size = f"{_plural(lines, 'line')}, {_plural(len(data), 'byte')}"
@@ -57,28 +79,43 @@ class WriteTool(BuiltinTool):
 
         Writes nothing and skips the read-before-write guard (the call itself still checks it).
         """
+        name = shown(ctx.resolve(tool_input["file_path"]), ctx.cwd)
+        content: str = tool_input["content"]
         try:
-            _, name, old_text, content, _ = self._plan(tool_input, ctx, guard=False)
+            target = ctx.real_path(tool_input["file_path"])
+            with open_folder(target.parent, "read") as folder:
+                plan = self._plan(folder, target.name, content, name, ctx, guard=False)
+        except FileNotFoundError:  # a folder on the way does not exist yet: the call creates it all
+            plan = _Plan(None, content, "utf-8", 0)
         except (ToolError, OSError):
             return None
-        return diff_texts(old_text or "", content, name, created=old_text is None).diff
+        return diff_texts(plan.old_text or "", plan.content, name, created=plan.old_text is None).diff
 
-    def _plan(self, tool_input: JSON, ctx: ToolContext, *, guard: bool) -> tuple[Path, str, str | None, str, str]:
-        """(target, display name, current text or None, text to write, encoding)."""
-        path = ctx.resolve(tool_input["file_path"])
-        content: str = tool_input["content"]
-        name = shown(path, ctx.cwd)
-        target = path.resolve()
-        if not target.exists():
-            return target, name, None, content, "utf-8"
-        if not stat.S_ISREG(target.stat().st_mode):
-            raise ToolError(f"{name} exists and is not a regular file (a folder or device); pick another path.")
+    def _plan(self, folder: Folder, filename: str, content: str, name: str, ctx: ToolContext, *, guard: bool) -> _Plan:
+        try:
+            current = folder.read(filename)
+        except NotRegularFile as error:
+            raise ToolError(
+                f"{name} exists and is {kind_of(error.mode)}, not a regular file; pick another path."
+            ) from None
+        if current is None:
+            return _Plan(None, content, "utf-8", new_file_mode())
         if guard:
-            require_fresh(ctx, path, "Write")
-        old = decode(target.read_bytes())
+            require_fresh(ctx, folder.path / filename, name, "Write", current)
+        old = decode(current.data)
         if old.newline == "\r\n" and "\r\n" not in content:
             content = content.replace("\n", "\r\n")
-        return target, name, old.text, content, old.encoding
+        return _Plan(old.text, content, old.encoding, stat.S_IMODE(current.info.st_mode))
+
+
+@contextlib.contextmanager
+def _could_not_write(name: str, target: Path) -> Iterator[None]:
+    """Creating folders or the file failed: say so, naming the folder when it was one on the way."""
+    try:
+        yield
+    except OSError as error:
+        where = f" ({error.filename})" if error.filename and error.filename != str(target) else ""
+        raise ToolError(f"Could not write {name}: {error.strerror or error}{where}.") from None
 
 
 def _plural(count: int, word: str) -> str:

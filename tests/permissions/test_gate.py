@@ -304,6 +304,46 @@ def test_paths_that_cannot_be_checked_are_denied_not_crashed_on(project: Path) -
     assert not decision.allowed and "the paths of this Read call cannot be checked" in decision.message
 
 
+@pytest.mark.parametrize(
+    ("mode", "deny"),
+    [("plan", ()), ("default", ("Edit(loop/**)",)), ("default", ())],
+    ids=["plan-mode", "deny-rule", "no-prompter"],
+)
+def test_paths_that_cannot_be_described_in_a_denial_are_denied_not_crashed_on(
+    project: Path, mode: str, deny: tuple[str, ...]
+) -> None:
+    """Building the denial (showing the path, suggesting a rule) hits the same errors as judging it."""
+    (project / "loop").symlink_to(project / "loop")
+    gate = Gate(rules(deny=deny), mode)
+    for path in ("loop/x.txt", "x" * 300 + "/y.txt"):
+        decision = check(gate, "Write", {"file_path": path, "content": "z"}, project)  # no exception escapes
+        assert not decision.allowed, path
+        if path.startswith("loop") or mode != "plan":
+            assert decision.message.startswith("Permission denied: the paths of this Write call cannot be checked (")
+
+
+def test_an_allowed_call_carries_the_real_paths_it_was_judged_by(project: Path) -> None:
+    (project / "alias").symlink_to(project / "src")
+    decision = check(
+        Gate(mode="acceptEdits"), "Edit", {"file_path": "alias/m.py", "old_string": "1", "new_string": "2"}, project
+    )
+    assert decision.allowed
+    assert decision.checked_paths == {project / "alias" / "m.py": (project / "src" / "m.py").resolve()}
+
+
+def test_a_question_shows_and_previews_the_real_path_that_will_be_used(project: Path) -> None:
+    (project / "alias").symlink_to(project / "src")
+    recorder = Recorder()
+    decision = check(
+        Gate(prompter=recorder), "Edit", {"file_path": "alias/m.py", "old_string": "1", "new_string": "2"}, project
+    )
+    [request] = recorder.requests
+    assert request.subject == "src/m.py" and request.diff is not None and "-x = 1\n+x = 2\n" in request.diff
+    assert decision.allowed and decision.checked_paths == {
+        project / "alias" / "m.py": (project / "src" / "m.py").resolve()
+    }
+
+
 def test_absurdly_nested_commands_are_not_covered_and_count_as_matching_a_deny_rule(project: Path) -> None:
     deep = "(" * 2000 + "echo hi" + ")" * 2000
     assert outcome(Gate(rules(allow=("Bash(echo:*)",))), "Bash", {"command": deep}, project) == "ask"

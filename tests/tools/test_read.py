@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import os
 import re
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from agentcli.contracts import ToolContext
+from agentcli.tools.edit import EditTool
 from agentcli.tools.read import DEFAULT_LIMIT, MAX_LINE, MAX_OUTPUT, MAX_WHOLE_FILE, ReadTool
 from tests.tools.helpers import call, write
 
@@ -186,3 +188,104 @@ def test_a_named_pipe_is_refused_instead_of_blocking(ctx: ToolContext, repo: Pat
 
 def test_touched_paths_is_the_resolved_file(ctx: ToolContext, repo: Path) -> None:
     assert READ.touched_paths({"file_path": "a/b.txt"}, ctx) == [repo / "a" / "b.txt"]
+
+
+# ------------------------------------------------------------------ huge files, bounded memory
+
+MEMORY_CEILING = 64 * 1024 * 1024
+"""Generous: a bounded read of any file peaks at a few megabytes."""
+
+
+def read_measured(ctx: ToolContext, file_path: str, **extra: int) -> tuple[str, bool, int]:
+    """Read's result and the peak memory Python allocated while it ran."""
+    tracemalloc.start()
+    try:
+        content, error = read(ctx, file_path, **extra)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return content, error, peak
+
+
+def sparse_file(path: Path, head: str, size: int, tail: str = "") -> None:
+    """`head`, then a hole (zero bytes on disk) up to `size`, then `tail`."""
+    with path.open("wb") as handle:
+        handle.write(head.encode())
+        handle.truncate(size)
+        handle.seek(size)
+        handle.write(tail.encode())
+
+
+def test_a_slice_of_a_2_gib_file_is_read_without_reading_the_rest(ctx: ToolContext, repo: Path) -> None:
+    sparse_file(repo / "huge.log", "".join(f"line {n}\n" for n in range(1, 2001)), 2 << 30)
+    content, error, peak = read_measured(ctx, "huge.log", offset=5, limit=5)
+    assert peak < MEMORY_CEILING, peak
+    assert not error, content
+    assert content.split("\n")[:5] == [f"{n:6}\tline {n}" for n in range(5, 10)]
+    assert content.endswith("\n\n[Showing lines 5-9; the file continues beyond line 9. Use offset/limit to read more.]")
+    content, error, peak = read_measured(ctx, "huge.log", offset=1, limit=10**9)
+    assert peak < MEMORY_CEILING, peak
+    assert not error and len(content) < MAX_OUTPUT + 200
+    assert re.search(
+        r"\[Showing lines 1-\d+: output limit of 25,000 characters reached. Continue with offset \d+.\]$", content
+    )
+
+
+def test_one_giant_line_is_kept_only_in_part(ctx: ToolContext, repo: Path) -> None:
+    size = 256 << 20
+    sparse_file(repo / "min.js", "x" * 10_000, size, "\nsecond\n")
+    first, error, peak = read_measured(ctx, "min.js", offset=1, limit=1)
+    assert peak < MEMORY_CEILING, peak
+    assert not error, first[:200]
+    assert first.startswith(f"     1\t{'x' * MAX_LINE} [... line cut: {size - MAX_LINE:,} more characters]")
+    assert first.endswith("[Showing lines 1-1; the file continues beyond line 1. Use offset/limit to read more.]")
+    second, error, peak = read_measured(ctx, "min.js", offset=2, limit=1)
+    assert peak < MEMORY_CEILING, peak
+    assert (second, error) == ("     2\tsecond\n\n[Showing lines 2-2 of 2. Use offset/limit to read more.]", False)
+
+
+def big_text(lines: int) -> str:
+    return "".join(f"row {n:05}\n" for n in range(1, lines + 1))
+
+
+def test_reading_a_big_file_to_its_end_knows_its_length(ctx: ToolContext, repo: Path) -> None:
+    write(repo, {"big.txt": big_text(40_000)})  # 400,000 bytes: over the whole-file limit
+    assert (repo / "big.txt").stat().st_size > MAX_WHOLE_FILE
+    content, error = read(ctx, "big.txt", offset=39_999, limit=10)
+    assert not error
+    assert content == (
+        " 39999\trow 39999\n 40000\trow 40000\n\n[Showing lines 39999-40000 of 40000. Use offset/limit to read more.]"
+    )
+    content, error = read(ctx, "big.txt", offset=40_001)
+    assert error and "has 40,000 lines; offset 40,001 is past the end" in content
+
+
+def test_a_big_file_keeps_crlf_latin1_and_utf16_lines_as_the_whole_file_path_does(ctx: ToolContext, repo: Path) -> None:
+    filler = "".join(f"{n}\r\n" for n in range(100_000))
+    write(
+        repo,
+        {
+            "crlf.txt": filler.encode() + "café\r\n".encode("latin-1"),
+            "utf16.txt": ("".join(f"{n}\n" for n in range(100_000)) + "ünï\n").encode("utf-16"),
+        },
+    )
+    content, _ = read(ctx, "crlf.txt", offset=100_001, limit=1)
+    assert content.startswith("100001\tcafé\n")
+    content, _ = read(ctx, "utf16.txt", offset=100_001, limit=1)
+    assert content.startswith("100001\tünï\n")
+
+
+def test_edit_after_a_partial_read_works_while_the_file_is_unchanged_and_is_refused_after(
+    ctx: ToolContext, repo: Path
+) -> None:
+    write(repo, {"big.txt": big_text(40_000)})
+    read(ctx, "big.txt", offset=1, limit=10)
+    record = ctx.read_files[(repo / "big.txt").resolve()]
+    assert record.sha256 is None  # only part was read: no whole-file hash to vouch for it
+    edited = call(EditTool(), ctx, {"file_path": "big.txt", "old_string": "row 00003\n", "new_string": "row three\n"})
+    assert not edited.is_error, edited.content
+    read(ctx, "big.txt", offset=1, limit=10)
+    os.utime(repo / "big.txt", ns=(1, 1))  # touched: with no hash to compare, it counts as changed
+    refused = call(EditTool(), ctx, {"file_path": "big.txt", "old_string": "row 00004\n", "new_string": "row four\n"})
+    assert refused.is_error and "was modified since you read it" in refused.content
+    assert "row 00004\n" in (repo / "big.txt").read_text()

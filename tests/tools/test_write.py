@@ -88,10 +88,10 @@ def test_a_failed_write_leaves_the_original_intact(
     write(repo, {"f.txt": "original\n"})
     call(ReadTool(), ctx, {"file_path": "f.txt"})
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_rename(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(os, "replace", broken_replace)
+    monkeypatch.setattr(os, "rename", broken_rename)
     result = call(WRITE, ctx, {"file_path": "f.txt", "content": "new\n"})
     assert result.is_error
     assert "No space left on device" in result.content
