@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, TextSink, Usage
 from agentcli.errors import ModelAPIError, TransientModelError
+from agentcli.providers.tool_input import parse_tool_input
 
 if TYPE_CHECKING:
     import anthropic
@@ -33,6 +34,8 @@ HINTS = {
 }
 
 RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+MAX_BLOCKS = 10_000
+"""More content blocks than any turn has: a larger index is a broken stream, not a reason to allocate."""
 
 
 class AnthropicModel:
@@ -94,7 +97,9 @@ class AnthropicModel:
         try:
             with events:
                 for event in events:
-                    assembler.feed(event.to_dict())
+                    assembler.feed(_event_dict(event))
+        except json.JSONDecodeError as error:  # a `data:` line cut short or garbled
+            raise TransientModelError(f"the stream sent an event that is not valid JSON ({error})") from error
         except anthropic.APIStatusError as error:
             kind = _error_type(error.body)
             if kind in RETRYABLE_STREAM_ERRORS or kind is None:
@@ -106,40 +111,64 @@ class AnthropicModel:
 
 
 class _MessageAssembler:
-    """Rebuilds the assistant message from raw stream events."""
+    """Rebuilds the assistant message from raw stream events.
+
+    An event that does not fit the stream so far (a delta for a block that never started, a
+    field missing or of the wrong type) is a stream fault: `TransientModelError`, and the
+    loop asks again, as for a dropped connection.
+    """
 
     def __init__(self, on_text: TextSink) -> None:
         self.on_text = on_text
         self.blocks: list[JSON] = []
+        self.started: set[int] = set()
         self.partial_json: dict[int, str] = {}
         self.closed: set[int] = set()
+        self.invalid_inputs: dict[str, str] = {}
         self.usage = Usage()
         self.stop_reason: str | None = None
         self.stopped = False
 
     def feed(self, event: JSON) -> None:
         kind = event.get("type")
+        try:
+            self._feed(kind, event)
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            raise TransientModelError(f"the stream sent a malformed {kind} event ({error!r})") from error
+
+    def _feed(self, kind: object, event: JSON) -> None:
         if kind == "message_start":
             self._take_usage(event["message"].get("usage") or {})
         elif kind == "content_block_start":
             block = dict(event["content_block"])
+            index = _block_index(event)
             if block.get("type") == "tool_use":
-                self.partial_json[event["index"]] = ""
-            self._place(event["index"], block)
+                self.partial_json[index] = ""
+            self._place(index, block)
         elif kind == "content_block_delta":
-            self._apply_delta(self.blocks[event["index"]], event["index"], event["delta"])
+            index = self._started_index(event)
+            self._apply_delta(self.blocks[index], index, event["delta"])
         elif kind == "content_block_stop":
-            self._close(event["index"])
+            self._close(self._started_index(event))
         elif kind == "message_delta":
             self.stop_reason = event["delta"].get("stop_reason")
             self._take_usage(event.get("usage") or {})
         elif kind == "message_stop":
             self.stopped = True
 
+    def _started_index(self, event: JSON) -> int:
+        index = _block_index(event)
+        if index not in self.started:
+            raise TransientModelError(
+                f"the stream sent a {event['type']} for content block {index}, which never started"
+            )
+        return index
+
     def _place(self, index: int, block: JSON) -> None:
         while len(self.blocks) <= index:
             self.blocks.append({})
         self.blocks[index] = block
+        self.started.add(index)
 
     def _apply_delta(self, block: JSON, index: int, delta: JSON) -> None:
         kind = delta.get("type")
@@ -147,7 +176,7 @@ class _MessageAssembler:
             block["text"] = block.get("text", "") + delta["text"]
             self.on_text(delta["text"])
         elif kind == "input_json_delta":
-            self.partial_json[index] += delta.get("partial_json", "")
+            self.partial_json[index] += str(delta.get("partial_json", ""))
         elif kind == "thinking_delta":
             block["thinking"] = block.get("thinking", "") + delta["thinking"]
         elif kind == "signature_delta":
@@ -160,9 +189,11 @@ class _MessageAssembler:
         if index in self.partial_json:
             raw = self.partial_json.pop(index)
             try:
-                block["input"] = json.loads(raw) if raw.strip() else {}
+                block["input"], problem = parse_tool_input(raw)
             except json.JSONDecodeError:
                 return  # left unclosed: treated as cut off
+            if problem is not None:
+                self.invalid_inputs[str(block.get("id"))] = problem
         elif block.get("type") == "text":
             self.on_text("")  # the block is whole: a front end can show all of it now
         self.closed.add(index)
@@ -178,7 +209,26 @@ class _MessageAssembler:
         if not self.stopped or self.stop_reason is None:
             raise TransientModelError("the stream ended before the message was complete")
         incomplete = next((i for i in range(len(self.blocks)) if i not in self.closed), None)
-        return ModelResponse(self.blocks, self.stop_reason, self.usage, incomplete)
+        return ModelResponse(self.blocks, self.stop_reason, self.usage, incomplete, self.invalid_inputs)
+
+
+def _event_dict(event: RawMessageStreamEvent) -> JSON:
+    """A stream event as the plain dict the API sent."""
+    value: object
+    try:
+        value = event.to_dict()
+    except AttributeError:  # data the SDK could not type (a JSON list, a number) is passed on as it is
+        value = event
+    if not isinstance(value, dict):
+        raise TransientModelError(f"the stream sent an event that is not a JSON object ({type(value).__name__})")
+    return value
+
+
+def _block_index(event: JSON) -> int:
+    index = event["index"]
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < MAX_BLOCKS:
+        raise TransientModelError(f"the stream sent a {event['type']} with an invalid index {index!r}")
+    return index
 
 
 def _error_type(body: object) -> str | None:

@@ -175,8 +175,8 @@ class HeadTail:
             del self.tail[:excess]
 
     def render(self) -> str:
-        head = self.head.decode("utf-8", errors="replace")
-        tail = self.tail.decode("utf-8", errors="replace")
+        head = self.head.decode("utf-8", errors="surrogateescape")  # undecodable bytes: shown escaped later
+        tail = self.tail.decode("utf-8", errors="surrogateescape")
         if not self.dropped_bytes and len(head) + len(tail) <= OUTPUT_LIMIT:
             return (head + tail).rstrip("\n")
         half = OUTPUT_LIMIT // 2
