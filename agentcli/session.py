@@ -217,6 +217,8 @@ class Session:
             for message in loaded.repairs():
                 self.agent.messages.append(message)
                 self._record(message)
+            if note := loaded.describe_repairs():
+                self._notice(note)
 
     def _record(self, message: JSON) -> None:
         """The transcript line for a message that just joined the conversation."""

@@ -6,13 +6,18 @@ and the session can be continued afterwards.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agentcli.sessions.store import load_transcript
 from tests.conftest import RunCli
-from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use, validation_error
+from tests.session_helpers import records, transcript_files
 
 BAD_NAME = b"caf\xe9.txt"
 """A file name that is not UTF-8 (Latin-1 é), as a Linux file system happily stores."""
@@ -136,3 +141,130 @@ def test_a_malformed_stream_event_is_retried_like_a_dropped_stream(
     assert done.stdout == "whole answer\n"
     assert "retrying" in done.stderr and "Traceback" not in done.stderr
     assert len(fake_api.requests) == 2
+
+
+# ------------------------------------------------------------------ damaged transcripts
+
+
+def transcript_with_tool_calls(run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path) -> Path:
+    """A real transcript: two runs, each with a tool call and its result."""
+    (project / "notes.txt").write_text("alpha\n")
+    fake_api.script(
+        reply(text("Reading."), tool_use("Read", {"file_path": "notes.txt"}, id="toolu_1")),
+        reply(text("It says alpha.")),
+        reply(text("Listing."), tool_use("Glob", {"pattern": "*.txt"}, id="toolu_2")),
+        reply(text("Just notes.txt.")),
+    )
+    assert run_cli("run", "what is in notes.txt?").returncode == 0
+    assert run_cli("run", "-c", "which files are there?").returncode == 0
+    [path] = transcript_files(home, project)
+    return path
+
+
+CORRUPTIONS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "content missing": lambda record: json.dumps({**record, "message": {"role": record["message"]["role"]}}),
+    "content 5": lambda record: json.dumps({**record, "message": {**record["message"], "content": 5}}),
+    "garbage": lambda record: "%% not json at all",
+    "message a list": lambda record: json.dumps({**record, "message": [1, 2]}),
+    "blocks not objects": lambda record: json.dumps({**record, "message": {**record["message"], "content": [7]}}),
+}
+
+
+def damaged(path: Path, line: int, corruption: str) -> list[str]:
+    lines = path.read_text().splitlines()
+    lines[line - 1] = CORRUPTIONS[corruption](json.loads(lines[line - 1]))
+    path.write_text("".join(f"{line}\n" for line in lines))
+    return lines
+
+
+def test_every_damaged_message_line_is_repaired_into_a_valid_conversation(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path, tmp_path: Path
+) -> None:
+    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+    original = path.read_text()
+    message_lines = [n for n, record in enumerate(records(path), start=1) if record["type"] == "message"]
+    assert len(message_lines) == 8
+    prompt = {"role": "user", "content": [{"type": "text", "text": "go on"}]}
+    for line in message_lines:
+        for corruption in CORRUPTIONS:
+            copy = tmp_path / "copy.jsonl"
+            copy.write_text(original)
+            damaged(copy, line, corruption)
+
+            loaded = load_transcript(copy)
+
+            body = {"model": "m", "max_tokens": 10, "messages": [*loaded.messages, *loaded.repairs(), prompt]}
+            assert validation_error(body) is None, (line, corruption, body["messages"])
+            assert f"line {line}" in loaded.describe_repairs(), (line, corruption)
+
+
+def test_an_undamaged_transcript_needs_no_repair(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+
+    loaded = load_transcript(path)
+
+    assert loaded.repaired == [] and loaded.describe_repairs() == ""
+    assert loaded.messages == [r["message"] for r in records(path) if r["type"] == "message"]
+
+
+@pytest.mark.parametrize(
+    ("line", "corruption"),
+    [
+        pytest.param(3, "content missing", id="first-prompt-without-content"),
+        pytest.param(4, "content 5", id="tool-call-content-5"),
+        pytest.param(5, "garbage", id="tool-results-garbage"),
+    ],
+)
+def test_continue_repairs_a_damaged_transcript_says_which_line_and_leaves_the_file_alone(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path, line: int, corruption: str
+) -> None:
+    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+    before = damaged(path, line, corruption)
+    fake_api.script(reply(text("Going on.")), reply(text("And again.")))
+
+    done = run_cli("run", "-c", "go on")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Going on.\n"
+    assert fake_api.requests[-1].status == 200
+    assert f"line {line}" in done.stderr and "repaired" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert path.read_text().splitlines()[: len(before)] == before  # earlier lines never rewritten
+
+    again = run_cli("run", "-c", "and again")
+
+    assert again.returncode == 0, again.stderr
+    assert fake_api.requests[-1].status == 200
+
+
+def test_resume_with_a_very_long_id_is_a_usage_error(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("Answer-A")))
+    assert run_cli("run", "first").returncode == 0
+
+    done = run_cli("run", "-r", "a" * 5000, "hello")
+
+    assert done.returncode == 2, done.stderr
+    assert "No session 'aaaa" in done.stderr and "5,000 characters" in done.stderr
+    assert "Recent sessions" in done.stderr and "Traceback" not in done.stderr
+    assert len(fake_api.requests) == 1
+
+
+def test_a_transcript_holding_undecodable_bytes_loads_with_them_escaped(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    """Transcripts written before tool output was cleaned keep lone surrogates (as `\\udce9` escapes)."""
+    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[4])
+    record["message"]["content"][0]["content"] = os.fsdecode(BAD_NAME)
+    lines[4] = json.dumps(record)  # ASCII: the surrogate is written as \udce9
+    path.write_text("".join(f"{line}\n" for line in lines))
+    fake_api.script(reply(text("Going on.")))
+
+    done = run_cli("run", "-c", "go on")
+
+    assert done.returncode == 0, done.stderr
+    assert fake_api.requests[-1].status == 200
+    assert fake_api.requests[-1].body["messages"][2]["content"][0]["content"] == SHOWN
