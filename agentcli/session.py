@@ -23,6 +23,7 @@ from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.permissions.rules import split_rule_list
+from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.sessions.compact import Compacted
 from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
@@ -102,6 +103,7 @@ class Session:
         self.registry = builtin_tools()
         self.model_name = resolve_model(options.model, self.settings)
         self.auto_compact_percent = auto_compact_percent(self.settings)
+        self.timeouts = Timeouts.from_setting(self.settings.get(IDLE_SETTING), self.settings.sources.get(IDLE_SETTING))
         # Set by _begin() for each conversation:
         self.id: str
         self.context: SessionContext
@@ -315,7 +317,7 @@ class Session:
         if self._model is None:
             from agentcli.providers.anthropic import AnthropicModel
 
-            self._model = AnthropicModel()
+            self._model = AnthropicModel(timeouts=self.timeouts)
         return Agent(
             model=self._model,
             executor=ToolExecutor(self.registry, self.gate),

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import TYPE_CHECKING
 
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, TextSink, Usage
 from agentcli.errors import ModelAPIError, TransientModelError
+from agentcli.providers.timeouts import Timeouts
 from agentcli.providers.tool_input import parse_tool_input
 
 if TYPE_CHECKING:
@@ -41,14 +43,18 @@ MAX_BLOCKS = 10_000
 class AnthropicModel:
     """Streams turns from any Anthropic-compatible server (ANTHROPIC_BASE_URL)."""
 
-    def __init__(self, *, api_key: str | None = None, base_url: str | None = None) -> None:
+    def __init__(
+        self, *, api_key: str | None = None, base_url: str | None = None, timeouts: Timeouts | None = None
+    ) -> None:
         self._api_key = api_key
         self._base_url = base_url
+        self._timeouts = timeouts or Timeouts()
         self._client: anthropic.Anthropic | None = None
 
     def _sdk(self) -> anthropic.Anthropic:
         if self._client is None:
             import anthropic
+            import httpx2
 
             key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
             token = None if key else os.environ.get("ANTHROPIC_AUTH_TOKEN")
@@ -62,6 +68,8 @@ class AnthropicModel:
                 **credential,
                 base_url=self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
                 max_retries=SDK_MAX_RETRIES,
+                # read: the longest silence between two reads of a response, stream events included
+                timeout=httpx2.Timeout(self._timeouts.stream_idle, connect=self._timeouts.connect),
             )
         return self._client
 
@@ -88,10 +96,9 @@ class AnthropicModel:
         except anthropic.APIStatusError as error:
             raise _fatal(error) from error
         except anthropic.APIConnectionError as error:
-            where = client.base_url
             raise ModelAPIError(
-                f"Could not reach the API at {where}: {error}",
-                hint="Check your network and ANTHROPIC_BASE_URL.",
+                f"Could not reach the API at {client.base_url} ({_connection_problem(error)}, "
+                f"{SDK_MAX_RETRIES + 1} tries). Check ANTHROPIC_BASE_URL and your network."
             ) from error
         assembler = _MessageAssembler(on_text)
         try:
@@ -105,6 +112,9 @@ class AnthropicModel:
             if kind in RETRYABLE_STREAM_ERRORS or kind is None:
                 raise TransientModelError(f"the stream reported an error: {_api_message(error)}") from error
             raise _fatal(error) from error
+        except (anthropic.APITimeoutError, httpx2.TimeoutException) as error:
+            idle = self._timeouts.stream_idle
+            raise TransientModelError(f"the stream sent nothing for {idle:g} s (streamIdleTimeoutSeconds)") from error
         except (anthropic.APIConnectionError, httpx2.TransportError) as error:
             raise TransientModelError(f"the connection dropped mid-stream ({error})") from error
         return assembler.finish()
@@ -229,6 +239,16 @@ def _block_index(event: JSON) -> int:
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < MAX_BLOCKS:
         raise TransientModelError(f"the stream sent a {event['type']} with an invalid index {index!r}")
     return index
+
+
+def _connection_problem(error: anthropic.APIConnectionError) -> str:
+    """`connection refused`, `timed out`…: what the transport said, without the errno noise."""
+    import anthropic
+
+    if isinstance(error, anthropic.APITimeoutError):
+        return "timed out"
+    cause = str(error.__cause__ or error)
+    return re.sub(r"^\[Errno -?\d+\]\s*", "", cause).strip().lower() or "connection error"
 
 
 def _error_type(body: object) -> str | None:
