@@ -50,6 +50,9 @@ class ToolContext:
     """Set when the user interrupts; long-running tools stop at once."""
     read_files: dict[Path, FileRecord] = field(default_factory=dict)
     """Files read in this session, keyed by resolved path."""
+    env_passthrough: frozenset[str] = frozenset()
+    """API credentials the user lets through to child processes (setting `subprocessEnvPassthrough`;
+    see `agentcli.credentials.child_environment`)."""
 
     def resolve(self, file_path: str) -> Path:
         """An absolute path for `file_path` (relative paths are taken from `cwd`)."""

@@ -16,6 +16,7 @@ from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, FileRecord, Model, ToolContext
+from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.executor import ToolExecutor
@@ -104,6 +105,9 @@ class Session:
         self.model_name = resolve_model(options.model, self.settings)
         self.auto_compact_percent = auto_compact_percent(self.settings)
         self.timeouts = Timeouts.from_setting(self.settings.get(IDLE_SETTING), self.settings.sources.get(IDLE_SETTING))
+        self.env_passthrough = passthrough_setting(
+            self.settings.get(PASSTHROUGH_SETTING), self.settings.sources.get(PASSTHROUGH_SETTING)
+        )
         # Set by _begin() for each conversation:
         self.id: str
         self.context: SessionContext
@@ -324,7 +328,7 @@ class Session:
             config=self._config(self.model_name),
             system=self.context.system,
             on_event=self.on_event,
-            ctx=ToolContext(cwd=self.cwd),
+            ctx=ToolContext(cwd=self.cwd, env_passthrough=self.env_passthrough),
         )
 
     def _config(self, name: str) -> LoopConfig:

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agentcli.contracts import JSON
+from agentcli.credentials import child_environment
 from agentcli.errors import UsageError
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.persist import change_rules
@@ -274,7 +275,7 @@ def _memory(repl: Repl, args: str) -> None:
     path = repl.session.cwd / "CLAUDE.md"
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
-        subprocess.run([*shlex.split(editor), str(path)], check=False)
+        subprocess.run([*shlex.split(editor), str(path)], check=False, env=child_environment())
     except OSError as error:
         repl.console.print(f"Could not start the editor {editor!r}: {error.strerror}. Set $EDITOR.", style="red")
         return

@@ -11,6 +11,7 @@ import threading
 import time
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.credentials import child_environment
 from agentcli.tools.base import BuiltinTool, prose
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -75,6 +76,7 @@ Opening a pull request (only when asked; use `gh`):
         proc = subprocess.Popen(
             ["bash", "-c", tool_input["command"]],
             cwd=ctx.cwd,
+            env=child_environment(ctx.env_passthrough),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
