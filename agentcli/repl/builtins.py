@@ -20,6 +20,7 @@ from agentcli.errors import UsageError
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, RuleError, RuleSource, parse_rule
+from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
 from agentcli.tools.todo import progress_line
 from agentcli.ui.tool_render import TodoListView, format_tokens
@@ -173,7 +174,8 @@ def _text_of(message: JSON) -> str:
 
 
 def _clip(text: str, lines: int = 2) -> str:
-    kept = text.strip().splitlines()
+    """The first `lines` lines of a message, with every control character shown (`for_terminal`)."""
+    kept = for_terminal(text.strip()).split("\n")
     clipped = "\n".join(line[:200] for line in kept[:lines])
     return clipped + ("\n…" if len(kept) > lines else "")
 
