@@ -69,7 +69,7 @@ class ToolExecutor:
         for batch in _batches(calls, self.registry):
             ready: list[tuple[JSON, Tool]] = []
             for call in batch:
-                emit(ToolCallStarted(call["id"], call["name"], call.get("input") or {}))
+                emit(ToolCallStarted(call["id"], call["name"], _shown_input(call)))
                 tool, refusal = self._admit(call, ctx, invalid_inputs.get(call["id"]))
                 if tool is None:
                     self._finish(call, refusal or ToolResult("", is_error=True), emit, done)
@@ -110,11 +110,17 @@ class ToolExecutor:
             diff=None if result.diff is None else for_conversation(result.diff),
         )
         done[call["id"]] = result
-        emit(ToolCallFinished(call["id"], call["name"], call.get("input") or {}, result))
+        emit(ToolCallFinished(call["id"], call["name"], _shown_input(call), result))
 
     @staticmethod
     def announce(message: JSON, emit: EventSink) -> None:
         emit(ToolResultsMessage(message))
+
+
+def _shown_input(call: JSON) -> JSON:
+    """The input for the front ends, which expect an object even when the model sent something else."""
+    tool_input = call.get("input")
+    return tool_input if isinstance(tool_input, dict) else {}
 
 
 def _run_safely(tool: Tool, call: JSON, ctx: ToolContext) -> ToolResult:
