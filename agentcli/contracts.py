@@ -170,7 +170,7 @@ class ModelResponse:
     """Index of a block the stream cut off mid-way (only with stop_reason max_tokens)."""
     invalid_inputs: dict[str, str] = field(default_factory=dict)
     """tool_use id → why its input could not be used; that block's input was replaced by `{}`
-    (see `agentcli.providers.tool_input`), and the call is answered with an error result."""
+    (see `agentcli.tool_input`), and the call is answered with an error result."""
 
 
 TextSink = Callable[[str], None]

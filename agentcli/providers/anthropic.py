@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, TextSink, Usage
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.timeouts import Timeouts
-from agentcli.providers.tool_input import parse_tool_input
+from agentcli.tool_input import parse_tool_input
 
 if TYPE_CHECKING:
     import anthropic

@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentcli.contracts import JSON
-from agentcli.providers.tool_input import input_problem
 from agentcli.safe_text import valid_unicode
+from agentcli.tool_input import input_problem
 
 LOST_RESULT = "Interrupted: the result of this call was lost (its transcript line could not be read)."
 
