@@ -61,6 +61,9 @@ class ToolContext:
     checked_paths: Mapping[Path, Path] | None = None
     """For one call, set by the executor on its own copy: the real paths the permission gate
     judged, keyed by literal path (see `Decision.checked_paths`). None when no gate ran."""
+    env_passthrough: frozenset[str] = frozenset()
+    """API credentials the user lets through to child processes (setting `subprocessEnvPassthrough`;
+    see `agentcli.credentials.child_environment`)."""
 
     def resolve(self, file_path: str) -> Path:
         """An absolute path for `file_path` (relative paths are taken from `cwd`)."""
@@ -200,6 +203,9 @@ class ModelResponse:
     usage: Usage
     incomplete_block: int | None = None
     """Index of a block the stream cut off mid-way (only with stop_reason max_tokens)."""
+    invalid_inputs: dict[str, str] = field(default_factory=dict)
+    """tool_use id → why its input could not be used; that block's input was replaced by `{}`
+    (see `agentcli.tool_input`), and the call is answered with an error result."""
 
 
 TextSink = Callable[[str], None]
@@ -210,5 +216,7 @@ class Model(Protocol):
     """The model seam: stream one turn, reporting text as it arrives."""
 
     def stream(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
-        """Raise `TransientModelError` for a retryable fault, `ModelAPIError` for a fatal one."""
+        """Raise `TransientModelError` for a retryable fault (a malformed or stalled stream
+        included), `ModelAPIError` for a fatal one. Every tool_use input in the response is a
+        JSON object the conversation can carry (`ModelResponse.invalid_inputs` says which were not)."""
         ...

@@ -2,7 +2,8 @@
 
 Read-only calls that stand next to each other run concurrently (unless the tool changes the
 session's own state, see `runs_concurrently`); anything else runs alone, in the order the
-model gave. Results always come back in call order, one per call.
+model gave. Results always come back in call order, one per call, made safe for the
+conversation (`safe_text.for_conversation`: valid Unicode, credentials redacted) and capped.
 
 Each call runs with its own copy of the ToolContext carrying the real paths the gate judged
 (`Decision.checked_paths`), so the tool touches exactly what was checked; the copy shares
@@ -11,16 +12,20 @@ the session's state (read-file records, the cancel event) with every other call.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from types import MappingProxyType
 
 from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult, runs_concurrently
 from agentcli.events import EventSink, ToolCallFinished, ToolCallStarted, ToolResultsMessage
+from agentcli.safe_text import for_conversation
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.schema import validation_error
 from agentcli.truncate import cap_middle
 
 MAX_PARALLEL = 8
+NO_INVALID_INPUTS: Mapping[str, str] = MappingProxyType({})
 
 
 def tool_result(call_id: str, result: ToolResult) -> JSON:
@@ -55,13 +60,21 @@ class ToolExecutor:
     def manifest(self) -> list[JSON]:
         return self.registry.manifest()
 
-    def run_all(self, calls: list[JSON], ctx: ToolContext, emit: EventSink, done: dict[str, ToolResult]) -> list[JSON]:
-        """Run `calls`, filling `done` as each finishes (so an interrupt keeps finished work)."""
+    def run_all(
+        self,
+        calls: list[JSON],
+        ctx: ToolContext,
+        emit: EventSink,
+        done: dict[str, ToolResult],
+        invalid_inputs: Mapping[str, str] = NO_INVALID_INPUTS,
+    ) -> list[JSON]:
+        """Run `calls`, filling `done` as each finishes (so an interrupt keeps finished work).
+        `invalid_inputs` (id → why) are calls whose input the provider could not use."""
         for batch in _batches(calls, self.registry):
             ready: list[tuple[JSON, Tool, ToolContext]] = []
             for call in batch:
-                emit(ToolCallStarted(call["id"], call["name"], call.get("input") or {}))
-                admitted = self._admit(call, ctx)
+                emit(ToolCallStarted(call["id"], call["name"], _shown_input(call)))
+                admitted = self._admit(call, ctx, invalid_inputs.get(call["id"]))
                 if isinstance(admitted, ToolResult):
                     self._finish(call, admitted, emit, done)
                 else:
@@ -75,16 +88,16 @@ class ToolExecutor:
                     self._finish(call, _run_safely(tool, call, call_ctx), emit, done)
         return [tool_result(c["id"], done[c["id"]]) for c in calls]
 
-    def _admit(self, call: JSON, ctx: ToolContext) -> tuple[Tool, ToolContext] | ToolResult:
+    def _admit(self, call: JSON, ctx: ToolContext, input_problem: str | None) -> tuple[Tool, ToolContext] | ToolResult:
         """The tool and the context to run it with, or the error result when it may not run."""
         tool = self.registry.get(call["name"])
         if tool is None:
             names = ", ".join(self.registry.names())
             return ToolResult(f"Unknown tool {call['name']!r}. Available tools: {names}.", is_error=True)
         tool_input = call.get("input")
-        if not isinstance(tool_input, dict):
-            return ToolResult(f"Invalid input for {tool.name}: the input must be a JSON object.", is_error=True)
-        error = validation_error(tool_input, tool.input_schema)
+        if not isinstance(tool_input, dict):  # from a Model that does not check its calls
+            input_problem, tool_input = input_problem or "the input must be a JSON object", {}
+        error = input_problem or validation_error(tool_input, tool.input_schema)
         if error:
             message = f"Invalid input for {tool.name}: {error}. Fix the input and call it again."
             return ToolResult(message, is_error=True, summary=f"Invalid input: {error}")
@@ -97,13 +110,24 @@ class ToolExecutor:
 
     @staticmethod
     def _finish(call: JSON, result: ToolResult, emit: EventSink, done: dict[str, ToolResult]) -> None:
-        result = replace(result, content=cap_middle(result.content) or "(no output)")
+        result = replace(
+            result,
+            content=cap_middle(for_conversation(result.content)) or "(no output)",
+            summary=None if result.summary is None else for_conversation(result.summary),
+            diff=None if result.diff is None else for_conversation(result.diff),
+        )
         done[call["id"]] = result
-        emit(ToolCallFinished(call["id"], call["name"], call.get("input") or {}, result))
+        emit(ToolCallFinished(call["id"], call["name"], _shown_input(call), result))
 
     @staticmethod
     def announce(message: JSON, emit: EventSink) -> None:
         emit(ToolResultsMessage(message))
+
+
+def _shown_input(call: JSON) -> JSON:
+    """The input for the front ends, which expect an object even when the model sent something else."""
+    tool_input = call.get("input")
+    return tool_input if isinstance(tool_input, dict) else {}
 
 
 def _run_safely(tool: Tool, call: JSON, ctx: ToolContext) -> ToolResult:

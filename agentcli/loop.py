@@ -24,6 +24,7 @@ from agentcli.errors import (
 from agentcli.events import AssistantMessage, EventSink, Notice, Retrying, TextDelta
 from agentcli.executor import ToolExecutor, close_pending, interrupted_results
 from agentcli.progress import ProgressWatch
+from agentcli.safe_text import for_conversation
 
 INTERRUPTED_MARKER = "[Request interrupted by user]"
 
@@ -81,7 +82,7 @@ class Agent:
     def run(self, user_content: list[JSON]) -> RunResult:
         """Send one user message and loop until the model answers without tools."""
         self.ctx.cancel.clear()  # an interrupt of the previous turn must not cancel this one
-        self._add({"role": "user", "content": user_content})
+        self._add({"role": "user", "content": [_safe_block(block) for block in user_content]})
         turns = 0
         pauses = 0
         watch = ProgressWatch()
@@ -120,7 +121,7 @@ class Agent:
             if not calls:
                 return RunResult(_text_of(response.content), turns, self.usage)
             self._check_limits(turns)
-            results = self._run_tools(calls)
+            results = self._run_tools(calls, response.invalid_inputs)
             if reason := watch.observe(calls, results):
                 raise NoProgress(reason)
 
@@ -177,7 +178,7 @@ class Agent:
         self.emit(Notice("A tool call was cut off at the output limit and was not run."))
         kept = response.content[: response.incomplete_block]
         if any(block.get("type") == "tool_use" for block in kept):
-            return ModelResponse(kept, "tool_use", response.usage)
+            return ModelResponse(kept, "tool_use", response.usage, invalid_inputs=response.invalid_inputs)
         if kept:
             self._append_assistant(ModelResponse(kept, "max_tokens", response.usage))
         note = (
@@ -216,10 +217,10 @@ class Agent:
                 "(raise it with --max-budget-tokens)."
             )
 
-    def _run_tools(self, calls: list[JSON]) -> list[JSON]:
+    def _run_tools(self, calls: list[JSON], invalid_inputs: dict[str, str]) -> list[JSON]:
         done: dict[str, ToolResult] = {}
         try:
-            results = self.executor.run_all(calls, self.ctx, self.emit, done)
+            results = self.executor.run_all(calls, self.ctx, self.emit, done, invalid_inputs)
         except KeyboardInterrupt:
             self.ctx.cancel.set()
             results = interrupted_results(calls, done)
@@ -243,6 +244,15 @@ class Agent:
         if last and last["role"] == "assistant":
             self._close_pending("Interrupted by the user.")
         self._add({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARKER}]})
+
+
+def _safe_block(block: JSON) -> JSON:
+    """A user text block made safe for the conversation (typed text, a skill's expansion, reminders)."""
+    if block.get("type") != "text":
+        return block
+    text = str(block.get("text", ""))
+    safe = for_conversation(text)
+    return block if safe == text else {**block, "text": safe}
 
 
 def _text_of(content: list[JSON]) -> str:

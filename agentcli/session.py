@@ -17,6 +17,7 @@ from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, FileRecord, Model, ToolContext
+from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.executor import ToolExecutor
@@ -24,6 +25,7 @@ from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.permissions.rules import split_rule_list
+from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.sessions.compact import Compacted
 from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
@@ -109,6 +111,10 @@ class Session:
         self.registry = builtin_tools()
         self.model_name = resolve_model(options.model, self.settings)
         self.auto_compact_percent = auto_compact_percent(self.settings)
+        self.timeouts = Timeouts.from_setting(self.settings.get(IDLE_SETTING), self.settings.sources.get(IDLE_SETTING))
+        self.env_passthrough = passthrough_setting(
+            self.settings.get(PASSTHROUGH_SETTING), self.settings.sources.get(PASSTHROUGH_SETTING)
+        )
         self.skill_trust = SkillTrust()
         """Kept across /clear and /resume: a skill the model changed stays untrusted in a new conversation."""
         self.outside_files = OutsideFiles.for_session(
@@ -235,6 +241,8 @@ class Session:
             for message in loaded.repairs():
                 self.agent.messages.append(message)
                 self._record(message)
+            if note := loaded.describe_repairs():
+                self._notice(note)
 
     def _record(self, message: JSON) -> None:
         """The transcript line for a message that just joined the conversation."""
@@ -331,14 +339,14 @@ class Session:
         if self._model is None:
             from agentcli.providers.anthropic import AnthropicModel
 
-            self._model = AnthropicModel()
+            self._model = AnthropicModel(timeouts=self.timeouts)
         return Agent(
             model=self._model,
             executor=ToolExecutor(self.registry, self.gate),
             config=self._config(self.model_name),
             system=self.context.system,
             on_event=self.on_event,
-            ctx=ToolContext(cwd=self.cwd),
+            ctx=ToolContext(cwd=self.cwd, env_passthrough=self.env_passthrough),
         )
 
     def _config(self, name: str) -> LoopConfig:

@@ -27,6 +27,7 @@ import hashlib
 import json
 import math
 import re
+import select
 import socket
 import sys
 import threading
@@ -89,13 +90,16 @@ class ToolUseBlock:
     """A tool_use block, streamed as ``input_json_delta`` chunks of its JSON input.
 
     ``partial=True`` streams only the first half of the JSON, as when ``max_tokens``
-    cuts the model off in the middle of a tool call.
+    cuts the model off in the middle of a tool call. ``raw_json`` is streamed instead of
+    ``input``'s JSON when set: an input a real model would not send (a list, nesting
+    100,000 levels deep).
     """
 
     name: str
     input: Mapping[str, Any]
     id: str
     partial: bool = False
+    raw_json: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,9 @@ class Reply:
     drop_after: int | None = None
     delay: float = 0.0
     chunk: int = 8
+    stall_after: int | None = None
+    garble_after: int | None = None
+    stray_delta_after: int | None = None
 
     def final_stop_reason(self) -> str:
         """The explicit stop reason, else ``max_tokens``/``tool_use``/``end_turn``."""
@@ -152,9 +159,14 @@ def tool_use(
     *,
     id: str | None = None,
     partial: bool = False,
+    raw_json: str | None = None,
 ) -> ToolUseBlock:
-    """A tool_use block for :func:`reply`; ``id`` defaults to a fresh ``toolu_…`` id."""
-    return ToolUseBlock(name, dict(input), id or _new_id("toolu_"), partial)
+    """A tool_use block for :func:`reply`; ``id`` defaults to a fresh ``toolu_…`` id.
+
+    ``raw_json`` is the input's JSON text exactly as streamed, for inputs a real model would
+    not send: ``tool_use("Bash", {}, raw_json="[1, 2]")``. Streamed replies only.
+    """
+    return ToolUseBlock(name, dict(input), id or _new_id("toolu_"), partial, raw_json)
 
 
 def thinking(value: str, signature: str | None = None) -> ThinkingBlock:
@@ -170,6 +182,9 @@ def reply(
     drop_after: int | None = None,
     delay: float = 0.0,
     chunk: int = 8,
+    stall_after: int | None = None,
+    garble_after: int | None = None,
+    stray_delta_after: int | None = None,
 ) -> Reply:
     """A scripted streamed response.
 
@@ -183,10 +198,27 @@ def reply(
         drop_after: after this many content deltas close the connection abruptly.
         delay: seconds to sleep before each content delta.
         chunk: characters per text/thinking/JSON delta.
+        stall_after: after this many content deltas send nothing more, keeping the
+            connection open until the client hangs up (or the server stops).
+        garble_after: after this many content deltas send one event whose ``data:`` line is
+            cut off mid-JSON, then go on with the rest of the stream.
+        stray_delta_after: after this many content deltas send a delta for a content block
+            index that never started, then go on with the rest of the stream.
     """
     if chunk < 1:
         raise ValueError("chunk must be at least 1")
-    return Reply(tuple(blocks), stop_reason, usage, error_after, drop_after, delay, chunk)
+    return Reply(
+        tuple(blocks),
+        stop_reason,
+        usage,
+        error_after,
+        drop_after,
+        delay,
+        chunk,
+        stall_after,
+        garble_after,
+        stray_delta_after,
+    )
 
 
 def http_error(status: int, body: Mapping[str, Any] | str, headers: Mapping[str, str] | None = None) -> HttpError:
@@ -636,7 +668,7 @@ def _block_events(index: int, block: Block, chunk: int) -> list[Event]:
 
 def _tool_json(block: ToolUseBlock) -> str:
     """The tool input as streamed: whole, or cut in the middle when partial."""
-    encoded = json.dumps(block.input)
+    encoded = block.raw_json if block.raw_json is not None else json.dumps(block.input)
     if not block.partial:
         return encoded
     return encoded[: max(1, _escape_boundary(encoded, len(encoded) // 2))]
@@ -685,22 +717,46 @@ def _message(model: str, content: list[JSONObject], stop_reason: str | None, usa
 
 
 def _output_tokens(scripted: Reply) -> int:
-    size = sum(len(_canonical(_content_json(b))) for b in scripted.blocks)
+    size = sum(
+        len(_tool_json(b) if isinstance(b, ToolUseBlock) else _canonical(_content_json(b))) for b in scripted.blocks
+    )
     return max(1, math.ceil(size / 4))
 
 
 def _failure_point(events: list[Event], scripted: Reply) -> tuple[str, int] | None:
-    """("error" | "drop", index of the first event not sent), if the reply fails mid-stream."""
+    """("error" | "drop" | "stall", index of the first event not sent), if the reply fails mid-stream."""
     failures = [
-        (n, kind) for kind, n in (("error", scripted.error_after), ("drop", scripted.drop_after)) if n is not None
+        (n, kind)
+        for kind, n in (("error", scripted.error_after), ("drop", scripted.drop_after), ("stall", scripted.stall_after))
+        if n is not None
     ]
     if not failures:
         return None
     after, kind = min(failures)
+    return kind, _after_deltas(events, after)
+
+
+def _insertions(events: list[Event], scripted: Reply) -> dict[int, bytes]:
+    """Malformed events to send before the event at each index (``garble_after``, ``stray_delta_after``)."""
+    inserted: dict[int, bytes] = {}
+    if scripted.garble_after is not None:
+        whole = _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {}})
+        cut = whole.index(b"data: ") + 20  # inside the JSON object
+        inserted[_after_deltas(events, scripted.garble_after)] = whole[:cut] + b"\n\n"
+    if scripted.stray_delta_after is not None:
+        stray = {"type": "text_delta", "text": "from nowhere"}
+        index = len(scripted.blocks) + 5
+        event = {"type": "content_block_delta", "index": index, "delta": stray}
+        inserted[_after_deltas(events, scripted.stray_delta_after)] = _sse("content_block_delta", event)
+    return inserted
+
+
+def _after_deltas(events: list[Event], count: int) -> int:
+    """The index of the event after ``count`` content deltas (at most the ``message_delta``)."""
     delta_positions = [i for i, (name, _) in enumerate(events) if name == "content_block_delta"]
-    if after < len(delta_positions):
-        return kind, delta_positions[after]
-    return kind, next(i for i, (name, _) in enumerate(events) if name == "message_delta")
+    if count < len(delta_positions):
+        return delta_positions[count]
+    return next(i for i, (name, _) in enumerate(events) if name == "message_delta")
 
 
 def _sse(name: str, data: JSONObject) -> bytes:
@@ -708,9 +764,12 @@ def _sse(name: str, data: JSONObject) -> bytes:
 
 
 def _json_object(raw: bytes) -> JSONObject | None:
+    """The body parsed as the real API parses it: UTF-8 JSON whose strings are valid Unicode
+    (a lone surrogate, encoded or escaped as ``\\udce9``, is rejected), holding an object."""
     try:
-        parsed = json.loads(raw)
-    except ValueError:
+        parsed = json.loads(raw.decode("utf-8"))
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")  # raises on a lone surrogate
+    except (ValueError, RecursionError):
         return None
     return parsed if isinstance(parsed, dict) else None
 
@@ -997,16 +1056,23 @@ class _Handler(BaseHTTPRequestHandler):
         """A streamed reply: SSE over chunked transfer-encoding."""
         events = _stream_events(scripted, str(request.body["model"]), usage)
         failure = _failure_point(events, scripted)
+        inserted = _insertions(events, scripted)
         stop_at = failure[1] if failure else len(events)
         headers = {"transfer-encoding": "chunked", "cache-control": "no-cache"}
         self._start_response(request, 200, "text/event-stream; charset=utf-8", headers)
-        for name, data in events[:stop_at]:
+        for position, (name, data) in enumerate(events[:stop_at]):
             if name == "content_block_delta" and self.fake._sleep(scripted.delay):
                 self._drop_connection()
                 return
+            if position in inserted:
+                self._write_chunk(inserted[position])
             self._write_chunk(_sse(name, data))
         if failure and failure[0] == "drop":
             self._drop_connection()
+            return
+        if failure and failure[0] == "stall":
+            request.disconnected = self._wait_for_hang_up()
+            self.close_connection = True
             return
         if failure:
             self._write_chunk(_sse("error", dict(OVERLOADED_ERROR)))
@@ -1015,6 +1081,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
+
+    def _wait_for_hang_up(self) -> bool:
+        """Send nothing until the client closes the connection (True) or the server stops (False)."""
+        while not self.fake._sleep(0.02):
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            try:
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return True
+            except OSError:  # reset by the client
+                return True
+        return False
 
     def _drop_connection(self) -> None:
         """Close the socket without finishing the response body."""

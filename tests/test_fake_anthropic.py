@@ -64,6 +64,11 @@ def post(
             return err.code, json.loads(err.read())
 
 
+def user_says(raw: bytes) -> bytes:
+    """A request body whose one user message is `raw`, spliced in as bytes (no encoder checks them)."""
+    return b'{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"' + raw + b'"}]}'
+
+
 def error_message(body: dict[str, Any]) -> str:
     return str(body["error"]["message"])
 
@@ -165,6 +170,47 @@ def test_client_hanging_up_on_slow_stream(api: FakeAnthropic, client: anthropic.
     while not api.requests[0].disconnected and time.monotonic() < deadline:
         time.sleep(0.01)
     assert api.requests[0].disconnected
+
+
+def test_stalled_stream_sends_nothing_until_the_client_hangs_up(api: FakeAnthropic) -> None:
+    api.script(reply(text("abcdefghijklmnop"), chunk=4, stall_after=2))
+    received: list[str] = []
+    with (
+        anthropic.Anthropic(api_key="k", base_url=api.url, max_retries=0, timeout=httpx2.Timeout(5, read=0.3)) as sdk,
+        pytest.raises((httpx2.TimeoutException, anthropic.APITimeoutError)),
+    ):
+        for event in sdk.messages.create(model=MODEL, max_tokens=100, messages=HELLO, stream=True):
+            if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                received.append(event.delta.text)
+    assert received == ["abcd", "efgh"]
+    deadline = time.monotonic() + 3
+    while not api.requests[0].disconnected and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert api.requests[0].disconnected
+
+
+def test_garbled_event_is_a_data_line_cut_mid_json(api: FakeAnthropic, client: anthropic.Anthropic) -> None:
+    api.script(reply(text("abcdefgh"), chunk=4, garble_after=1))
+    with pytest.raises(json.JSONDecodeError):
+        raw_events(client)
+
+
+def test_stray_delta_names_a_block_that_never_started(api: FakeAnthropic, client: anthropic.Anthropic) -> None:
+    api.script(reply(text("abcdefgh"), chunk=4, stray_delta_after=1))
+    events = raw_events(client)
+    started = {e.index for e in events if e.type == "content_block_start"}
+    deltas = [e for e in events if e.type == "content_block_delta"]
+    assert [e.index in started for e in deltas] == [True, False, True]
+    assert events[-1].type == "message_stop"
+
+
+def test_raw_json_is_streamed_as_the_tool_input(api: FakeAnthropic, client: anthropic.Anthropic) -> None:
+    api.script(reply(tool_use("Bash", {}, id="toolu_1", raw_json="[1, 2]"), chunk=2))
+    events = raw_events(client)
+    streamed = "".join(
+        e.delta.partial_json for e in events if e.type == "content_block_delta" and e.delta.type == "input_json_delta"
+    )
+    assert streamed == "[1, 2]"
 
 
 def test_stop_cuts_off_a_slow_stream() -> None:
@@ -306,6 +352,10 @@ def test_wrong_key_is_401_when_a_key_is_configured() -> None:
         ({"model": MODEL, "max_tokens": -1, "messages": HELLO}, {}, "/v1/messages", 400, "greater than or equal to 0"),
         ({"model": MODEL, "max_tokens": 1, "messages": []}, {}, "/v1/messages", 400, "at least 1 item"),
         (b"{not json", {}, "/v1/messages", 400, "parsing the body"),
+        # What the real API cannot decode: bytes that are not UTF-8, a lone surrogate escaped or encoded.
+        (user_says(b"caf\xe9"), {}, "/v1/messages", 400, "parsing the body"),
+        (user_says(b"caf\\udce9"), {}, "/v1/messages", 400, "parsing the body"),
+        (user_says(b"caf\xed\xb3\xa9"), {}, "/v1/messages", 400, "parsing the body"),
         (
             {"model": MODEL, "max_tokens": 1, "messages": HELLO},
             {"anthropic-version": ""},

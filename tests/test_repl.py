@@ -439,3 +439,26 @@ def test_plan_mode_is_announced_to_the_model_when_it_starts_and_when_it_ends(
     assert "Plan mode is on" in new_message(0)
     assert "Plan mode is" not in new_message(1)  # said once, not on every message
     assert "Plan mode is off" in new_message(2)
+
+
+def test_escape_sequences_in_a_proposed_command_are_shown_not_obeyed(
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path
+) -> None:
+    command = "echo hi\x1b[2J; echo \u202eevil"
+    fake_api.script(
+        reply(text("Let me run something."), tool_use("Bash", {"command": command})),
+        reply(text("Not run.")),
+    )
+    repl = start_repl()
+    written_before = len(repl.output)
+
+    repl.submit("go")
+
+    screen = repl.wait_for("Do you want to proceed?")
+    assert "agentcli 0.1.0" in screen and "Let me run something." in screen  # the screen was not cleared
+    assert "echo hi\\x1b[2J; echo \\u202eevil" in screen  # shown escaped, in the question
+    written = repl.output[written_before:]
+    assert "\x1b[2J" not in written and "\u202e" not in written
+    repl.press("3")
+    repl.press("enter")
+    repl.wait_for("Not run.")

@@ -436,3 +436,19 @@ def test_piped_input_follows_a_prompt_argument(run_cli: RunCli, fake_api: FakeAn
     assert done.returncode == 0, done.stderr
     sent = fake_api.requests[0].body["messages"][0]["content"][-1]["text"]
     assert sent == "review this diff\n\n-old line\n+new line\n"
+
+
+def test_progress_lines_show_a_commands_escape_sequences_instead_of_sending_them(
+    run_cli: RunCli, fake_api: FakeAnthropic
+) -> None:
+    fake_api.script(
+        reply(tool_use("Bash", {"command": "echo hi\x1b[2J\u202e"}), tool_use("Bash", {"command": "touch x\x1b[8m"})),
+        reply(text("done")),
+    )
+
+    done = run_cli("run", "go", "--allowed-tools", "Bash(echo:*)")
+
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stderr and "\u202e" not in done.stderr
+    assert "● Bash(echo hi\\x1b[2J\\u202e)" in done.stderr
+    assert "✗ Bash(touch x\\x1b[8m)" in done.stderr

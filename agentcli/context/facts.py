@@ -7,13 +7,13 @@ is ever re-read later (the snapshot says so to the model).
 from __future__ import annotations
 
 import datetime
-import os
 import platform
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.context.paths import memory_dir
+from agentcli.credentials import child_environment
 
 GIT_TIMEOUT_S = 3.0
 MAX_STATUS_LINES = 30
@@ -77,7 +77,7 @@ def git_snapshot(cwd: Path) -> str:
 
 def _git(cwd: Path, *args: str) -> str | None:
     """stdout of a git command; None when it fails or git is missing (raises TimeoutExpired)."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    env = {**child_environment(), "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
         done = subprocess.run(
             ["git", "-c", "core.quotepath=off", *args],

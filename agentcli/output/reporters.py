@@ -17,6 +17,7 @@ from agentcli.events import (
     ToolResultsMessage,
 )
 from agentcli.output.labels import call_label
+from agentcli.safe_text import for_terminal
 
 
 @dataclass
@@ -37,7 +38,11 @@ class Outcome:
 
 
 class TextReporter:
-    """Final answer alone on stdout; one progress line per tool call (and notices) on stderr."""
+    """Final answer alone on stdout; one progress line per tool call (and notices) on stderr.
+
+    What goes to a terminal is shown through `safe_text.for_terminal` (a command's escape
+    sequences are printed visibly); a final answer piped elsewhere is written as it is.
+    """
 
     def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
         self.out = out
@@ -61,11 +66,12 @@ class TextReporter:
         if outcome.is_error:
             self._progress(f"Error: {outcome.result}")
         elif outcome.result:
-            self.out.write(outcome.result.rstrip("\n") + "\n")
+            result = for_terminal(outcome.result) if self.out.isatty() else outcome.result
+            self.out.write(result.rstrip("\n") + "\n")
             self.out.flush()
 
     def _progress(self, line: str) -> None:
-        self.err.write(line + "\n")
+        self.err.write(for_terminal(line) + "\n")
         self.err.flush()
 
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import TYPE_CHECKING
 
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, TextSink, Usage
 from agentcli.errors import ModelAPIError, TransientModelError
+from agentcli.providers.timeouts import Timeouts
+from agentcli.tool_input import parse_tool_input
 
 if TYPE_CHECKING:
     import anthropic
@@ -33,19 +36,25 @@ HINTS = {
 }
 
 RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+MAX_BLOCKS = 10_000
+"""More content blocks than any turn has: a larger index is a broken stream, not a reason to allocate."""
 
 
 class AnthropicModel:
     """Streams turns from any Anthropic-compatible server (ANTHROPIC_BASE_URL)."""
 
-    def __init__(self, *, api_key: str | None = None, base_url: str | None = None) -> None:
+    def __init__(
+        self, *, api_key: str | None = None, base_url: str | None = None, timeouts: Timeouts | None = None
+    ) -> None:
         self._api_key = api_key
         self._base_url = base_url
+        self._timeouts = timeouts or Timeouts()
         self._client: anthropic.Anthropic | None = None
 
     def _sdk(self) -> anthropic.Anthropic:
         if self._client is None:
             import anthropic
+            import httpx2
 
             key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
             token = None if key else os.environ.get("ANTHROPIC_AUTH_TOKEN")
@@ -59,6 +68,8 @@ class AnthropicModel:
                 **credential,
                 base_url=self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
                 max_retries=SDK_MAX_RETRIES,
+                # read: the longest silence between two reads of a response, stream events included
+                timeout=httpx2.Timeout(self._timeouts.stream_idle, connect=self._timeouts.connect),
             )
         return self._client
 
@@ -85,61 +96,89 @@ class AnthropicModel:
         except anthropic.APIStatusError as error:
             raise _fatal(error) from error
         except anthropic.APIConnectionError as error:
-            where = client.base_url
             raise ModelAPIError(
-                f"Could not reach the API at {where}: {error}",
-                hint="Check your network and ANTHROPIC_BASE_URL.",
+                f"Could not reach the API at {client.base_url} ({_connection_problem(error)}, "
+                f"{SDK_MAX_RETRIES + 1} tries). Check ANTHROPIC_BASE_URL and your network."
             ) from error
         assembler = _MessageAssembler(on_text)
         try:
             with events:
                 for event in events:
-                    assembler.feed(event.to_dict())
+                    assembler.feed(_event_dict(event))
+        except json.JSONDecodeError as error:  # a `data:` line cut short or garbled
+            raise TransientModelError(f"the stream sent an event that is not valid JSON ({error})") from error
         except anthropic.APIStatusError as error:
             kind = _error_type(error.body)
             if kind in RETRYABLE_STREAM_ERRORS or kind is None:
                 raise TransientModelError(f"the stream reported an error: {_api_message(error)}") from error
             raise _fatal(error) from error
+        except (anthropic.APITimeoutError, httpx2.TimeoutException) as error:
+            idle = self._timeouts.stream_idle
+            raise TransientModelError(f"the stream sent nothing for {idle:g} s (streamIdleTimeoutSeconds)") from error
         except (anthropic.APIConnectionError, httpx2.TransportError) as error:
             raise TransientModelError(f"the connection dropped mid-stream ({error})") from error
         return assembler.finish()
 
 
 class _MessageAssembler:
-    """Rebuilds the assistant message from raw stream events."""
+    """Rebuilds the assistant message from raw stream events.
+
+    An event that does not fit the stream so far (a delta for a block that never started, a
+    field missing or of the wrong type) is a stream fault: `TransientModelError`, and the
+    loop asks again, as for a dropped connection.
+    """
 
     def __init__(self, on_text: TextSink) -> None:
         self.on_text = on_text
         self.blocks: list[JSON] = []
+        self.started: set[int] = set()
         self.partial_json: dict[int, str] = {}
         self.closed: set[int] = set()
+        self.invalid_inputs: dict[str, str] = {}
         self.usage = Usage()
         self.stop_reason: str | None = None
         self.stopped = False
 
     def feed(self, event: JSON) -> None:
         kind = event.get("type")
+        try:
+            self._feed(kind, event)
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            raise TransientModelError(f"the stream sent a malformed {kind} event ({error!r})") from error
+
+    def _feed(self, kind: object, event: JSON) -> None:
         if kind == "message_start":
             self._take_usage(event["message"].get("usage") or {})
         elif kind == "content_block_start":
             block = dict(event["content_block"])
+            index = _block_index(event)
             if block.get("type") == "tool_use":
-                self.partial_json[event["index"]] = ""
-            self._place(event["index"], block)
+                self.partial_json[index] = ""
+            self._place(index, block)
         elif kind == "content_block_delta":
-            self._apply_delta(self.blocks[event["index"]], event["index"], event["delta"])
+            index = self._started_index(event)
+            self._apply_delta(self.blocks[index], index, event["delta"])
         elif kind == "content_block_stop":
-            self._close(event["index"])
+            self._close(self._started_index(event))
         elif kind == "message_delta":
             self.stop_reason = event["delta"].get("stop_reason")
             self._take_usage(event.get("usage") or {})
         elif kind == "message_stop":
             self.stopped = True
 
+    def _started_index(self, event: JSON) -> int:
+        index = _block_index(event)
+        if index not in self.started:
+            raise TransientModelError(
+                f"the stream sent a {event['type']} for content block {index}, which never started"
+            )
+        return index
+
     def _place(self, index: int, block: JSON) -> None:
         while len(self.blocks) <= index:
             self.blocks.append({})
         self.blocks[index] = block
+        self.started.add(index)
 
     def _apply_delta(self, block: JSON, index: int, delta: JSON) -> None:
         kind = delta.get("type")
@@ -147,7 +186,7 @@ class _MessageAssembler:
             block["text"] = block.get("text", "") + delta["text"]
             self.on_text(delta["text"])
         elif kind == "input_json_delta":
-            self.partial_json[index] += delta.get("partial_json", "")
+            self.partial_json[index] += str(delta.get("partial_json", ""))
         elif kind == "thinking_delta":
             block["thinking"] = block.get("thinking", "") + delta["thinking"]
         elif kind == "signature_delta":
@@ -160,9 +199,11 @@ class _MessageAssembler:
         if index in self.partial_json:
             raw = self.partial_json.pop(index)
             try:
-                block["input"] = json.loads(raw) if raw.strip() else {}
+                block["input"], problem = parse_tool_input(raw)
             except json.JSONDecodeError:
                 return  # left unclosed: treated as cut off
+            if problem is not None:
+                self.invalid_inputs[str(block.get("id"))] = problem
         elif block.get("type") == "text":
             self.on_text("")  # the block is whole: a front end can show all of it now
         self.closed.add(index)
@@ -178,7 +219,36 @@ class _MessageAssembler:
         if not self.stopped or self.stop_reason is None:
             raise TransientModelError("the stream ended before the message was complete")
         incomplete = next((i for i in range(len(self.blocks)) if i not in self.closed), None)
-        return ModelResponse(self.blocks, self.stop_reason, self.usage, incomplete)
+        return ModelResponse(self.blocks, self.stop_reason, self.usage, incomplete, self.invalid_inputs)
+
+
+def _event_dict(event: RawMessageStreamEvent) -> JSON:
+    """A stream event as the plain dict the API sent."""
+    value: object
+    try:
+        value = event.to_dict()
+    except AttributeError:  # data the SDK could not type (a JSON list, a number) is passed on as it is
+        value = event
+    if not isinstance(value, dict):
+        raise TransientModelError(f"the stream sent an event that is not a JSON object ({type(value).__name__})")
+    return value
+
+
+def _block_index(event: JSON) -> int:
+    index = event["index"]
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < MAX_BLOCKS:
+        raise TransientModelError(f"the stream sent a {event['type']} with an invalid index {index!r}")
+    return index
+
+
+def _connection_problem(error: anthropic.APIConnectionError) -> str:
+    """`connection refused`, `timed out`…: what the transport said, without the errno noise."""
+    import anthropic
+
+    if isinstance(error, anthropic.APITimeoutError):
+        return "timed out"
+    cause = str(error.__cause__ or error)
+    return re.sub(r"^\[Errno -?\d+\]\s*", "", cause).strip().lower() or "connection error"
 
 
 def _error_type(body: object) -> str | None:

@@ -15,10 +15,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from agentcli.contracts import JSON
+from agentcli.credentials import child_environment
 from agentcli.errors import UsageError
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, RuleError, RuleSource, parse_rule
+from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
 from agentcli.tools.todo import progress_line
 from agentcli.ui.tool_render import TodoListView, format_tokens
@@ -172,7 +174,8 @@ def _text_of(message: JSON) -> str:
 
 
 def _clip(text: str, lines: int = 2) -> str:
-    kept = text.strip().splitlines()
+    """The first `lines` lines of a message, with every control character shown (`for_terminal`)."""
+    kept = for_terminal(text.strip()).split("\n")
     clipped = "\n".join(line[:200] for line in kept[:lines])
     return clipped + ("\n…" if len(kept) > lines else "")
 
@@ -274,7 +277,7 @@ def _memory(repl: Repl, args: str) -> None:
     path = repl.session.cwd / "CLAUDE.md"
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
-        subprocess.run([*shlex.split(editor), str(path)], check=False)
+        subprocess.run([*shlex.split(editor), str(path)], check=False, env=child_environment())
     except OSError as error:
         repl.console.print(f"Could not start the editor {editor!r}: {error.strerror}. Set $EDITOR.", style="red")
         return

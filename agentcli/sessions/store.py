@@ -14,11 +14,14 @@ from agentcli.contracts import JSON, FileRecord
 from agentcli.errors import UsageError
 from agentcli.executor import close_pending
 from agentcli.loop import INTERRUPTED_MARKER
+from agentcli.sessions.repair import Entry, readable_message, repair
 from agentcli.sessions.transcript import recorded_cwd
 from agentcli.tools.todo import Todo, parse_todos
 
 SUFFIX = ".jsonl"
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
+MAX_ID_CHARS = 200
+"""Longer than any session id (36) by far, and short enough to be a file name."""
 KILLED = "Not finished: the session ended (the program was stopped) before this call returned."
 
 
@@ -41,7 +44,23 @@ class LoadedTranscript:
     title: str = ""
     model: str | None = None
     torn_lines: int = 0
-    """Lines that did not parse (a torn last line from a killed run), skipped."""
+    """Lines that did not parse (a torn last line from a killed run, a damaged line), skipped."""
+    repaired: list[str] = field(default_factory=list)
+    """What was wrong with the current conversation's lines and how it was mended, line by line
+    (see `agentcli.sessions.repair`); empty for an undamaged transcript (a torn last line is not damage)."""
+    entries: list[Entry] = field(default_factory=list, repr=False)
+    """The readable messages since the last compaction boundary, before repair."""
+    system_line: int | None = None
+    """The line of the last record that set the system prompt."""
+
+    def describe_repairs(self) -> str:
+        """A notice for the user, or "" when nothing was repaired."""
+        if not self.repaired:
+            return ""
+        return (
+            f"The transcript {self.path} is damaged; the conversation was repaired to go on (the file keeps "
+            f"its lines as they are): {'; '.join(self.repaired)}."
+        )
 
     def repairs(self) -> list[JSON]:
         """Messages to append so the conversation is valid again: a killed run can leave tool
@@ -71,19 +90,27 @@ class SessionInfo:
 
 
 def load_transcript(path: Path) -> LoadedTranscript:
-    """Parse a transcript; unparsable lines (a torn last line) are skipped, never fatal.
+    """Parse a transcript; what cannot be read is skipped and the conversation repaired, never fatal.
     UsageError when the file cannot be read."""
     loaded = LoadedTranscript(session_id=path.name.removesuffix(SUFFIX), path=path)
     try:
         with path.open("rb") as file:
-            for raw in file:
+            for number, raw in enumerate(file, start=1):
                 record = _parse(raw)
                 if record is None:
                     loaded.torn_lines += 1
+                    if raw.endswith(b"\n"):  # not the torn last line a killed run leaves
+                        loaded.repaired.append(f"line {number} could not be read and was left out")
                     continue
-                _apply(loaded, record)
+                _apply(loaded, record, number)
     except OSError as error:
         raise UsageError(f"Cannot read the transcript {path}: {error.strerror or error}") from None
+    loaded.messages, notes = repair(loaded.entries)
+    loaded.repaired.extend(notes)
+    if loaded.system is None and loaded.system_line is not None:
+        loaded.repaired.append(
+            f"line {loaded.system_line}: the system prompt could not be read, so a fresh one is used"
+        )
     return loaded
 
 
@@ -92,47 +119,62 @@ def _parse(raw: bytes) -> JSON | None:
         return None
     try:
         record = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
 
 
-def _apply(loaded: LoadedTranscript, record: JSON) -> None:
+def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
     kind = record.get("type")
-    if kind == "session":
-        loaded.session_id = str(record.get("session_id") or loaded.session_id)
-        loaded.model = record.get("model")
-        loaded.system = record.get("system")
-    elif kind == "system":
-        loaded.system = record.get("system")
+    if kind in ("session", "system"):
+        if kind == "session":
+            loaded.session_id = str(record.get("session_id") or loaded.session_id)
+            loaded.model = record["model"] if isinstance(record.get("model"), str) else None
+        loaded.system = _system_blocks(record.get("system"))
+        loaded.system_line = line
     elif kind == "title":
         loaded.title = loaded.title or str(record.get("title") or "")
     elif kind == "compact":
-        loaded.messages = []
+        loaded.entries = []
+        loaded.repaired = []  # what was wrong before the boundary is no longer part of the conversation
         loaded.context_tokens = 0
     elif kind == "message":
-        message = record.get("message")
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-            return
-        loaded.messages.append(message)
-        if "context_tokens" in record:
-            loaded.context_tokens = int(record["context_tokens"])
-    if isinstance(record.get("reminders"), dict):
-        loaded.reminders = record["reminders"]
+        message = readable_message(record.get("message"))
+        if message is None:
+            loaded.repaired.append(f"line {line} holds no readable message and was left out")
+        else:
+            loaded.entries.append(Entry(line, message))
+            if not loaded.title:
+                loaded.title = _prompt_text(message)
+        if isinstance(record.get("context_tokens"), int):
+            loaded.context_tokens = record["context_tokens"]
+    reminders = record.get("reminders")
+    if isinstance(reminders, dict) and all(isinstance(v, str) for v in reminders.values()):
+        loaded.reminders = reminders
     if isinstance(record.get("read_files"), dict):
         loaded.read_files.update(file_records(record["read_files"]))
     if "todos" in record:
-        with contextlib.suppress(ValueError):  # a hand-edited list is dropped, not fatal
+        with contextlib.suppress(ValueError, TypeError):  # a hand-edited list is dropped, not fatal
             loaded.todos = parse_todos(record["todos"])
-    if not loaded.title and kind == "message":
-        loaded.title = _prompt_text(record["message"])
+
+
+def _system_blocks(value: object) -> list[JSON] | None:
+    """The recorded system prompt, if it is one the API accepts (text blocks)."""
+    if not isinstance(value, list) or not value:
+        return None
+    for block in value:
+        if not isinstance(block, dict) or block.get("type") != "text":
+            return None
+        if not isinstance(block.get("text"), str) or not block["text"]:
+            return None
+    return value
 
 
 def file_records(value: JSON) -> dict[Path, FileRecord]:
     """Guard records from a transcript line; malformed entries are skipped (the model just reads again)."""
     records: dict[Path, FileRecord] = {}
     for path, fields in value.items():
-        with contextlib.suppress(TypeError, ValueError, KeyError):
+        with contextlib.suppress(TypeError, ValueError, KeyError, OverflowError):
             sha = fields["sha256"]  # null: only part of the file was read
             records[Path(path)] = FileRecord(
                 int(fields["mtime_ns"]), int(fields["size"]), None if sha is None else str(sha)
@@ -144,10 +186,10 @@ def _prompt_text(message: JSON) -> str:
     """For transcripts without a title record: the user's own words in the first message."""
     if message.get("role") != "user":
         return ""
-    content = message.get("content")
+    content = message["content"]
     if isinstance(content, str):
         return content
-    texts = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
+    texts = [b["text"] for b in content if b["type"] == "text"]  # a readable message: see readable_message
     own = [t for t in texts if not t.startswith("<system-reminder>")]
     return own[-1] if own else ""
 
@@ -203,14 +245,15 @@ def find_session(cwd: Path, ref: str) -> SessionInfo:
     """A session of this project by id (or an unambiguous prefix of one); UsageError listing
     recent sessions when there is no such session."""
     ref = ref.strip()
-    if SESSION_ID.fullmatch(ref):
+    if len(ref) <= MAX_ID_CHARS and SESSION_ID.fullmatch(ref):  # a longer one cannot even be a file name
         files = session_files(cwd)
         exact = [p for p in files if p.name == f"{ref}{SUFFIX}"]
         matches = exact[:1] or [p for p in files if p.name.startswith(ref)]
         if len(matches) == 1:
             return session_info(matches[0])
+    shown = repr(ref) if len(ref) <= 60 else f"{ref[:40]!r}… (an id of {len(ref):,} characters; ids have 36)"
     recent = list_sessions(cwd, limit=10)
     if not recent:
-        raise UsageError(f"No session {ref!r}: there are no sessions for {cwd} yet.")
+        raise UsageError(f"No session {shown}: there are no sessions for {cwd} yet.")
     lines = "\n".join(f"  {info.id}  {info.describe()}" for info in recent)
-    raise UsageError(f"No session {ref!r} in {cwd}. Recent sessions:\n{lines}")
+    raise UsageError(f"No session {shown} in {cwd}. Recent sessions:\n{lines}")

@@ -38,8 +38,11 @@ from pathlib import Path
 from agentcli import __version__
 from agentcli.contracts import JSON
 from agentcli.errors import UsageError
+from agentcli.regular_file import require_regular
 
 FORMAT_VERSION = 1
+MAX_HEADER_BYTES = 4 << 20
+"""The `session` line holds the system prompt; anything longer is not a header of ours."""
 TITLE_CHARS = 200
 
 
@@ -181,10 +184,15 @@ def _drop_torn_tail(path: Path) -> None:
 def recorded_cwd(path: Path) -> str | None:
     """The `cwd` in a transcript's `session` header; None when the file has no readable header."""
     try:
-        with path.open("rb") as file:
-            first = file.readline()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO named *.jsonl must not block
+        try:
+            require_regular(fd, path)
+            with os.fdopen(os.dup(fd), "rb") as file:
+                first = file.readline(MAX_HEADER_BYTES)
+        finally:
+            os.close(fd)
         header = json.loads(first)
-    except (OSError, ValueError):  # unreadable, or not JSON (UnicodeDecodeError is a ValueError)
+    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, or absurdly nested
         return None
     if not isinstance(header, dict) or header.get("type") != "session":
         return None

@@ -11,6 +11,7 @@ import threading
 import time
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.credentials import child_environment
 from agentcli.tools.base import BuiltinTool, prose
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -75,6 +76,7 @@ Opening a pull request (only when asked; use `gh`):
         proc = subprocess.Popen(
             ["bash", "-c", tool_input["command"]],
             cwd=ctx.cwd,
+            env=child_environment(ctx.env_passthrough),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -175,8 +177,8 @@ class HeadTail:
             del self.tail[:excess]
 
     def render(self) -> str:
-        head = self.head.decode("utf-8", errors="replace")
-        tail = self.tail.decode("utf-8", errors="replace")
+        head = self.head.decode("utf-8", errors="surrogateescape")  # undecodable bytes: shown escaped later
+        tail = self.tail.decode("utf-8", errors="surrogateescape")
         if not self.dropped_bytes and len(head) + len(tail) <= OUTPUT_LIMIT:
             return (head + tail).rstrip("\n")
         half = OUTPUT_LIMIT // 2

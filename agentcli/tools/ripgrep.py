@@ -12,6 +12,7 @@ import subprocess
 import threading
 
 from agentcli.contracts import JSON
+from agentcli.credentials import child_environment
 from agentcli.tools.ignore import VCS_DIRS
 from agentcli.tools.search import FileHits, SearchQuery
 
@@ -51,6 +52,7 @@ def ripgrep_search(rg: str, query: SearchQuery, cancelled: threading.Event) -> l
     proc = subprocess.Popen(
         [rg, *_arguments(query), "--", target],
         cwd=cwd,
+        env=child_environment(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

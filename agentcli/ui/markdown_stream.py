@@ -24,6 +24,8 @@ from rich.live import Live
 from rich.markdown import Markdown, MarkdownElement, UnknownElement
 from rich.segment import Segment
 
+from agentcli.safe_text import for_terminal
+
 _FENCE_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}(?=[^`]*$)|~{3,})")
 _HTML_RAW_BLOCKS = [
     # CommonMark HTML blocks that run across blank lines, until their terminator.
@@ -346,7 +348,9 @@ class MarkdownStream:
             raise RuntimeError("MarkdownStream.feed() after finish()")
         if not delta:
             return
-        blocks = self._splitter.feed(delta)
+        # The model's text must not drive the terminal: controls are shown escaped (rich would
+        # pass ESC and C1 through). A \r is dropped, as rich would drop it anyway.
+        blocks = self._splitter.feed(for_terminal(delta.replace("\r", "")))
         if blocks:
             self._commit(blocks)
         if not self.plain:

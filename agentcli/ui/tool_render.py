@@ -11,7 +11,9 @@ Each class renders one event of `agentcli.events` the way the REPL shows it:
     ⚠ the stream reported an error: Overloaded — retrying in 2s (attempt 1)
 
 `render_event` picks the renderable for an event; `Spinner` is the status line shown while
-waiting for the model.
+waiting for the model. What the model or a program controls (tool inputs, output, file
+names, task names) goes through `safe_text.for_terminal`: a control character or a bidi
+override is shown escaped, never sent to the terminal raw.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from rich.text import Text
 from agentcli.contracts import JSON
 from agentcli.events import Event, Notice, Retrying, ToolCallFinished, ToolCallStarted
 from agentcli.output.labels import call_label
+from agentcli.safe_text import for_terminal
 from agentcli.tools.todo import Todo, parse_todos
 
 RESULT_PREFIX = "  ⎿ "
@@ -36,20 +39,20 @@ DIFF_INDENT = "      "
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_INTERVAL = 0.08
 
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _PATH_KEYS = ("file_path", "path", "notebook_path")
 
 
 def clean_line(text: str) -> str:
-    """Program output made safe for one terminal line: no escape codes, no control characters.
+    """Program output made safe for one terminal line: its colours and other complete escape
+    sequences dropped, any other control character shown escaped (`for_terminal`).
 
     A carriage return (progress bars) keeps only what was drawn last.
     """
     text = _ESCAPES.sub("", text)
     text = text.rstrip("\r").rsplit("\r", 1)[-1]
-    return _CONTROLS.sub("", text.expandtabs(4))
+    return for_terminal(text.expandtabs(4))
 
 
 def display_path(path: str, cwd: Path | None) -> str:
@@ -63,7 +66,8 @@ def display_path(path: str, cwd: Path | None) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(clean_line(part) for part in text.split())
+    """Text the model or a server wrote (a command, a task, a message), on one line, every control shown."""
+    return " ".join(for_terminal(part) for part in text.split())
 
 
 def _plural(count: int, word: str) -> str:
@@ -177,7 +181,7 @@ class DiffView:
         return f"Updated {self.path}: {', '.join(counts) or 'no changes'}"
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield Text.assemble((RESULT_PREFIX, "dim"), self.headline)
+        yield Text.assemble((RESULT_PREFIX, "dim"), _one_line(self.headline))
         shown = self.rows[: self.max_lines]
         width = len(str(max((row.number for row in shown), default=0)))
         styles = {"+": "green", "-": "red", " ": "", "⋮": "dim"}
@@ -185,7 +189,7 @@ class DiffView:
             number = str(row.number) if row.kind != "⋮" else ""
             text = Text.assemble(
                 (f"{DIFF_INDENT}{number:>{width}} ", "dim"),
-                (f"{row.kind} {clean_line(row.text)}", styles[row.kind]),
+                (f"{row.kind} {for_terminal(row.text.expandtabs(4))}", styles[row.kind]),
             )
             text.no_wrap = True
             text.overflow = "ellipsis"
@@ -337,7 +341,7 @@ class Spinner:
         parts = [format_elapsed(self._clock() - self.started)]
         if self.tokens:
             parts.append(f"{format_tokens(self.tokens)} {'token' if self.tokens == 1 else 'tokens'}")
-        return f"{self.label} {' · '.join(parts)}"
+        return f"{_one_line(self.label)} {' · '.join(parts)}"
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         frame = SPINNER_FRAMES[int((self._clock() - self.started) / SPINNER_INTERVAL) % len(SPINNER_FRAMES)]

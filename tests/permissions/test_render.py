@@ -46,3 +46,21 @@ def test_diff_styles_by_line() -> None:
     text = diff_text(DIFF)
     styles = {text.plain[s.start : s.end].rstrip("\n"): s.style for s in text.spans}
     assert styles["-beta"] == "red" and styles["+gamma"] == "green" and styles["@@ -1,2 +1,2 @@"] == "cyan"
+
+
+def test_terminal_controls_in_the_question_are_shown_escaped_not_sent() -> None:
+    command = "echo safe\x1b[2J\x1b]0;title\x07; rm -rf ~ #\u202eexcept this\x9b2J\rls"
+    request = PermissionRequest(
+        "Bash", {}, "bash", "Bash command", command, "No rule allows it yet.",
+        Suggestion(("Bash(echo safe\x1b[2J:*)",), "local"), note="desc\x1b[8m hidden",
+        diff="--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\x1b[2K\u202e\n",
+    )  # fmt: skip
+
+    raw = render(request, styles=True)
+
+    for control in ("\x1b[2J", "\x1b]0", "\x07", "\u202e", "\x9b", "\r", "\x1b[8m", "\x1b[2K"):
+        assert control not in raw, repr(control)
+    shown = render(request)
+    assert "echo safe\\x1b[2J\\x1b]0;title\\x07; rm -rf ~ #\\u202eexcept this\\x9b2J\\x0dls" in shown
+    assert "desc\\x1b[8m hidden" in shown and "+new\\x1b[2K\\u202e" in shown
+    assert "don't ask again for Bash(echo safe\\x1b[2J:*)" in shown

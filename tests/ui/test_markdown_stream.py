@@ -228,3 +228,16 @@ def test_block_boundaries() -> None:
 
 def test_a_longer_fence_is_not_closed_by_a_shorter_one() -> None:
     assert split("````md\n```\ninner\n```\n````\nafter") == ["````md\n```\ninner\n```\n````", "after"]
+
+
+def test_the_models_text_cannot_send_control_sequences_to_the_terminal() -> None:
+    answer = "Done.\x1b[2J\x1b]52;c;cGF5bG9hZA==\x07 Look \u202eright\u202c and \x9b2J.\r\n\nMore **text**."
+    console = make_console(terminal=True, color="truecolor")
+
+    raw = stream_all(answer, console)
+
+    for control in ("\x1b[2J", "\x1b]52", "\x07", "\u202e", "\x9b"):
+        assert control not in raw, repr(control)
+    screen = screen_of(raw)
+    assert "Done.\\x1b[2J\\x1b]52;c;cGF5bG9hZA==\\x07 Look \\u202eright\\u202c and \\x9b2J." in screen
+    assert "More text." in screen

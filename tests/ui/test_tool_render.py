@@ -92,6 +92,33 @@ def test_program_output_cannot_send_escape_codes_to_the_terminal() -> None:
     assert screen_of(raw).splitlines() == ["  ⎿ cleared FAILED", "    progress 100%", "    Exit code 1"]
 
 
+def test_a_commands_control_characters_are_shown_escaped_in_its_tool_line() -> None:
+    event = ToolCallStarted("toolu_1", "Bash", {"command": "echo hi\x1b[2J \u202eevil \x9bX"})
+
+    raw = shown(render_event(event), color=True, width=120)
+
+    assert "\x1b[2J" not in raw and "\u202e" not in raw and "\x9b" not in raw
+    assert screen_of(raw).splitlines() == ["● Bash(echo hi\\x1b[2J \\u202eevil \\x9bX)"]
+
+
+def test_program_output_cannot_reorder_or_drive_the_terminal_with_c1_or_bidi_controls() -> None:
+    nasty = "ok \u202edetrevni\u202c \x9b2J done\x1b"
+    result = ToolResult(nasty, summary=nasty + "\nExit code 0")
+
+    raw = shown(render_event(finished("Bash", {"command": "x"}, result)), color=True)
+
+    assert "\u202e" not in raw and "\x9b" not in raw
+    assert screen_of(raw).splitlines() == ["  ⎿ ok \\u202edetrevni\\u202c \\x9b2J done\\x1b", "    Exit code 0"]
+
+
+def test_task_names_and_notices_are_shown_escaped() -> None:
+    raw = shown(render_event(Notice("careful\x1b[2J")), color=True)
+    spinner = Spinner("Running tests\x1b[2J", clock=FakeClock())
+
+    assert "\x1b[2J" not in raw and "careful\\x1b[2J" in screen_of(raw)
+    assert "\x1b[2J" not in shown(spinner, color=True) and "tests\\x1b[2J" in spinner.status_text()
+
+
 def test_an_error_result_is_red() -> None:
     result = ToolResult("File does not exist: nope.py", is_error=True, summary="File does not exist: nope.py")
 

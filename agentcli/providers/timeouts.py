@@ -1,0 +1,34 @@
+"""How long agentcli waits on a model API: to connect, and for the next bytes of a response.
+
+Plain numbers, for whichever HTTP layer carries the requests (the SDK's httpx today):
+
+- `connect`: a server that cannot be reached fails in seconds, not minutes.
+- `stream_idle`: the longest silence between two reads of a response, streamed events
+  included. A stream that goes quiet mid-message is then a stream fault, retried by the
+  loop like a dropped connection, instead of waiting 10 minutes per try (the SDK's default).
+  The API sends `ping` events while a long answer is being prepared, so a healthy stream is
+  never silent this long. Set it with `streamIdleTimeoutSeconds` in settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentcli.errors import UsageError
+
+IDLE_SETTING = "streamIdleTimeoutSeconds"
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    connect: float = 10.0
+    stream_idle: float = 90.0
+
+    @classmethod
+    def from_setting(cls, value: object, source: object = "settings") -> Timeouts:
+        """With `streamIdleTimeoutSeconds` (None: the default). UsageError unless a positive number."""
+        if value is None:
+            return cls()
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise UsageError(f"Setting {IDLE_SETTING} in {source} must be a positive number of seconds, not {value!r}.")
+        return cls(stream_idle=float(value))

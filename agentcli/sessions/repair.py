@@ -1,0 +1,146 @@
+"""A conversation read back from a damaged transcript, made valid again (in memory; the file is left alone).
+
+A transcript line can be damaged (a disk error, a hand edit, a line replaced by garbage).
+Sent as it is, the conversation would be refused by the API on every request, and the
+session could never go on. So, after the unreadable lines are skipped:
+
+- a message that is not a readable message (no role, no content, content of the wrong
+  type) is dropped, and so is a malformed block inside one; text that is not valid Unicode
+  is shown escaped (`safe_text.valid_unicode`);
+- tool calls whose results were lost are answered with an error result, as interrupted;
+- results whose tool call was lost are dropped; a message left empty is dropped;
+- the conversation starts with a user message (assistant messages before one are dropped).
+
+A message that needed nothing is kept as the very same object, so an undamaged transcript
+is sent byte for byte as before. Each repair is described with its line in the file.
+Tool calls left without results at the very end (a killed run) are not this module's
+business: `LoadedTranscript.repairs` answers them and the session records that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentcli.contracts import JSON
+from agentcli.safe_text import valid_unicode
+from agentcli.tool_input import input_problem
+
+LOST_RESULT = "Interrupted: the result of this call was lost (its transcript line could not be read)."
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A message read from the transcript, with the line it came from (1-based)."""
+
+    line: int
+    message: JSON
+
+
+def readable_message(value: object) -> JSON | None:
+    """`value` as a message the API accepts in shape (malformed blocks left out), or None."""
+    if not isinstance(value, dict) or value.get("role") not in ("user", "assistant"):
+        return None
+    content = value.get("content")
+    if isinstance(content, str):
+        if not content:
+            return None
+        safe = valid_unicode(content)
+        return value if safe == content else {**value, "content": safe}
+    if not isinstance(content, list):
+        return None
+    blocks = [fixed for block in content if (fixed := _readable_block(block)) is not None]
+    if not blocks:
+        return None
+    unchanged = len(blocks) == len(content) and all(a is b for a, b in zip(blocks, content, strict=True))
+    return value if unchanged else {**value, "content": blocks}
+
+
+def repair(entries: list[Entry]) -> tuple[list[JSON], list[str]]:
+    """The conversation `entries` make, valid as a request prefix, and what had to be repaired."""
+    messages: list[JSON] = []
+    lines: list[int] = []
+    notes: list[str] = []
+    for entry in entries:
+        message = entry.message
+        previous = messages[-1] if messages else None
+        if message["role"] == "assistant":
+            if previous is None:
+                notes.append(f"line {entry.line}: dropped an assistant message that no user message came before")
+                continue
+            if previous["role"] == "assistant" and (lost := _tool_use_ids(previous)):
+                notes.append(f"line {lines[-1]}: {_calls(len(lost))} without results answered as interrupted")
+                messages.append({"role": "user", "content": [_lost(call_id) for call_id in lost]})
+                lines.append(entry.line)
+        else:
+            expected = _tool_use_ids(previous) if previous is not None and previous["role"] == "assistant" else []
+            fixed, missing, orphans = _answering(message, expected)
+            if missing:
+                notes.append(f"line {lines[-1]}: {_calls(missing)} without results answered as interrupted")
+            if orphans:
+                notes.append(f"line {entry.line}: dropped {orphans} result(s) of tool calls that were lost")
+            if fixed is None:
+                continue
+            message = fixed
+        messages.append(message)
+        lines.append(entry.line)
+    return messages, notes
+
+
+def _readable_block(block: object) -> JSON | None:
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        return None
+    kind = block["type"]
+    if kind == "text":
+        text = block.get("text")
+        if not isinstance(text, str) or not text:
+            return None
+        safe = valid_unicode(text)
+        return block if safe == text else {**block, "text": safe}
+    if kind == "tool_use":
+        if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
+            return None
+        return block if input_problem(block.get("input")) is None else {**block, "input": {}}
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if not isinstance(block.get("tool_use_id"), str) or not isinstance(content, str | list):
+            return None
+        if isinstance(content, str) and valid_unicode(content) != content:
+            return {**block, "content": valid_unicode(content)}
+    return block
+
+
+def _answering(message: JSON, expected: list[str]) -> tuple[JSON | None, int, int]:
+    """A user message made to answer exactly the tool calls `expected` (results first, in call
+    order): (the message, or None when nothing is left; results made up; results dropped)."""
+    content = message["content"]
+    blocks: list[JSON] = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    results = [b for b in blocks if b["type"] == "tool_result"]
+    ids = [b["tool_use_id"] for b in results]
+    results_first = all(b["type"] == "tool_result" for b in blocks[: len(results)])
+    if results_first and len(ids) == len(set(ids)) and set(ids) == set(expected):
+        return message, 0, 0
+    found: dict[str, JSON] = {}
+    for block in results:
+        if block["tool_use_id"] in expected:
+            found.setdefault(block["tool_use_id"], block)
+    answered = [found.get(call_id) or _lost(call_id) for call_id in expected]
+    others = [b for b in blocks if b["type"] != "tool_result"]
+    missing = len(expected) - len(found)
+    orphans = len(results) - len(found)
+    rebuilt = [*answered, *others]
+    return ({**message, "content": rebuilt} if rebuilt else None), missing, orphans
+
+
+def _tool_use_ids(message: JSON) -> list[str]:
+    content = message["content"]
+    if isinstance(content, str):
+        return []
+    return [b["id"] for b in content if b["type"] == "tool_use"]
+
+
+def _lost(call_id: str) -> JSON:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": LOST_RESULT, "is_error": True}
+
+
+def _calls(count: int) -> str:
+    return f"{count} tool call{'' if count == 1 else 's'}"

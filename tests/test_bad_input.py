@@ -1,0 +1,265 @@
+"""Bad input never crashes a session: odd file names, malformed model output, damaged transcripts.
+
+Each case ends with a request the fake server accepts (it rejects what the real API would),
+and the session can be continued afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.sessions.store import load_transcript
+from tests.conftest import RunCli
+from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use, validation_error
+from tests.session_helpers import records, transcript_files
+
+BAD_NAME = b"caf\xe9.txt"
+"""A file name that is not UTF-8 (Latin-1 é), as a Linux file system happily stores."""
+SHOWN = "caf\\xe9.txt"
+"""How agentcli shows it: the undecodable byte escaped."""
+
+
+def make_bad_file(project: Path) -> None:
+    with open(os.path.join(os.fsencode(project), BAD_NAME), "wb") as file:
+        file.write(b"needle\n")
+
+
+def tool_results(api: FakeAnthropic, request: int) -> list[dict[str, object]]:
+    content = api.requests[request].body["messages"][-1]["content"]
+    return [block for block in content if block["type"] == "tool_result"]
+
+
+SEARCHES = [
+    ("Glob", {"pattern": "*.txt"}),
+    ("Grep", {"pattern": "needle"}),
+    ("Grep", {"pattern": "needle", "output_mode": "content"}),
+    ("Bash", {"command": "ls"}),
+]
+
+
+@pytest.mark.parametrize("engine", ["ripgrep", "python"])
+def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_the_session_goes_on(
+    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, engine: str
+) -> None:
+    env = {"AGENTCLI_NO_RIPGREP": "1"} if engine == "python" else {}
+    make_bad_file(project)
+    calls = [tool_use(name, tool_input, id=f"toolu_{n}") for n, (name, tool_input) in enumerate(SEARCHES)]
+    fake_api.script(reply(*calls), reply(text("Found it.")), reply(text("Again.")))
+
+    done = run_cli("run", "find the file", "--permission-mode", "bypassPermissions", env=env)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Found it.\n"
+    assert fake_api.requests[1].status == 200
+    results = tool_results(fake_api, 1)
+    assert [SHOWN in str(result["content"]) for result in results] == [True] * len(SEARCHES), results
+
+    again = run_cli("run", "-c", "once more", env=env)
+
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "Again.\n"
+    assert fake_api.requests[2].status == 200
+
+
+def test_a_prompt_with_a_byte_that_is_not_utf8_is_sent_escaped(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("Noted.")))
+
+    done = run_cli("run", "open " + os.fsdecode(BAD_NAME))
+
+    assert done.returncode == 0, done.stderr
+    assert fake_api.requests[0].status == 200
+    assert fake_api.requests[0].body["messages"][-1]["content"][-1]["text"].endswith(f"open {SHOWN}")
+
+
+# ------------------------------------------------------------------ malformed model output
+
+
+def deeply_nested(levels: int) -> str:
+    return '{"a":' * levels + "1" + "}" * levels
+
+
+@pytest.mark.parametrize(
+    ("raw_json", "problem"),
+    [
+        pytest.param("[1, 2]", "the input must be a JSON object, not a list", id="list"),
+        pytest.param('"ls"', "the input must be a JSON object, not a string", id="string"),
+        pytest.param(deeply_nested(100_000), "the input is nested more than 64 levels deep", id="nested-100000"),
+        pytest.param(deeply_nested(500), "the input is nested more than 64 levels deep", id="nested-500"),
+        pytest.param(
+            '{"command": "echo \\udce9"}', "the input holds text that is not valid Unicode", id="lone-surrogate"
+        ),
+    ],
+)
+def test_a_tool_input_that_cannot_be_used_gets_an_error_result_and_the_session_goes_on(
+    run_cli: RunCli, fake_api: FakeAnthropic, raw_json: str, problem: str
+) -> None:
+    fake_api.script(
+        reply(text("Running it."), tool_use("Bash", {}, id="toolu_1", raw_json=raw_json), chunk=100_000),
+        reply(text("I'll stop.")),
+        reply(text("Still here.")),
+    )
+
+    done = run_cli("run", "go", "--permission-mode", "bypassPermissions")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "I'll stop.\n"
+    assert fake_api.requests[1].status == 200
+    [result] = tool_results(fake_api, 1)
+    assert result["tool_use_id"] == "toolu_1" and result["is_error"] is True
+    assert f"Invalid input for Bash: {problem}" in str(result["content"])
+    [call] = [b for b in fake_api.requests[1].body["messages"][1]["content"] if b["type"] == "tool_use"]
+    assert call["id"] == "toolu_1" and call["input"] == {}
+    assert "✗ Bash" in done.stderr and "Traceback" not in done.stderr
+
+    again = run_cli("run", "-c", "still there?")
+
+    assert again.returncode == 0, again.stderr
+    assert fake_api.requests[2].status == 200
+
+
+@pytest.mark.parametrize("fault", ["garble_after", "stray_delta_after"])
+def test_a_malformed_stream_event_is_retried_like_a_dropped_stream(
+    run_cli: RunCli, fake_api: FakeAnthropic, fault: str
+) -> None:
+    broken = reply(text("partial answer that breaks"), **{fault: 2})  # type: ignore[arg-type]
+    fake_api.script(broken, reply(text("whole answer")))
+
+    done = run_cli("run", "hi", env={"AGENTCLI_RETRY_BASE_DELAY": "0.01"})
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "whole answer\n"
+    assert "retrying" in done.stderr and "Traceback" not in done.stderr
+    assert len(fake_api.requests) == 2
+
+
+# ------------------------------------------------------------------ damaged transcripts
+
+
+def transcript_with_tool_calls(run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path) -> Path:
+    """A real transcript: a prompt, two tool calls one after the other with their results, an answer.
+
+    Lines: 1 session, 2 title, 3 prompt, 4 Read call, 5 its result, 6 Glob call, 7 its result, 8 answer.
+    """
+    (project / "notes.txt").write_text("alpha\n")
+    fake_api.script(
+        reply(text("Reading."), tool_use("Read", {"file_path": "notes.txt"}, id="toolu_1")),
+        reply(text("Listing."), tool_use("Glob", {"pattern": "*.txt"}, id="toolu_2")),
+        reply(text("It says alpha; it is the only file.")),
+    )
+    assert run_cli("run", "what is in notes.txt?").returncode == 0
+    [path] = transcript_files(home, project)
+    return path
+
+
+CORRUPTIONS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "content missing": lambda record: json.dumps({**record, "message": {"role": record["message"]["role"]}}),
+    "content 5": lambda record: json.dumps({**record, "message": {**record["message"], "content": 5}}),
+    "garbage": lambda record: "%% not json at all",
+    "message a list": lambda record: json.dumps({**record, "message": [1, 2]}),
+    "blocks not objects": lambda record: json.dumps({**record, "message": {**record["message"], "content": [7]}}),
+}
+
+
+def damaged(path: Path, line: int, corruption: str) -> list[str]:
+    lines = path.read_text().splitlines()
+    lines[line - 1] = CORRUPTIONS[corruption](json.loads(lines[line - 1]))
+    path.write_text("".join(f"{line}\n" for line in lines))
+    return lines
+
+
+def test_every_damaged_message_line_is_repaired_into_a_valid_conversation(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path, tmp_path: Path
+) -> None:
+    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+    original = path.read_text()
+    message_lines = [n for n, record in enumerate(records(path), start=1) if record["type"] == "message"]
+    assert message_lines == [3, 4, 5, 6, 7, 8]
+    prompt = {"role": "user", "content": [{"type": "text", "text": "go on"}]}
+    for line in message_lines:
+        for corruption in CORRUPTIONS:
+            copy = tmp_path / "copy.jsonl"
+            copy.write_text(original)
+            damaged(copy, line, corruption)
+
+            loaded = load_transcript(copy)
+
+            body = {"model": "m", "max_tokens": 10, "messages": [*loaded.messages, *loaded.repairs(), prompt]}
+            assert validation_error(body) is None, (line, corruption, body["messages"])
+            assert f"line {line}" in loaded.describe_repairs(), (line, corruption)
+
+
+def test_an_undamaged_transcript_needs_no_repair(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+
+    loaded = load_transcript(path)
+
+    assert loaded.repaired == [] and loaded.describe_repairs() == ""
+    assert loaded.messages == [r["message"] for r in records(path) if r["type"] == "message"]
+
+
+@pytest.mark.parametrize(
+    ("line", "corruption"),
+    [
+        pytest.param(4, "content 5", id="tool-call-content-5"),
+        pytest.param(7, "garbage", id="tool-results-garbage"),
+    ],
+)
+def test_continue_repairs_a_damaged_transcript_says_which_line_and_leaves_the_file_alone(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path, line: int, corruption: str
+) -> None:
+    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+    before = damaged(path, line, corruption)
+    fake_api.script(reply(text("Going on.")), reply(text("And again.")))
+
+    done = run_cli("run", "-c", "go on")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Going on.\n"
+    assert fake_api.requests[-1].status == 200
+    assert f"line {line}" in done.stderr and "repaired" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert path.read_text().splitlines()[: len(before)] == before  # earlier lines never rewritten
+
+    again = run_cli("run", "-c", "and again")
+
+    assert again.returncode == 0, again.stderr
+    assert fake_api.requests[-1].status == 200
+
+
+def test_resume_with_a_very_long_id_is_a_usage_error(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("Answer-A")))
+    assert run_cli("run", "first").returncode == 0
+
+    done = run_cli("run", "-r", "a" * 5000, "hello")
+
+    assert done.returncode == 2, done.stderr
+    assert "No session 'aaaa" in done.stderr and "5,000 characters" in done.stderr
+    assert "Recent sessions" in done.stderr and "Traceback" not in done.stderr
+    assert len(fake_api.requests) == 1
+
+
+def test_a_transcript_holding_undecodable_bytes_loads_with_them_escaped(
+    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    """Transcripts written before tool output was cleaned keep lone surrogates (as `\\udce9` escapes)."""
+    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[4])
+    record["message"]["content"][0]["content"] = os.fsdecode(BAD_NAME)
+    lines[4] = json.dumps(record)  # ASCII: the surrogate is written as \udce9
+    path.write_text("".join(f"{line}\n" for line in lines))
+    fake_api.script(reply(text("Going on.")))
+
+    done = run_cli("run", "-c", "go on")
+
+    assert done.returncode == 0, done.stderr
+    assert fake_api.requests[-1].status == 200
+    assert fake_api.requests[-1].body["messages"][2]["content"][0]["content"] == SHOWN

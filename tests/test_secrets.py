@@ -1,0 +1,127 @@
+"""The API key agentcli was given stays out of child processes, tool output, requests, transcripts and the screen."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import AGENTCLI, cli_env
+from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
+from tests.session_helpers import model_settings, transcript_files
+
+KEY = "sk-ant-test-0123456789abcdef-THE-SECRET"
+OTHER_KEY = "sk-openai-test-9876543210-ANOTHER-SECRET"
+
+
+@pytest.fixture
+def api() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic(api_key=KEY) as fake:
+        yield fake
+
+
+def run(api: FakeAnthropic, home: Path, project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {**cli_env(home, api.url), "ANTHROPIC_API_KEY": KEY, "OPENAI_API_KEY": OTHER_KEY, **env}
+    return subprocess.run(
+        [AGENTCLI, "run", *args], cwd=project, env=full_env, capture_output=True, text=True, timeout=60, input=""
+    )
+
+
+def results(api: FakeAnthropic, request: int) -> list[str]:
+    return [
+        str(b["content"]) for b in api.requests[request].body["messages"][-1]["content"] if b["type"] == "tool_result"
+    ]
+
+
+def assert_nowhere(
+    secret: str, api: FakeAnthropic, home: Path, project: Path, done: subprocess.CompletedProcess[str]
+) -> None:
+    """Not in any request body the server received, not in the transcript, not on stdout or stderr."""
+    assert all(secret.encode() not in request.raw for request in api.requests)
+    for path in transcript_files(home, project):
+        assert secret not in path.read_text()
+    assert secret not in done.stdout and secret not in done.stderr
+
+
+def test_bash_does_not_get_the_api_credentials(api: FakeAnthropic, home: Path, project: Path) -> None:
+    commands = ['echo "key=$ANTHROPIC_API_KEY openai=$OPENAI_API_KEY"', "env", "printenv | grep -c _API_KEY || true"]
+    api.script(
+        reply(*(tool_use("Bash", {"command": c}, id=f"toolu_{n}") for n, c in enumerate(commands))),
+        reply(text("Done.")),
+    )
+
+    done = run(api, home, project, "show me the environment", "--allowed-tools", "Bash")
+
+    assert done.returncode == 0, done.stderr
+    echoed, listed, counted = results(api, 1)
+    assert echoed.startswith("key= openai=\n")  # removed, not merely redacted
+    assert "HOME=" in listed and "ANTHROPIC_API_KEY" not in listed and "OPENAI_API_KEY" not in listed
+    assert counted.startswith("0\n")
+    assert_nowhere(KEY, api, home, project, done)
+    assert_nowhere(OTHER_KEY, api, home, project, done)
+
+
+def test_a_named_variable_can_be_passed_through(api: FakeAnthropic, home: Path, project: Path) -> None:
+    model_settings(project, subprocessEnvPassthrough=["OPENAI_API_KEY"])
+    command = 'echo "openai=${#OPENAI_API_KEY} chars, anthropic=${#ANTHROPIC_API_KEY} chars"'
+    api.script(reply(tool_use("Bash", {"command": command}, id="toolu_1")), reply(text("Done.")))
+
+    done = run(api, home, project, "test my client", "--allowed-tools", "Bash")
+
+    assert done.returncode == 0, done.stderr
+    [echoed] = results(api, 1)
+    assert echoed.startswith(f"openai={len(OTHER_KEY)} chars, anthropic=0 chars")
+
+
+def test_a_key_in_tool_output_is_redacted_before_the_model_sees_it(
+    api: FakeAnthropic, home: Path, project: Path
+) -> None:
+    (project / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\nOPENAI_API_KEY={OTHER_KEY}\nDEBUG=1\n")
+    api.script(
+        reply(
+            tool_use("Read", {"file_path": ".env"}, id="toolu_1"),
+            tool_use("Grep", {"pattern": "API_KEY", "output_mode": "content"}, id="toolu_2"),
+            tool_use("Bash", {"command": "cat .env"}, id="toolu_3"),
+        ),
+        reply(text("Done.")),
+    )
+
+    done = run(api, home, project, "what is configured?", "--allowed-tools", "Bash")
+
+    assert done.returncode == 0, done.stderr
+    read, grepped, catted = results(api, 1)
+    assert "ANTHROPIC_API_KEY=[REDACTED]" in read and "OPENAI_API_KEY=[REDACTED]" in read and "DEBUG=1" in read
+    assert "ANTHROPIC_API_KEY=[REDACTED]" in grepped
+    assert "ANTHROPIC_API_KEY=[REDACTED]" in catted
+    assert_nowhere(KEY, api, home, project, done)
+    assert_nowhere(OTHER_KEY, api, home, project, done)
+
+
+def test_a_skills_commands_neither_get_nor_show_the_key(api: FakeAnthropic, home: Path, project: Path) -> None:
+    (project / "key.txt").write_text(f"{KEY}\n")
+    skill = (
+        '---\nallowed-tools: Bash(echo:*), Bash(cat:*)\n---\nEnv: !`echo "k=$ANTHROPIC_API_KEY"`\nFile: !`cat key.txt`'
+    )
+    (project / ".commands").mkdir()
+    (project / ".commands" / "leak.md").write_text(skill)
+    api.script(reply(text("Done.")))
+
+    done = run(api, home, project, "/leak")
+
+    assert done.returncode == 0, done.stderr
+    sent = json.dumps(api.requests[0].body["messages"][-1])
+    assert "Env: k=\\n" in sent and "File: [REDACTED]" in sent
+    assert_nowhere(KEY, api, home, project, done)
+
+
+def test_a_malformed_passthrough_setting_is_a_usage_error(api: FakeAnthropic, home: Path, project: Path) -> None:
+    model_settings(project, subprocessEnvPassthrough="OPENAI_API_KEY")
+
+    done = run(api, home, project, "hi")
+
+    assert done.returncode == 2
+    assert "subprocessEnvPassthrough" in done.stderr and "list of environment variable names" in done.stderr
+    assert api.requests == []
