@@ -480,13 +480,7 @@ def _parse(runner: Runner, words: list[Word]) -> _Parsed:
 def _long_option(runner: Runner, words: list[Word], index: int, parsed: _Parsed) -> int:
     name, has_value, attached = (words[index].value or "")[2:].partition("=")
     if name in runner.long_arg:
-        if has_value:
-            argument = Word.of(attached)
-        elif index + 1 < len(words):
-            index += 1
-            argument = words[index]
-        else:
-            raise _Unreadable(f"is missing the argument of --{name}")
+        argument, index = _argument(words, index, attached if has_value else None, f"--{name}")
         _option_argument(runner, name, argument, words, index, parsed)
     elif name not in runner.long:
         raise _Unreadable(f"is given --{name}, an option the permission rules do not know")
@@ -498,14 +492,7 @@ def _short_options(runner: Runner, words: list[Word], index: int, parsed: _Parse
     letters = (words[index].value or "")[1:]
     for position, letter in enumerate(letters):
         if letter in runner.short_arg:
-            attached = letters[position + 1 :]
-            if attached:
-                argument = Word.of(attached)
-            elif index + 1 < len(words):
-                index += 1
-                argument = words[index]
-            else:
-                raise _Unreadable(f"is missing the argument of -{letter}")
+            argument, index = _argument(words, index, letters[position + 1 :] or None, f"-{letter}")
             _option_argument(runner, letter, argument, words, index, parsed)
             _flag(runner, letter, parsed)
             break
@@ -513,6 +500,15 @@ def _short_options(runner: Runner, words: list[Word], index: int, parsed: _Parse
             raise _Unreadable(f"is given -{letter}, an option the permission rules do not know")
         _flag(runner, letter, parsed)
     return index + 1
+
+
+def _argument(words: list[Word], index: int, attached: str | None, option: str) -> tuple[Word, int]:
+    """An option's argument, attached (`--name=value`, `-xvalue`) or the next word, and where it ends."""
+    if attached is not None:
+        return Word.of(attached), index
+    if index + 1 >= len(words):
+        raise _Unreadable(f"is missing the argument of {option}")
+    return words[index + 1], index + 1
 
 
 def _flag(runner: Runner, option: str, parsed: _Parsed) -> None:
