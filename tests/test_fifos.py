@@ -117,10 +117,23 @@ def test_an_instruction_import_that_is_a_fifo_is_noted_not_waited_on(repo: Path,
     assert f"Contents of {pipe} (imported by {repo / 'CLAUDE.md'}):\n\n(could not be read: it is a FIFO" in text
 
 
-def test_instruction_files_that_are_fifos_are_skipped(repo: Path, tmp_path: Path) -> None:
+def test_instruction_files_that_are_fifos_are_skipped_and_reported(repo: Path, tmp_path: Path) -> None:
     pipes = [fifo(repo / name) for name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md")]
     (tmp_path / "home").mkdir()
-    assert finishes(lambda: load_instructions(repo, tmp_path / "home"), *pipes) == []
+    files = finishes(lambda: load_instructions(repo, tmp_path / "home"), *pipes)
+    assert [f.path for f in files] == pipes
+    assert all(f.unreadable == "it is a FIFO (named pipe), not a regular file" for f in files)
+
+
+def test_the_user_is_told_about_an_instruction_file_that_is_a_fifo(
+    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+) -> None:
+    fifo(project / "CLAUDE.md")
+    fake_api.script(reply(text("ok")))
+    done = run_cli("run", "hi", timeout=CEILING)
+    assert done.returncode == 0, done.stderr
+    assert f"Skipped the instruction file {project / 'CLAUDE.md'}: it is a FIFO (named pipe)" in done.stderr
+    assert done.stderr.count("Skipped the instruction file") == 1
 
 
 def test_a_skill_file_that_is_a_fifo_is_listed_as_unusable(repo: Path, tmp_path: Path) -> None:

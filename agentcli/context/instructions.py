@@ -44,6 +44,8 @@ class InstructionFile:
     """Import problems, shown after the file's text."""
     withheld: list[OutsideFile] = field(default_factory=list)
     """Its imports outside the project that were not approved (each also has a note)."""
+    unreadable: str | None = None
+    """Why its text could not be read (a FIFO, a permission error): the front end tells the user."""
 
 
 def candidate_paths(cwd: Path, home: Path | None = None) -> list[tuple[Path, str]]:
@@ -70,9 +72,14 @@ def load_instructions(
     loaded: list[InstructionFile] = []
     seen: set[Path] = set()
     for path, kind in candidate_paths(cwd, home):
-        if path.is_file() and _key(path) not in seen:
+        if _present(path) and _key(path) not in seen:
             loaded.extend(_load(path, kind, None, (), seen, None if path == user_file else outside))
     return loaded
+
+
+def _present(path: Path) -> bool:
+    """A file is there (a FIFO or device too, to be reported rather than opened); a folder is not."""
+    return os.path.lexists(path) and not path.is_dir()
 
 
 def withheld_imports(files: list[InstructionFile]) -> list[OutsideFile]:
@@ -115,7 +122,8 @@ def _load(
 ) -> list[InstructionFile]:
     """`path` and what it imports; `outside` judges imports outside the project (None: the user's own, exempt)."""
     seen.add(_key(path))
-    entry = InstructionFile(path, kind, _read(path), parent)
+    text, unreadable = _read(path)
+    entry = InstructionFile(path, kind, text, parent, unreadable=unreadable)
     found = [entry]
     chain = (*chain, _key(path))
     for mention in import_mentions(entry.text):
@@ -150,18 +158,20 @@ def _key(path: Path) -> Path:
     return path.resolve()
 
 
-def _read(path: Path) -> str:
+def _read(path: Path) -> tuple[str, str | None]:
+    """The text to show, and why the file could not be read (None when it could)."""
     try:
         data = read_regular_file(path, MAX_FILE_BYTES)  # a FIFO is refused, not waited on
     except OSError as error:
-        return f"(could not be read: {error.strerror})"
+        why = error.strerror or str(error)
+        return f"(could not be read: {why})", why
     if b"\0" in data[:8192]:
-        return "(a binary file; not shown)"
+        return "(a binary file; not shown)", None
     text = data.decode("utf-8", errors="replace")
     if len(text) > MAX_FILE_CHARS:
         cut = len(text) - MAX_FILE_CHARS
         text = text[:MAX_FILE_CHARS] + f"\n[... {cut:,} more characters not shown; Read the file for the rest.]"
-    return text
+    return text, None
 
 
 def render_instructions(files: list[InstructionFile]) -> str:

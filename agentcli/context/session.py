@@ -23,6 +23,7 @@ from pathlib import Path
 from agentcli.context.facts import gather_facts
 from agentcli.context.instructions import (
     MAX_IMPORT_DEPTH,
+    InstructionFile,
     load_instructions,
     render_instructions,
     withheld_imports,
@@ -134,6 +135,7 @@ class SessionContext:
         self.skill_trust.begin(self.skills)
         self.on_notice = on_notice
         self._invoker: SkillInvoker | None = None
+        self._reported_unreadable: set[Path] = set()
 
     def skills(self) -> SkillCatalog:
         """Skills as they are on disk now (files are re-read, so edits show up)."""
@@ -175,9 +177,17 @@ class SessionContext:
 
     def _settle_imports(self) -> None:
         for _ in range(MAX_IMPORT_DEPTH + 1):  # a file just approved may import further outside files
-            withheld = withheld_imports(load_instructions(self.cwd, self.home, self.outside))
-            if not self.outside.settle(withheld):
+            files = load_instructions(self.cwd, self.home, self.outside)
+            self._report_unreadable(files)
+            if not self.outside.settle(withheld_imports(files)):
                 return
+
+    def _report_unreadable(self, files: list[InstructionFile]) -> None:
+        """Tell the user once about each instruction file that could not be read (the model sees a note)."""
+        for item in files:
+            if item.unreadable and item.path not in self._reported_unreadable:
+                self._reported_unreadable.add(item.path)
+                self.on_notice(f"Skipped the instruction file {item.path}: {item.unreadable}.")
 
     @contextmanager
     def turn(self, prepared: PreparedMessage) -> Iterator[None]:
