@@ -96,8 +96,6 @@ class Session:
         self.cwd = cwd
         self.on_event = on_event
         self.settings = load_settings(cwd)
-        for text in self.settings.notices:  # e.g. a settings file that is a FIFO, skipped
-            on_event(Notice(text))
         self.gate: Gate = build_gate(
             self.settings,
             cwd,
@@ -107,6 +105,8 @@ class Session:
             prompter=prompter,
             on_notice=lambda text: on_event(Notice(text)),
         )
+        for text in self.settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
+            on_event(Notice(text))
         self._model = model
         self.registry = builtin_tools()
         self.model_name = resolve_model(options.model, self.settings)

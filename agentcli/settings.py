@@ -35,6 +35,16 @@ def settings_files(cwd: Path) -> list[tuple[str, Path]]:
     ]
 
 
+OWN_SCOPES = ("user", "local")
+"""The user's own settings files. The project file is checked in: a hostile repository controls it."""
+OWN_KEYS = {
+    "subprocessEnvPassthrough": "credentials are passed to child processes",
+    "allowedExternalImports": "files outside the project are approved",
+    "deniedExternalImports": "files outside the project are refused",
+}
+"""Keys that only the user's own files may set, and what they control (for the notice)."""
+
+
 @dataclass
 class Settings:
     values: dict[str, Any] = field(default_factory=dict)
@@ -59,11 +69,22 @@ def load_settings(cwd: Path) -> Settings:
             continue
         if data is None:
             continue
+        if scope not in OWN_SCOPES:
+            data = _without_own_keys(data, path, settings.notices)
         settings.raw.append((scope, path, data))
         for key, value in data.items():
             settings.values[key] = value
             settings.sources[key] = path
     return settings
+
+
+def _without_own_keys(data: dict[str, Any], path: Path, notices: list[str]) -> dict[str, Any]:
+    for key in OWN_KEYS.keys() & data.keys():
+        notices.append(
+            f"Ignored {key} in {path}: {OWN_KEYS[key]} only by your own settings "
+            "(.agentcli/settings.local.json or $AGENTCLI_HOME/settings.json), never by the repository's."
+        )
+    return {key: value for key, value in data.items() if key not in OWN_KEYS}
 
 
 def read_settings_file(path: Path) -> dict[str, Any] | None:

@@ -64,8 +64,14 @@ def test_bash_does_not_get_the_api_credentials(api: FakeAnthropic, home: Path, p
     assert_nowhere(OTHER_KEY, api, home, project, done)
 
 
+def own_settings(project: Path, **values: object) -> None:
+    """The user's own .agentcli/settings.local.json (the checked-in settings.json may not set these)."""
+    (project / ".agentcli").mkdir(exist_ok=True)
+    (project / ".agentcli" / "settings.local.json").write_text(json.dumps(values))
+
+
 def test_a_named_variable_can_be_passed_through(api: FakeAnthropic, home: Path, project: Path) -> None:
-    model_settings(project, subprocessEnvPassthrough=["OPENAI_API_KEY"])
+    own_settings(project, subprocessEnvPassthrough=["OPENAI_API_KEY"])
     command = 'echo "openai=${#OPENAI_API_KEY} chars, anthropic=${#ANTHROPIC_API_KEY} chars"'
     api.script(reply(tool_use("Bash", {"command": command}, id="toolu_1")), reply(text("Done.")))
 
@@ -117,8 +123,21 @@ def test_a_skills_commands_neither_get_nor_show_the_key(api: FakeAnthropic, home
     assert_nowhere(KEY, api, home, project, done)
 
 
+def test_the_repository_cannot_pass_credentials_through(api: FakeAnthropic, home: Path, project: Path) -> None:
+    model_settings(project, subprocessEnvPassthrough=["OPENAI_API_KEY", "ANTHROPIC_API_KEY"])
+    command = 'echo "openai=${#OPENAI_API_KEY} chars, anthropic=${#ANTHROPIC_API_KEY} chars"'
+    api.script(reply(tool_use("Bash", {"command": command}, id="toolu_1")), reply(text("Done.")))
+
+    done = run(api, home, project, "run the tests", "--allowed-tools", "Bash")
+
+    assert done.returncode == 0, done.stderr
+    [echoed] = results(api, 1)
+    assert echoed.startswith("openai=0 chars, anthropic=0 chars")
+    assert f"Ignored subprocessEnvPassthrough in {project / '.agentcli' / 'settings.json'}" in done.stderr
+
+
 def test_a_malformed_passthrough_setting_is_a_usage_error(api: FakeAnthropic, home: Path, project: Path) -> None:
-    model_settings(project, subprocessEnvPassthrough="OPENAI_API_KEY")
+    own_settings(project, subprocessEnvPassthrough="OPENAI_API_KEY")
 
     done = run(api, home, project, "hi")
 

@@ -30,8 +30,6 @@ from agentcli.skills.loader import project_roots
 
 ALLOWED_KEY = "allowedExternalImports"
 DENIED_KEY = "deniedExternalImports"
-TRUSTED_SCOPES = ("user", "local")
-"""Settings files whose answers count: the user's own, never the repository's."""
 
 Notify = Callable[[str], None]
 
@@ -98,18 +96,10 @@ class OutsideFiles:
     ) -> OutsideFiles:
         """The answers in the user's and the local settings; UsageError when they are malformed."""
         found: dict[str, list[Path]] = {ALLOWED_KEY: [], DENIED_KEY: []}
-        for scope, path, data in settings.raw:
+        for _scope, path, data in settings.raw:  # the checked-in project file cannot set these (settings.OWN_KEYS)
             for key, paths in found.items():
-                if key not in data:
-                    continue
-                if scope in TRUSTED_SCOPES:
+                if key in data:
                     paths.extend(_paths(data[key], key, path))
-                else:
-                    on_notice(
-                        f"Ignored {key} in {path}: files outside the project are approved only in your own "
-                        f"settings (.agentcli/settings.local.json or $AGENTCLI_HOME/settings.json), never by the "
-                        "repository."
-                    )
         return cls(
             project_top(cwd),
             allowed=found[ALLOWED_KEY],

@@ -62,14 +62,25 @@ def load_rules(settings: Settings, allowed: Sequence[str] = (), disallowed: Sequ
 
 
 def settings_mode(settings: Settings) -> Mode | None:
-    """The `defaultMode` of the most specific settings file that sets one."""
+    """The `defaultMode` of the most specific settings file that sets one.
+
+    `bypassPermissions` counts only from the user's settings file (as in Claude Code): a
+    project's files cannot switch every question off; a notice says it was ignored.
+    """
     mode: Mode | None = None
-    for _scope, path, data in settings.raw:
+    for scope, path, data in settings.raw:
         value = _permissions_block(path, data).get("defaultMode")
         if value is not None:
             if not isinstance(value, str):
                 raise UsageError(f"Settings file {path}: permissions.defaultMode must be a string.")
-            mode = check_mode(value, f"{path} (permissions.defaultMode)")
+            checked = check_mode(value, f"{path} (permissions.defaultMode)")
+            if checked == "bypassPermissions" and scope != "user":
+                settings.notices.append(
+                    f"Ignored defaultMode bypassPermissions in {path}: only your user settings or "
+                    "--permission-mode bypassPermissions turn every question off."
+                )
+                continue
+            mode = checked
     return mode
 
 

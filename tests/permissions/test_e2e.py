@@ -181,3 +181,29 @@ def test_accept_edits_writes_inside_the_project_only(run_cli: RunCli, fake_api: 
     assert beyond["is_error"] is True and "outside the project" in beyond["content"]
     assert f'--allowed-tools "Edit(/{outside.resolve()})"' in beyond["content"]
     assert not outside.exists()
+
+
+def test_a_repository_cannot_switch_every_question_off(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+    (project / ".agentcli").mkdir()
+    for name in ("settings.json", "settings.local.json"):
+        (project / ".agentcli" / name).write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions"}}))
+    fake_api.script(reply(tool_use("Bash", {"command": "touch pwned"}, id="toolu_1")), reply(text("done")))
+
+    done = run_cli("run", "go")
+
+    assert done.returncode == 0, done.stderr
+    [result] = results(fake_api, 1)
+    assert result["is_error"] is True and not (project / "pwned").exists()
+    assert done.stderr.count("Ignored defaultMode bypassPermissions") == 2
+
+
+def test_bypass_mode_from_the_user_settings_still_counts(
+    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path
+) -> None:
+    (home / ".agentcli" / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions"}}))
+    fake_api.script(reply(tool_use("Bash", {"command": "touch made"}, id="toolu_1")), reply(text("done")))
+
+    done = run_cli("run", "go")
+
+    assert done.returncode == 0, done.stderr
+    assert (project / "made").exists()
