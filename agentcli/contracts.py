@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -36,6 +36,9 @@ class ToolResult:
     """One short line for the terminal, e.g. "Read 120 lines"."""
     diff: str | None = None
     """A unified diff when the tool changed a file (for the UI and the permission prompt)."""
+    output: str | None = None
+    """What the terminal previews under the call (first and last lines): a program's output
+    (Bash, without its exit status) or a listing (Grep, Glob). None: the summary says enough."""
 
 
 @dataclass
@@ -208,14 +211,32 @@ class ModelResponse:
     (see `agentcli.tool_input`), and the call is answered with an error result."""
 
 
-TextSink = Callable[[str], None]
-"""Receives text deltas as they arrive; an empty string means "a text block just ended"."""
+class StreamListener(Protocol):
+    """What a provider reports while a turn streams in, before the whole response is known."""
+
+    def text(self, delta: str) -> None:
+        """A piece of the answer's text; an empty string means "a text block just ended"."""
+        ...
+
+    def tool_call_started(self, name: str) -> None:
+        """The model began a call to the tool `name`; its input is still streaming."""
+        ...
+
+
+class Unwatched:
+    """A `StreamListener` for a request whose progress nobody watches (a compaction summary)."""
+
+    def text(self, delta: str) -> None:
+        pass
+
+    def tool_call_started(self, name: str) -> None:
+        pass
 
 
 class Model(Protocol):
-    """The model seam: stream one turn, reporting text as it arrives."""
+    """The model seam: stream one turn, reporting its progress to `listener` as it arrives."""
 
-    def stream(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+    def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         """Raise `TransientModelError` for a retryable fault (a malformed or stalled stream
         included), `ModelAPIError` for a fatal one. Every tool_use input in the response is a
         JSON object the conversation can carry (`ModelResponse.invalid_inputs` says which were not)."""

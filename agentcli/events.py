@@ -23,18 +23,43 @@ class AssistantMessage:
 
 
 @dataclass(frozen=True)
+class ToolCallStreaming:
+    """The model began writing a call to the tool `name`; its input is still streaming in."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class ToolCallStarted:
+    """The executor took up a call; the permission gate has not judged it yet (it may ask)."""
+
     id: str
     name: str
     input: JSON
 
 
 @dataclass(frozen=True)
+class ToolCallRunning:
+    """The call was admitted (by a rule, a mode or the user's yes) and its tool is running now."""
+
+    id: str
+    name: str
+    input: JSON
+    parallel: bool = False
+    """True when it runs alongside other read-only calls of its turn; their `ToolCallFinished`
+    events come in call order once each is done."""
+
+
+@dataclass(frozen=True)
 class ToolCallFinished:
+    """A call's result, exactly one per call: also for a call that was denied, invalid or interrupted."""
+
     id: str
     name: str
     input: JSON
     result: ToolResult
+    interrupted: bool = False
+    """The user interrupted the turn before this call finished (it may never have started)."""
 
 
 @dataclass(frozen=True)
@@ -58,5 +83,15 @@ class Notice:
     text: str
 
 
-Event = TextDelta | AssistantMessage | ToolCallStarted | ToolCallFinished | ToolResultsMessage | Retrying | Notice
+Event = (
+    TextDelta
+    | AssistantMessage
+    | ToolCallStreaming
+    | ToolCallStarted
+    | ToolCallRunning
+    | ToolCallFinished
+    | ToolResultsMessage
+    | Retrying
+    | Notice
+)
 EventSink = Callable[[Event], None]

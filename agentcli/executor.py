@@ -5,6 +5,12 @@ session's own state, see `runs_concurrently`); anything else runs alone, in the 
 model gave. Results always come back in call order, one per call, made safe for the
 conversation (`safe_text.for_conversation`: valid Unicode, credentials redacted) and capped.
 
+Events, per call: `ToolCallStarted` before the gate judges it, `ToolCallRunning` once it is
+admitted and its tool starts, `ToolCallFinished` with its result. A batch of concurrent calls
+reports every `ToolCallRunning` first and then every `ToolCallFinished` in call order (a
+denied call's too), so a front end can print each call with its result and never interleave.
+After an interrupt, `interrupted` reports every call that had not finished.
+
 Each call runs with its own copy of the ToolContext carrying the real paths the gate judged
 (`Decision.checked_paths`), so the tool touches exactly what was checked; the copy shares
 the session's state (read-file records, the cancel event) with every other call.
@@ -13,12 +19,12 @@ the session's state (read-file records, the cancel event) with every other call.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from types import MappingProxyType
 
 from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult, runs_concurrently
-from agentcli.events import EventSink, ToolCallFinished, ToolCallStarted, ToolResultsMessage
+from agentcli.events import EventSink, ToolCallFinished, ToolCallRunning, ToolCallStarted, ToolResultsMessage
 from agentcli.safe_text import for_conversation
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.schema import validation_error
@@ -26,6 +32,9 @@ from agentcli.truncate import cap_middle
 
 MAX_PARALLEL = 8
 NO_INVALID_INPUTS: Mapping[str, str] = MappingProxyType({})
+_Admitted = tuple[Tool, ToolContext] | ToolResult
+"""The tool and the context to run a call with, or the error result when it may not run."""
+INTERRUPTED = ToolResult("Interrupted by the user before this call finished.", is_error=True, summary="Interrupted")
 
 
 def tool_result(call_id: str, result: ToolResult) -> JSON:
@@ -42,11 +51,6 @@ def close_pending(assistant: JSON, why: str) -> list[JSON]:
         for b in assistant["content"]
         if b.get("type") == "tool_use"
     ]
-
-
-def interrupted_results(calls: list[JSON], done: dict[str, ToolResult]) -> list[JSON]:
-    interrupted = ToolResult("Interrupted by the user before this call finished.", is_error=True)
-    return [tool_result(c["id"], done.get(c["id"], interrupted)) for c in calls]
 
 
 class ToolExecutor:
@@ -71,25 +75,44 @@ class ToolExecutor:
         """Run `calls`, filling `done` as each finishes (so an interrupt keeps finished work).
         `invalid_inputs` (id → why) are calls whose input the provider could not use."""
         for batch in _batches(calls, self.registry):
-            ready: list[tuple[JSON, Tool, ToolContext]] = []
-            for call in batch:
-                emit(ToolCallStarted(call["id"], call["name"], _shown_input(call)))
-                admitted = self._admit(call, ctx, invalid_inputs.get(call["id"]))
-                if isinstance(admitted, ToolResult):
-                    self._finish(call, admitted, emit, done)
-                else:
-                    ready.append((call, *admitted))
-            if len(ready) > 1:
-                futures = [(c, self._pool.submit(_run_safely, t, c, c_ctx)) for c, t, c_ctx in ready]
-                for call, future in futures:
-                    self._finish(call, future.result(), emit, done)
-            else:
-                for call, tool, call_ctx in ready:
-                    self._finish(call, _run_safely(tool, call, call_ctx), emit, done)
+            admitted = [(call, self._admit(call, ctx, invalid_inputs.get(call["id"]), emit)) for call in batch]
+            if sum(not isinstance(outcome, ToolResult) for _, outcome in admitted) > 1:
+                self._run_concurrently(admitted, emit, done)
+                continue
+            for call, outcome in admitted:
+                if not isinstance(outcome, ToolResult):
+                    tool, call_ctx = outcome
+                    emit(ToolCallRunning(call["id"], call["name"], _shown_input(call)))
+                    outcome = _run_safely(tool, call, call_ctx)
+                self._finish(call, outcome, emit, done)
         return [tool_result(c["id"], done[c["id"]]) for c in calls]
 
-    def _admit(self, call: JSON, ctx: ToolContext, input_problem: str | None) -> tuple[Tool, ToolContext] | ToolResult:
+    def _run_concurrently(
+        self, admitted: list[tuple[JSON, _Admitted]], emit: EventSink, done: dict[str, ToolResult]
+    ) -> None:
+        """Start every admitted call at once, then report all results in call order."""
+        futures: dict[str, Future[ToolResult]] = {}
+        for call, outcome in admitted:
+            if not isinstance(outcome, ToolResult):
+                emit(ToolCallRunning(call["id"], call["name"], _shown_input(call), parallel=True))
+                tool, call_ctx = outcome
+                futures[call["id"]] = self._pool.submit(_run_safely, tool, call, call_ctx)
+        for call, outcome in admitted:
+            result = outcome if isinstance(outcome, ToolResult) else futures[call["id"]].result()
+            self._finish(call, result, emit, done)
+
+    def interrupted(self, calls: list[JSON], done: dict[str, ToolResult], emit: EventSink) -> list[JSON]:
+        """After the user interrupted `calls`: their results in call order, the finished ones as
+        they were and every other one `INTERRUPTED`, each of those reported as finished too."""
+        for call in calls:
+            if call["id"] not in done:
+                done[call["id"]] = INTERRUPTED
+                emit(ToolCallFinished(call["id"], call["name"], _shown_input(call), INTERRUPTED, interrupted=True))
+        return [tool_result(c["id"], done[c["id"]]) for c in calls]
+
+    def _admit(self, call: JSON, ctx: ToolContext, input_problem: str | None, emit: EventSink) -> _Admitted:
         """The tool and the context to run it with, or the error result when it may not run."""
+        emit(ToolCallStarted(call["id"], call["name"], _shown_input(call)))
         tool = self.registry.get(call["name"])
         if tool is None:
             names = ", ".join(self.registry.names())
@@ -115,6 +138,7 @@ class ToolExecutor:
             content=cap_middle(for_conversation(result.content)) or "(no output)",
             summary=None if result.summary is None else for_conversation(result.summary),
             diff=None if result.diff is None else for_conversation(result.diff),
+            output=None if result.output is None else for_conversation(result.output),
         )
         done[call["id"]] = result
         emit(ToolCallFinished(call["id"], call["name"], _shown_input(call), result))

@@ -21,8 +21,8 @@ from agentcli.errors import (
     NoProgress,
     TransientModelError,
 )
-from agentcli.events import AssistantMessage, EventSink, Notice, Retrying, TextDelta
-from agentcli.executor import ToolExecutor, close_pending, interrupted_results
+from agentcli.events import AssistantMessage, EventSink, Notice, Retrying, TextDelta, ToolCallStreaming
+from agentcli.executor import ToolExecutor, close_pending
 from agentcli.progress import ProgressWatch
 from agentcli.safe_text import for_conversation
 
@@ -145,7 +145,7 @@ class Agent:
         attempt = 0
         while True:
             try:
-                response = self.model.stream(request, lambda text: self.emit(TextDelta(text)))
+                response = self.model.stream(request, _StreamEvents(self.emit))
                 break
             except TransientModelError as error:
                 attempt += 1
@@ -223,8 +223,7 @@ class Agent:
             results = self.executor.run_all(calls, self.ctx, self.emit, done, invalid_inputs)
         except KeyboardInterrupt:
             self.ctx.cancel.set()
-            results = interrupted_results(calls, done)
-            self._add({"role": "user", "content": [*results, {"type": "text", "text": INTERRUPTED_MARKER}]})
+            self._add_interrupted(calls, done)
             raise
         self._add({"role": "user", "content": results})
         self.executor.announce(self.messages[-1], self.emit)
@@ -241,9 +240,26 @@ class Agent:
         last = self.messages[-1] if self.messages else None
         if last and last["role"] == "user" and last["content"][-1].get("text") == INTERRUPTED_MARKER:
             return
-        if last and last["role"] == "assistant":
-            self._close_pending("Interrupted by the user.")
-        self._add({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARKER}]})
+        unanswered = last["content"] if last and last["role"] == "assistant" else []
+        self._add_interrupted([b for b in unanswered if b.get("type") == "tool_use"], {})
+
+    def _add_interrupted(self, calls: list[JSON], done: dict[str, ToolResult]) -> None:
+        """The user message after an interrupt: a result for each of `calls`, then the marker."""
+        results = self.executor.interrupted(calls, done, self.emit)
+        self._add({"role": "user", "content": [*results, {"type": "text", "text": INTERRUPTED_MARKER}]})
+
+
+class _StreamEvents:
+    """The `StreamListener` the loop hands the model: what it reports becomes events."""
+
+    def __init__(self, emit: EventSink) -> None:
+        self.emit = emit
+
+    def text(self, delta: str) -> None:
+        self.emit(TextDelta(delta))
+
+    def tool_call_started(self, name: str) -> None:
+        self.emit(ToolCallStreaming(name))
 
 
 def _safe_block(block: JSON) -> JSON:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentcli.contracts import JSON, Decision, ModelRequest, ModelResponse, TextSink, Tool, ToolContext
+from agentcli.contracts import JSON, Decision, ModelRequest, ModelResponse, StreamListener, Tool, ToolContext
 from agentcli.executor import ToolExecutor
 from agentcli.loop import Agent, LoopConfig
 from agentcli.providers.anthropic import AnthropicModel
@@ -43,11 +43,11 @@ class TimedModel:
         self.starts: list[float] = []
         self.model_time: list[float] = []
 
-    def stream(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+    def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         began = time.perf_counter()
         self.starts.append(began)
         try:
-            return self.inner.stream(request, on_text)
+            return self.inner.stream(request, listener)
         finally:
             self.model_time.append(time.perf_counter() - began)
 

@@ -114,7 +114,7 @@ def test_esc_interrupts_a_running_tool(start_repl: StartRepl, fake_api: FakeAnth
     repl = start_repl("--allowed-tools", "Bash(sleep:*),Bash(echo:*)")
 
     repl.submit("wait")
-    repl.wait_for("Running Bash(sleep 30)")
+    assert "● Bash(sleep 30)" in repl.wait_for("Running…")
     repl.press("esc")
     repl.wait_for("Interrupted")
     repl.submit("never mind")

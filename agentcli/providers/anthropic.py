@@ -12,7 +12,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from agentcli.contracts import JSON, ModelRequest, ModelResponse, TextSink, Usage
+from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
@@ -79,7 +79,7 @@ class AnthropicModel:
             self._client.close()
             self._client = None
 
-    def stream(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+    def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         import anthropic
         import httpx2
 
@@ -100,7 +100,7 @@ class AnthropicModel:
                 f"Could not reach the API at {client.base_url} ({_connection_problem(error)}, "
                 f"{SDK_MAX_RETRIES + 1} tries). Check ANTHROPIC_BASE_URL and your network."
             ) from error
-        assembler = _MessageAssembler(on_text)
+        assembler = _MessageAssembler(listener)
         try:
             with events:
                 for event in events:
@@ -128,8 +128,8 @@ class _MessageAssembler:
     loop asks again, as for a dropped connection.
     """
 
-    def __init__(self, on_text: TextSink) -> None:
-        self.on_text = on_text
+    def __init__(self, listener: StreamListener) -> None:
+        self.listener = listener
         self.blocks: list[JSON] = []
         self.started: set[int] = set()
         self.partial_json: dict[int, str] = {}
@@ -152,9 +152,10 @@ class _MessageAssembler:
         elif kind == "content_block_start":
             block = dict(event["content_block"])
             index = _block_index(event)
+            self._place(index, block)
             if block.get("type") == "tool_use":
                 self.partial_json[index] = ""
-            self._place(index, block)
+                self.listener.tool_call_started(str(block.get("name", "")))
         elif kind == "content_block_delta":
             index = self._started_index(event)
             self._apply_delta(self.blocks[index], index, event["delta"])
@@ -184,7 +185,7 @@ class _MessageAssembler:
         kind = delta.get("type")
         if kind == "text_delta":
             block["text"] = block.get("text", "") + delta["text"]
-            self.on_text(delta["text"])
+            self.listener.text(delta["text"])
         elif kind == "input_json_delta":
             self.partial_json[index] += str(delta.get("partial_json", ""))
         elif kind == "thinking_delta":
@@ -205,7 +206,7 @@ class _MessageAssembler:
             if problem is not None:
                 self.invalid_inputs[str(block.get("id"))] = problem
         elif block.get("type") == "text":
-            self.on_text("")  # the block is whole: a front end can show all of it now
+            self.listener.text("")  # the block is whole: a front end can show all of it now
         self.closed.add(index)
 
     def _take_usage(self, usage: JSON) -> None:

@@ -52,6 +52,7 @@ class Repl:
             PromptCompleter(self._commands, cwd),
             self._toolbar,
             self._cycle_mode,
+            self.view.expand_last_result,
         )
         self.last_context_tokens = self.session.agent.context_tokens
         """The conversation's size in the toolbar (as of the last response or compaction)."""
@@ -126,7 +127,7 @@ class Repl:
         """One readable line for what ended a turn or a command; a traceback only with --verbose."""
         self.view.end()
         if isinstance(error, KeyboardInterrupt):
-            self.console.print("  ⎿ Interrupted · tell the model what to do instead", style="yellow")
+            self.view.interrupted()
         elif isinstance(error, ModelAPIError):
             self.console.print(ApiErrorLine.from_error(error))
         elif isinstance(error, AgentcliError):

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import Completer
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
@@ -14,7 +15,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 Toolbar = Callable[[], str]
 
 
-def key_bindings(on_shift_tab: Callable[[], None]) -> KeyBindings:
+def key_bindings(on_shift_tab: Callable[[], None], on_ctrl_o: Callable[[], None]) -> KeyBindings:
     bindings = KeyBindings()
 
     @bindings.add("escape", "enter")
@@ -46,6 +47,11 @@ def key_bindings(on_shift_tab: Callable[[], None]) -> KeyBindings:
         on_shift_tab()
         event.app.invalidate()
 
+    @bindings.add("c-o")
+    def _expand_output(event: KeyPressEvent) -> None:
+        """Ctrl-O prints above the prompt (what was typed stays): the last tool output in full."""
+        run_in_terminal(on_ctrl_o)
+
     return bindings
 
 
@@ -54,13 +60,14 @@ def prompt_session(
     completer: Completer,
     toolbar: Toolbar,
     on_shift_tab: Callable[[], None],
+    on_ctrl_o: Callable[[], None],
 ) -> PromptSession[str]:
     history_file.parent.mkdir(parents=True, exist_ok=True)
     return PromptSession(
         history=FileHistory(str(history_file)),
         completer=completer,
         complete_while_typing=True,
-        key_bindings=key_bindings(on_shift_tab),
+        key_bindings=key_bindings(on_shift_tab, on_ctrl_o),
         bottom_toolbar=lambda: FormattedText([("class:bottom-toolbar", " " + toolbar())]),
         multiline=True,
         prompt_continuation=lambda width, line_number, wrap_count: "… ".rjust(width),

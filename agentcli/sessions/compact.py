@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentcli.contracts import JSON, Model, ModelRequest, Usage
+from agentcli.contracts import JSON, Model, ModelRequest, Unwatched, Usage
 from agentcli.errors import AgentcliError, TransientModelError
 from agentcli.truncate import cap_middle
 
@@ -188,7 +188,7 @@ def summarise(model: Model, request: ModelRequest) -> tuple[str, Usage]:
     usage = Usage()
     for attempt in range(1, SUMMARY_ATTEMPTS + 1):
         try:
-            response = model.stream(request, lambda _text: None)
+            response = model.stream(request, Unwatched())
         except TransientModelError as error:
             if attempt == SUMMARY_ATTEMPTS:
                 raise CompactionFailed(f"The summary request failed: {error}") from error

@@ -96,10 +96,10 @@ Opening a pull request (only when asked; use `gh`):
         text = output.render()
         if outcome == "timeout":
             note = f"Command timed out after {timeout:g} s and was killed (with its child processes)."
-            return ToolResult(_join(text, note), is_error=True, summary=note)
+            return ToolResult(_join(text, note), is_error=True, summary=note, output=text)
         if outcome == "cancelled":
             note = "Command interrupted by the user; it was killed (with its child processes)."
-            return ToolResult(_join(text, note), is_error=True, summary=note)
+            return ToolResult(_join(text, note), is_error=True, summary=note, output=text)
         code = proc.returncode
         status = f"Exit code {code}"
         if code < 0:
@@ -109,7 +109,7 @@ Opening a pull request (only when asked; use `gh`):
                 "; background processes still writing to the output were killed (to keep one running, "
                 "redirect its output: `cmd > log 2>&1 &`)"
             )
-        return ToolResult(_join(text, status), is_error=code != 0, summary=_summary(text, status))
+        return ToolResult(_join(text, status), is_error=code != 0, summary=_summary(text, status), output=text)
 
 
 def _pump(proc: subprocess.Popen[bytes], output: HeadTail, timeout: float, cancel: threading.Event) -> str:

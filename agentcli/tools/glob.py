@@ -75,9 +75,9 @@ class GlobTool(BuiltinTool):
         if len(found) > MAX_RESULTS:
             more = len(found) - MAX_RESULTS
             lines.append(f"\n[{more:,} more files matched; narrow the pattern or path to see them.]")
-        count = len(found)
+        count, listing = len(found), "\n".join(lines)
         return with_notices(
-            ToolResult("\n".join(lines), summary=f"Found {count} file{'' if count == 1 else 's'}"), notices
+            ToolResult(listing, summary=f"Found {count} file{'' if count == 1 else 's'}", output=listing), notices
         )
 
 

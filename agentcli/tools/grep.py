@@ -178,7 +178,8 @@ def render(hits: list[FileHits], query: SearchQuery, cwd: Path, limit: int, *, n
         else:
             entries = _content_entries(ordered, names, query, numbers)
             unit = "lines"
-    return ToolResult(_cap(entries, limit, unit), summary=summary)
+    listing = _cap(entries, limit, unit)
+    return ToolResult(listing, summary=summary, output=listing)
 
 
 def _content_entries(

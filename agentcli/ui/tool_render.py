@@ -36,6 +36,10 @@ from agentcli.tools.todo import Todo, parse_todos
 RESULT_PREFIX = "  ⎿ "
 RESULT_INDENT = "    "
 DIFF_INDENT = "      "
+PREVIEW_HEAD = 5
+PREVIEW_TAIL = 3
+"""Output lines a preview shows from its start and its end; the rest is counted, and Ctrl-O shows it."""
+EXPAND_KEY = "ctrl+o"
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_INTERVAL = 0.08
 
@@ -100,29 +104,29 @@ class ToolCallLine:
         yield text
 
 
+def _result_row(line: str, style: str, *, first: bool) -> Text:
+    """One row of a result: `  ⎿ line` for the first, indented under it for the others."""
+    text = Text.assemble((RESULT_PREFIX if first else RESULT_INDENT, "dim"), (line, style))
+    text.no_wrap = True
+    text.overflow = "ellipsis"
+    return text
+
+
 class ResultLines:
     """`  ⎿ first line` and indented following lines: a tool's short report."""
 
-    def __init__(self, lines: list[str], *, error: bool = False, hidden: int = 0, hidden_first: bool = False) -> None:
+    def __init__(self, lines: list[str], *, style: str = "", hidden: int = 0) -> None:
         self.lines = lines or ["(no output)"]
-        self.error = error
+        self.style = style
         self.hidden = hidden
         """How many lines were left out, reported as `… +N lines`."""
-        self.hidden_first = hidden_first
-        """Put that note before the lines (when the lines shown are the last ones)."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        style = "red" if self.error else ""
-        rows: list[tuple[str, str]] = [(line, style) for line in self.lines]
+        rows: list[tuple[str, str]] = [(line, self.style) for line in self.lines]
         if self.hidden:
-            note = (f"… +{_plural(self.hidden, 'line')}", "dim")
-            rows.insert(0 if self.hidden_first else len(rows), note)
+            rows.append((f"… +{_plural(self.hidden, 'line')}", "dim"))
         for index, (line, row_style) in enumerate(rows):
-            prefix = RESULT_PREFIX if index == 0 else RESULT_INDENT
-            text = Text.assemble((prefix, "dim"), (line, row_style))
-            text.no_wrap = True
-            text.overflow = "ellipsis"
-            yield text
+            yield _result_row(line, row_style, first=index == 0)
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,9 @@ class _DiffRow:
 class DiffView:
     """`⎿ Updated src/app.py: 1 addition, 1 removal`, then the changed lines, numbered and coloured."""
 
-    def __init__(self, diff: str, path: str | None = None, *, headline: str | None = None, max_lines: int = 40) -> None:
+    def __init__(
+        self, diff: str, path: str | None = None, *, headline: str | None = None, max_lines: int | None = 40
+    ) -> None:
         self.max_lines = max_lines
         self._headline = headline
         self.rows: list[_DiffRow] = []
@@ -182,7 +188,7 @@ class DiffView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield Text.assemble((RESULT_PREFIX, "dim"), _one_line(self.headline))
-        shown = self.rows[: self.max_lines]
+        shown = self.rows if self.max_lines is None else self.rows[: self.max_lines]
         width = len(str(max((row.number for row in shown), default=0)))
         styles = {"+": "green", "-": "red", " ": "", "⋮": "dim"}
         for row in shown:
@@ -195,22 +201,77 @@ class DiffView:
             text.overflow = "ellipsis"
             yield text
         if len(self.rows) > len(shown):
-            yield Text(f"{DIFF_INDENT}… +{_plural(len(self.rows) - len(shown), 'line')}", style="dim")
+            hidden = _plural(len(self.rows) - len(shown), "line")
+            yield Text(f"{DIFF_INDENT}… +{hidden} · {EXPAND_KEY} to show all", style="dim")
+
+
+class OutputPreview:
+    """A program's output (or a listing) under its call: the first and last lines, with a dim
+    note of how many lines are hidden between them and the key that shows them all."""
+
+    def __init__(self, output: str, *, full: bool = False, first: bool = True) -> None:
+        self.lines = [clean_line(line) for line in output.strip("\n").split("\n")] if output.strip() else []
+        self.first = first
+        """The first row carries the `⎿` (nothing above it in the result)."""
+        fits = full or len(self.lines) <= PREVIEW_HEAD + PREVIEW_TAIL + 1  # a note would hide a single line
+        self.hidden = 0 if fits else len(self.lines) - PREVIEW_HEAD - PREVIEW_TAIL
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        rows: list[tuple[str, str]] = [(line, "") for line in self.lines]
+        if self.hidden:
+            note = (f"… {_plural(self.hidden, 'line')} hidden · {EXPAND_KEY} to show all", "dim")
+            rows[PREVIEW_HEAD : PREVIEW_HEAD + self.hidden] = [note]
+        for index, (line, style) in enumerate(rows):
+            yield _result_row(line, style, first=self.first and index == 0)
+
+
+class InterruptedLine:
+    """`  ⎿ Interrupted` under a call the user stopped; `hint` adds what to do next."""
+
+    def __init__(self, *, hint: bool = False) -> None:
+        self.hint = hint
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield _result_row(
+            "Interrupted" + (" · tell the model what to do instead" if self.hint else ""), "yellow", first=True
+        )
 
 
 class ToolResultView:
-    """What a finished tool call reports: its summary, the tail of Bash output, or a diff."""
+    """What a finished tool call reports: its summary, a preview of its output, or a diff.
+
+    `full` shows everything (what Ctrl-O prints); `hidden` says how many lines the preview left out.
+    """
 
     def __init__(
-        self, event: ToolCallFinished, *, cwd: Path | None = None, max_lines: int = 5, max_diff_lines: int = 40
+        self,
+        event: ToolCallFinished,
+        *,
+        cwd: Path | None = None,
+        max_lines: int = 5,
+        max_diff_lines: int = 40,
+        full: bool = False,
     ) -> None:
         self.event = event
         self.cwd = cwd
         self.max_lines = max_lines
         self.max_diff_lines = max_diff_lines
+        self.full = full
+        result = event.result
+        self.hidden = 0
+        """Lines the preview leaves out (0 when `full`): the output's, or a diff's."""
+        if full or event.interrupted:
+            pass
+        elif result.diff and not result.is_error:
+            self.hidden = max(0, len(DiffView(result.diff).rows) - max_diff_lines)
+        elif result.output is not None:
+            self.hidden = OutputPreview(result.output).hidden
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         result = self.event.result
+        if self.event.interrupted:
+            yield InterruptedLine()
+            return
         if self.event.name == "TodoWrite" and not result.is_error:
             yield TodoListView(parse_todos(self.event.input.get("todos")))
             return
@@ -218,16 +279,20 @@ class ToolResultView:
             path = self.event.input.get("file_path")
             shown = display_path(path, self.cwd) if isinstance(path, str) else None
             headline = result.summary.split("\n")[0] if result.summary else None
-            yield DiffView(result.diff, shown, headline=headline, max_lines=self.max_diff_lines)
+            yield DiffView(result.diff, shown, headline=headline, max_lines=None if self.full else self.max_diff_lines)
+            return
+        style = "red" if result.is_error else ""
+        if self.full and result.output is None:
+            yield OutputPreview(result.content, full=True)
             return
         text = result.summary if result.summary is not None else result.content
         lines = [clean_line(line) for line in text.strip("\n").split("\n")]
-        if result.summary is None and self.event.name != "Bash":
+        if result.summary is None:
             lines = lines[:1]  # without a summary, the first line of the content says enough
-        is_output = self.event.name == "Bash"
-        hidden = max(0, len(lines) - self.max_lines)
-        lines = lines[-self.max_lines :] if is_output else lines[: self.max_lines]
-        yield ResultLines(lines, error=result.is_error, hidden=hidden, hidden_first=is_output)
+        limit = len(lines) if self.full else self.max_lines
+        yield ResultLines(lines[:limit], style=style, hidden=len(lines) - len(lines[:limit]))
+        if result.output is not None:
+            yield OutputPreview(result.output, full=self.full, first=False)
 
 
 class TodoListView:

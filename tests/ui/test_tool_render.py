@@ -66,22 +66,6 @@ def test_a_result_shows_the_tool_summary() -> None:
     assert shown(render_event(event)) == "  ⎿ Read 120 lines\n"
 
 
-def test_bash_shows_the_last_lines_of_its_output() -> None:
-    output_lines = [f"line {n}" for n in range(1, 9)]
-    result = ToolResult("\n".join(output_lines), summary="\n".join([*output_lines, "Exit code 0"]))
-
-    text = shown(render_event(finished("Bash", {"command": "make"}, result)))
-
-    assert text.splitlines() == [
-        "  ⎿ … +4 lines",
-        "    line 5",
-        "    line 6",
-        "    line 7",
-        "    line 8",
-        "    Exit code 0",
-    ]
-
-
 def test_program_output_cannot_send_escape_codes_to_the_terminal() -> None:
     nasty = "\x1b]0;pwned\x07\x1b[2Jcleared\x1b[31m FAILED\x1b[0m\nprogress 10%\rprogress 100%"
     result = ToolResult(nasty, is_error=True, summary=nasty + "\nExit code 1")
@@ -166,7 +150,7 @@ def test_a_new_file_is_reported_as_created_and_a_long_diff_is_cut() -> None:
 
     assert lines[0] == "  ⎿ Created new.txt: 100 lines"
     assert lines[1] == "       1 + row 0"
-    assert lines[-1] == "      … +60 lines"
+    assert lines[-1] == "      … +60 lines · ctrl+o to show all"
     assert len(lines) == 42
 
 
