@@ -72,7 +72,7 @@ def _help(repl: Repl, args: str) -> None:
     repl.console.print(table)
     repl.console.print(
         "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "
-        "Ctrl-C interrupts · Ctrl-D exits[/dim]"
+        "Ctrl-O shows cut-short tool output · Ctrl-C interrupts · Ctrl-D exits[/dim]"
     )
 
 
