@@ -125,7 +125,7 @@ def turn(events: list[Event], *, terminal: bool = True) -> tuple[TurnView, list[
 
 def read_events(call_id: str, path: str, lines: int) -> tuple[ToolCallRunning, ToolCallFinished]:
     tool_input = {"file_path": str(CWD / path)}
-    result = ToolResult("x", summary=f"Read {lines} lines")
+    result = ToolResult("x", summary=f"Read {lines} line{'' if lines == 1 else 's'}")
     return (
         ToolCallRunning(call_id, "Read", tool_input, parallel=True),
         ToolCallFinished(call_id, "Read", tool_input, result),
@@ -138,7 +138,7 @@ def test_concurrent_calls_are_printed_each_with_its_result_in_call_order() -> No
 
     _, lines = turn([first_running, second_running, first_done, second_done])
 
-    assert lines == ["● Read(a.py)", "  ⎿ Read 1 lines", "● Read(b.py)", "  ⎿ Read 2 lines"]
+    assert lines == ["● Read(a.py)", "  ⎿ Read 1 line", "● Read(b.py)", "  ⎿ Read 2 lines"]
 
 
 def test_interrupted_calls_keep_their_lines_and_the_last_says_what_to_do() -> None:
