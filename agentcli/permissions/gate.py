@@ -172,7 +172,7 @@ class Gate:
             kind=call.kind,
             title=title,
             subject=subject,
-            reason=messages.ask_reason(call, verdict),
+            reason=messages.ask_reason(call, verdict, suggestion),
             suggestion=suggestion,
             diff=diff,
             outside=bool(call.outside),
