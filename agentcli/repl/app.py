@@ -18,6 +18,7 @@ from prompt_toolkit import PromptSession
 from rich.console import Console
 
 from agentcli import __version__
+from agentcli.context.session import parse_command
 from agentcli.errors import AgentcliError, ModelAPIError
 from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
@@ -27,6 +28,7 @@ from agentcli.repl.prompter import TerminalPrompter
 from agentcli.repl.view import TurnView
 from agentcli.session import Session, SessionOptions
 from agentcli.settings import agentcli_home
+from agentcli.skills.loader import unknown_message
 from agentcli.ui.tool_render import ApiErrorLine, format_tokens
 
 SKILL_LIST_MAX_AGE = 2.0
@@ -100,7 +102,19 @@ class Repl:
                 except (Exception, KeyboardInterrupt) as error:
                     self._report(error)
                 return
+            unknown = self._unknown_command(stripped)
+            if unknown is not None:
+                self.console.print(unknown, style="yellow", markup=False)
+                return
         self.send(text)
+
+    def _unknown_command(self, text: str) -> str | None:
+        """What to say about `/name` that is neither a built-in nor a skill (None for text to send)."""
+        command = parse_command(text)
+        if command is None:  # e.g. a path: `/usr/bin/env is missing`
+            return None
+        skills = self.session.context.skills().names()
+        return None if command[0] in skills else unknown_message(command[0], skills, list(BUILTINS))
 
     def send(self, text: str) -> None:
         """One user message through the loop, with live output; errors end the turn, not the REPL."""
