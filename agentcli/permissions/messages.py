@@ -137,12 +137,12 @@ def ask_reason(call: Call, verdict: Verdict, suggestion: Suggestion | None = Non
         return f"agentcli asks before {habit}."
     allowed = " and ".join(_in_words(rule) for rule in suggestion.rules)
     when = "from now on" if suggestion.scope == "local" else "for the rest of this session"
-    return f"agentcli asks before {habit}; choose 2 to allow {allowed} {when} without asking."
+    return f"agentcli asks before {habit}; choose 2 to allow {allowed} {when}."
 
 
 ASKS_BEFORE = {
     "bash": "running commands",
-    "edit": "changing files (Shift-Tab at the prompt switches to accepting edits)",
+    "edit": "changing files (Shift-Tab at the prompt accepts all edits)",
     "read": "reading files outside the project",
     "mcp": "using the tools of MCP servers",
     "other": "using tools that may change things",
