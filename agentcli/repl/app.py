@@ -90,9 +90,11 @@ class Repl:
                 return 0
 
     def handle(self, text: str) -> None:
-        stripped = text.strip()
-        if stripped.startswith("/"):
-            name, _, args = stripped[1:].partition(" ")
+        """A built-in command runs here; a skill or ordinary text is sent; an unknown `/name` is
+        answered with a suggestion and nothing is sent."""
+        command = parse_command(text)  # None for text, also for a path such as `/usr/bin/env is missing`
+        if command is not None:
+            name, args = command
             builtin = BUILTINS.get(name)
             if builtin is not None:
                 try:
@@ -102,19 +104,11 @@ class Repl:
                 except (Exception, KeyboardInterrupt) as error:
                     self._report(error)
                 return
-            unknown = self._unknown_command(stripped)
-            if unknown is not None:
-                self.console.print(unknown, style="yellow", markup=False)
+            skills = self.session.context.skills().names()
+            if name not in skills:
+                self.console.print(unknown_message(name, skills, list(BUILTINS)), style="yellow", markup=False)
                 return
         self.send(text)
-
-    def _unknown_command(self, text: str) -> str | None:
-        """What to say about `/name` that is neither a built-in nor a skill (None for text to send)."""
-        command = parse_command(text)
-        if command is None:  # e.g. a path: `/usr/bin/env is missing`
-            return None
-        skills = self.session.context.skills().names()
-        return None if command[0] in skills else unknown_message(command[0], skills, list(BUILTINS))
 
     def send(self, text: str) -> None:
         """One user message through the loop, with live output; errors end the turn, not the REPL."""

@@ -296,7 +296,8 @@ def _list_rules(repl: Repl) -> None:
     table = Table("rule", "behaviour", "from", box=None)
     for behavior in BEHAVIORS:
         for rule in gate.rules.of(behavior):
-            table.add_row(escape(rule.text), behavior, escape(_source_label(rule.source, repl.session.cwd)))
+            label = _source_label(rule.source, repl.session.cwd)
+            table.add_row(escape(for_terminal(rule.text)), behavior, escape(for_terminal(label)))
     repl.console.print(table)
 
 
@@ -304,11 +305,7 @@ def _source_label(source: RuleSource, cwd: Path) -> str:
     """Where a rule lives: `local settings .agentcli/settings.local.json`, `--allowed-tools`, …"""
     if source.scope in ("user", "project", "local"):
         return f"{source.scope} settings {_shown_path(Path(source.label), cwd)}"
-    if source.scope == "flag":
-        return source.label
-    if source == SESSION:
-        return "this session only (not saved)"
-    return f"{source.label}, until this message is done"
+    return "this session only (not saved)" if source == SESSION else source.label
 
 
 def _shown_path(path: Path, cwd: Path) -> str:

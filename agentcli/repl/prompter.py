@@ -65,13 +65,12 @@ class TerminalPrompter:
             return self._ask(request)
 
     def approve_outside_files(self, files: Sequence[OutsideFile]) -> bool:
-        with self._asking(), Redrawn(self.console) as question:
+        def draw(highlighted: int, _: bool) -> OutsideFilesQuestion:
+            return OutsideFilesQuestion(files, highlighted)
 
-            def draw(highlighted: int, _: bool) -> OutsideFilesQuestion:
-                return OutsideFilesQuestion(files, highlighted)
-
-            _, picked = self._choose(question, Choices(2, draw, _yes_or_no, refused=1))
-            question.erase()
+        with self._asking():
+            with Redrawn(self.console) as question:
+                _, picked = self._choose(question, Choices(2, draw, _yes_or_no, refused=1))
             self.console.print(_outside_echo(files, picked == 0))
             return picked == 0
 
@@ -112,7 +111,6 @@ class TerminalPrompter:
             reason = ""
             if choice == "no" and key not in (ESC, CTRL_C, "n", "N"):
                 reason = self._read_reason()
-            question.erase()
         answer = request.answer(choice, reason)
         self.console.print(_echo(request, answer))
         return answer
