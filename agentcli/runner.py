@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from agentcli.context.session import PreparedMessage
 from agentcli.contracts import JSON, Model
-from agentcli.errors import AgentcliError, StopRun
+from agentcli.errors import AgentcliError, StopRun, UsageError
 from agentcli.events import Event
 from agentcli.output.reporters import JsonReporter, Outcome, StreamJsonReporter, TextReporter
 from agentcli.session import Session, SessionOptions
+from agentcli.skills.loader import UnknownCommand
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -38,7 +40,7 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
     session: Session | None = None
     try:
         session = Session(options, cwd, reporter, model=model)
-        prepared = session.prepare(options.prompt)  # a /command is expanded (or refused) before anything is sent
+        prepared = _prepare(session, options.prompt)  # a /command is expanded (or refused) before anything is sent
         reporter.start(
             {
                 "session_id": session.id,
@@ -69,6 +71,21 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
         code = EXIT_FAILURE
     reporter.finish(outcome)
     return code
+
+
+def _prepare(session: Session, prompt: str) -> PreparedMessage:
+    """The prompt ready to send; a command of the interactive REPL (`/cost`) is refused saying so."""
+    try:
+        return session.prepare(prompt)
+    except UnknownCommand as error:
+        from agentcli.repl.builtins import BUILTINS  # only on this path: a run has no built-in commands
+
+        if error.name not in BUILTINS:
+            raise
+        raise UsageError(
+            f"/{error.name} is a command of the interactive REPL only: start `agentcli` and type /{error.name} "
+            "there. `agentcli run` takes a prompt or a skill."
+        ) from None
 
 
 def _reporter(output_format: str) -> Reporter:

@@ -16,6 +16,7 @@ KEYS = {
     "ctrl-c": "\x03",
     "ctrl-d": "\x04",
     "up": "\x1b[A",
+    "down": "\x1b[B",
     "tab": "\t",
     "shift-tab": "\x1b[Z",
 }

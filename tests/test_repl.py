@@ -83,7 +83,8 @@ def test_approve_always_saves_the_rule_and_does_not_ask_again(
     repl.press("2")
 
     screen = repl.wait_for("Clean tree.")
-    assert screen.count("Do you want to proceed?") == 1
+    assert screen.count("✓ Allowed Bash(git status --short)") == 1  # asked once: the second call just ran
+    assert screen.count("● Bash(git status --short)") == 2 and "Do you want to proceed?" not in screen
     saved = json.loads((project / ".agentcli" / "settings.local.json").read_text())
     assert saved["permissions"]["allow"] == ["Bash(git status:*)"]
 

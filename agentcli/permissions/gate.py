@@ -99,24 +99,27 @@ class Gate:
         return call, checked, self._request(call, verdict, suggestion, tool, replace(ctx, checked_paths=checked))
 
     def remember(self, rule_texts: Sequence[str]) -> list[Rule]:
-        """Allow `rule_texts` from now on; Bash and MCP rules are also saved to local settings."""
-        added: list[Rule] = []
+        """Allow `rule_texts` from now on; Bash and MCP rules are also saved to local settings (and
+        are listed as coming from that file)."""
+        parsed: list[Rule] = []
         for text in rule_texts:
             try:
-                rule = parse_rule(text, "allow", SESSION)
+                parsed.append(parse_rule(text, "allow", SESSION))
             except RuleError as error:
                 self._notify(f'Not remembered: "{text}" is not a valid rule ({error}).')
-                continue
-            self.rules.add(rule)
-            added.append(rule)
-        lasting = [r.text for r in added if r.tool == "Bash" or r.tool.startswith("mcp__")]
+        lasting = [r for r in parsed if r.tool == "Bash" or r.tool.startswith("mcp__")]
         if lasting and self.local_settings is not None:
+            texts = ", ".join(r.text for r in lasting)
             try:
-                if add_allow_rules(self.local_settings, lasting):
-                    self._notify(f"Saved {', '.join(lasting)} to {self.local_settings}.")
+                if add_allow_rules(self.local_settings, [r.text for r in lasting]):
+                    self._notify(f"Saved {texts} to {self.local_settings}.")
+                saved = RuleSource("local", str(self.local_settings))
+                parsed = [replace(r, source=saved) if r in lasting else r for r in parsed]
             except (OSError, UsageError) as error:
-                self._notify(f"Could not save {', '.join(lasting)} to {self.local_settings}: {error}")
-        return added
+                self._notify(f"Could not save {texts} to {self.local_settings}: {error}")
+        for rule in parsed:
+            self.rules.add(rule)
+        return parsed
 
     @contextmanager
     def temporary_allow(self, rule_texts: Sequence[str], label: str = "a skill") -> Iterator[None]:
@@ -172,7 +175,7 @@ class Gate:
             kind=call.kind,
             title=title,
             subject=subject,
-            reason=messages.ask_reason(call, verdict),
+            reason=messages.ask_reason(call, verdict, suggestion),
             suggestion=suggestion,
             diff=diff,
             outside=bool(call.outside),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 
 from agentcli.permissions.evaluate import Call, Verdict
-from agentcli.permissions.rules import Rule
+from agentcli.permissions.rules import SESSION, Rule, RuleError, parse_rule
 from agentcli.permissions.suggest import Suggestion, naming_rules
 
 MAX_SHOWN = 160
@@ -112,8 +112,8 @@ def user_denied(call: Call, reason: str) -> str:
     return f"{head}\nStop and ask the user how to proceed; do not retry it."
 
 
-def ask_reason(call: Call, verdict: Verdict) -> str:
-    """Why the user is being asked, for the permission prompt."""
+def ask_reason(call: Call, verdict: Verdict, suggestion: Suggestion | None = None) -> str:
+    """Why the user is being asked, for the permission prompt (whose option 2 is "don't ask again")."""
     if verdict.rule is not None:
         if verdict.unverified:
             return (
@@ -132,7 +132,40 @@ def ask_reason(call: Call, verdict: Verdict) -> str:
     if risky:
         flag = risky[0].risky_flag
         return f"It uses {flag}, which prefix rules do not cover; only a rule naming the exact command does."
-    return "No rule allows it yet."
+    habit = ASKS_BEFORE.get(call.kind, ASKS_BEFORE["other"])
+    if suggestion is None:
+        return f"agentcli asks before {habit}."
+    allowed = " and ".join(_in_words(rule) for rule in suggestion.rules)
+    when = "from now on" if suggestion.scope == "local" else "for the rest of this session"
+    return f"agentcli asks before {habit}; choose 2 to allow {allowed} {when}."
+
+
+ASKS_BEFORE = {
+    "bash": "running commands",
+    "edit": "changing files (Shift-Tab at the prompt accepts all edits)",
+    "read": "reading files outside the project",
+    "mcp": "using the tools of MCP servers",
+    "other": "using tools that may change things",
+}
+"""What agentcli asks about when no rule decides, by kind of call."""
+
+
+def _in_words(rule_text: str) -> str:
+    """`Bash(git status:*)` → "`git status …`"; `Edit(./src/**)` → "edits in ./src/"; else the rule."""
+    try:
+        rule = parse_rule(rule_text, "allow", SESSION)
+    except RuleError:
+        return rule_text
+    if rule.bash is not None:
+        return f"`{shlex.join(rule.bash.words)}{' …' if rule.bash.prefix else ''}`"
+    if rule.path is not None:
+        what = "edits" if rule.tool == "Edit" else "reads"
+        if rule.path.text == "./**":
+            return f"{what} anywhere in the project"
+        if rule.path.text.endswith("/**"):
+            return f"{what} in {rule.path.text[:-2]}"
+        return f"{what} of {rule.path.text}"
+    return rule_text
 
 
 def protected_summary(verdict: Verdict, call: Call) -> str:

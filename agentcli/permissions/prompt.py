@@ -14,6 +14,8 @@ from agentcli.contracts import JSON
 from agentcli.permissions.suggest import Suggestion
 
 Choice = Literal["yes", "always", "no"]
+MAX_LABEL = 100
+"""Characters of a command or path in `PermissionRequest.label`."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,16 @@ class PermissionRequest:
     """The call touches paths outside the project."""
     note: str = ""
     """The call's own description (Bash `description`), or a problem with the preview."""
+
+    @property
+    def label(self) -> str:
+        """The call on one line, for the answer's echo: `Bash(git status)`, `Edit(src/a.py)`, `mcp__db__query`."""
+        if self.kind in ("mcp", "other"):
+            return self.tool
+        subject = " ".join(self.subject.split())
+        if len(subject) > MAX_LABEL:
+            subject = subject[: MAX_LABEL - 1] + "…"
+        return f"{self.tool}({subject})"
 
     def options(self) -> list[Option]:
         """1 Yes; 2 Yes, and don't ask again (when a rule can be offered); then No."""

@@ -18,6 +18,7 @@ from prompt_toolkit import PromptSession
 from rich.console import Console
 
 from agentcli import __version__
+from agentcli.context.session import parse_command
 from agentcli.errors import AgentcliError, ModelAPIError
 from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
@@ -27,6 +28,7 @@ from agentcli.repl.prompter import TerminalPrompter
 from agentcli.repl.view import TurnView
 from agentcli.session import Session, SessionOptions
 from agentcli.settings import agentcli_home
+from agentcli.skills.loader import unknown_message
 from agentcli.ui.tool_render import ApiErrorLine, format_tokens
 
 SKILL_LIST_MAX_AGE = 2.0
@@ -89,9 +91,11 @@ class Repl:
                 return 0
 
     def handle(self, text: str) -> None:
-        stripped = text.strip()
-        if stripped.startswith("/"):
-            name, _, args = stripped[1:].partition(" ")
+        """A built-in command runs here; a skill or ordinary text is sent; an unknown `/name` is
+        answered with a suggestion and nothing is sent."""
+        command = parse_command(text)  # None for text, also for a path such as `/usr/bin/env is missing`
+        if command is not None:
+            name, args = command
             builtin = BUILTINS.get(name)
             if builtin is not None:
                 try:
@@ -100,6 +104,10 @@ class Repl:
                     raise
                 except (Exception, KeyboardInterrupt) as error:
                     self._report(error)
+                return
+            skills = self.session.context.skills().names()
+            if name not in skills:
+                self.console.print(unknown_message(name, skills, list(BUILTINS)), style="yellow", markup=False)
                 return
         self.send(text)
 

@@ -19,7 +19,8 @@ from agentcli.credentials import child_environment
 from agentcli.errors import UsageError
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.persist import change_rules
-from agentcli.permissions.rules import BEHAVIORS, RuleError, RuleSource, parse_rule
+from agentcli.permissions.rules import BEHAVIORS, SESSION, Rule, RuleError, RuleSource, parse_rule, split_rule_list
+from agentcli.regular_file import read_regular_file
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
 from agentcli.tools.todo import progress_line
@@ -220,44 +221,99 @@ def _model(repl: Repl, args: str) -> None:
     repl.console.print(f"Model set to {name}.")
 
 
+PERMISSIONS_USAGE = (
+    "Usage: /permissions [allow|ask|deny RULES] [remove RULES], RULES as for --allowed-tools, "
+    "e.g. /permissions allow Read,Bash(git status:*) Edit(src/**)"
+)
+
+
 def _permissions(repl: Repl, args: str) -> None:
-    words = args.split(maxsplit=1)
-    if not words:
+    """`/permissions` lists the rules and where each lives; `allow|ask|deny RULES` adds them to the
+    local settings file, `remove RULES` takes them out (of that file too, when they are in it)."""
+    action, _, rest = args.strip().partition(" ")
+    if not action:
         _list_rules(repl)
         return
-    action, rule_text = words[0], (words[1].strip() if len(words) > 1 else "")
-    if action not in (*BEHAVIORS, "remove") or not rule_text:
-        repl.console.print("Usage: /permissions [allow|ask|deny RULE] [remove RULE]", style="yellow")
+    texts = split_rule_list(rest)
+    if action not in (*BEHAVIORS, "remove") or not texts:
+        repl.console.print(PERMISSIONS_USAGE, style="yellow", markup=False)
         return
-    local = repl.session.gate.local_settings or repl.session.cwd / ".agentcli" / "settings.local.json"
     if action == "remove":
-        for rule in [r for r in repl.session.gate.rules.rules if r.text == rule_text]:
-            repl.session.gate.rules.remove(rule)
-            if rule.source.scope == "local":
-                change_rules(local, rule.behavior, remove=[rule.text])
-        repl.console.print(f"Removed {rule_text} (rules in user or project settings stay in their files).")
+        _remove_rules(repl, texts)
         return
     behavior = next(b for b in BEHAVIORS if b == action)
-    try:
-        rule = parse_rule(rule_text, behavior, RuleSource("local", str(local)))
-    except RuleError as error:
-        repl.console.print(f"Invalid rule {rule_text!r}: {error}", style="red")
-        return
-    repl.session.gate.rules.add(rule)
-    change_rules(local, action, add=[rule.text])
-    repl.console.print(f"Added {action} rule {rule.text} to {local}.")
+    gate = repl.session.gate
+    local = gate.local_settings or repl.session.cwd / ".agentcli" / "settings.local.json"
+    rules: list[Rule] = []
+    for text in texts:
+        try:
+            rules.append(parse_rule(text, behavior, RuleSource("local", str(local))))
+        except RuleError as error:
+            repl.console.print(f"Invalid rule {text!r}: {error}. Nothing was added.", style="red", markup=False)
+            return
+    change_rules(local, behavior, add=[r.text for r in rules])  # the file first: a failure adds nothing
+    added = [r.text for r in rules if gate.rules.add(r)]
+    already = [r.text for r in rules if r.text not in added]
+    where = _shown_path(local, repl.session.cwd)
+    if added:
+        noun = "rule" if len(added) == 1 else "rules"
+        repl.console.print(f"Added {behavior} {noun} {', '.join(added)} to {where}.", markup=False)
+    if already:
+        repl.console.print(f"Already in force: {', '.join(already)} (now also in {where}).", style="dim", markup=False)
+
+
+def _remove_rules(repl: Repl, texts: list[str]) -> None:
+    """Each rule leaves this session; from a local settings file it is deleted, from the user's or the
+    project's file it is not (those are shared): the message says so."""
+    gate = repl.session.gate
+    for text in texts:
+        matching = [r for r in gate.rules.rules if r.text == text.strip()]
+        if not matching:
+            repl.console.print(f"No rule {text} is in force; /permissions lists them.", style="yellow", markup=False)
+            continue
+        for rule in matching:
+            gate.rules.remove(rule)
+            source = rule.source
+            if source.scope == "local":
+                change_rules(Path(source.label), rule.behavior, remove=[rule.text])
+                said = f"Removed {rule.text} from {_shown_path(Path(source.label), repl.session.cwd)}."
+            elif source.scope in ("user", "project"):
+                shown = _shown_path(Path(source.label), repl.session.cwd)
+                said = (
+                    f"Removed {rule.text} for this session; it stays in {shown} (edit that file to drop it for good)."
+                )
+            else:
+                said = f"Removed {rule.text} for this session."
+            repl.console.print(said, markup=False)
 
 
 def _list_rules(repl: Repl) -> None:
     gate = repl.session.gate
     repl.console.print(f"Permission mode: [bold]{gate.mode}[/bold]")
-    table = Table("rule", "behaviour", "from", box=None)
-    for rule in gate.rules.rules:
-        table.add_row(rule.text, rule.behavior, f"{rule.source.scope}: {rule.source.label}")
-    if gate.rules.rules:
-        repl.console.print(table)
-    else:
+    if not gate.rules.rules:
         repl.console.print("[dim]No rules yet. Add one with /permissions allow Bash(npm test:*)[/dim]")
+        return
+    table = Table("rule", "behaviour", "from", box=None)
+    for behavior in BEHAVIORS:
+        for rule in gate.rules.of(behavior):
+            label = _source_label(rule.source, repl.session.cwd)
+            table.add_row(escape(for_terminal(rule.text)), behavior, escape(for_terminal(label)))
+    repl.console.print(table)
+
+
+def _source_label(source: RuleSource, cwd: Path) -> str:
+    """Where a rule lives: `local settings .agentcli/settings.local.json`, `--allowed-tools`, …"""
+    if source.scope in ("user", "project", "local"):
+        return f"{source.scope} settings {_shown_path(Path(source.label), cwd)}"
+    return "this session only (not saved)" if source == SESSION else source.label
+
+
+def _shown_path(path: Path, cwd: Path) -> str:
+    """Relative to the project when inside it."""
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
 
 
 def _todos(repl: Repl, args: str) -> None:
@@ -274,15 +330,33 @@ def _init(repl: Repl, args: str) -> None:
 
 
 def _memory(repl: Repl, args: str) -> None:
+    """Edit CLAUDE.md in $EDITOR; say what changed (the instructions reminder carries the change)."""
     path = repl.session.cwd / "CLAUDE.md"
+    before = _contents(path)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
-        subprocess.run([*shlex.split(editor), str(path)], check=False, env=child_environment())
+        done = subprocess.run([*shlex.split(editor), str(path)], check=False, env=child_environment())
     except OSError as error:
         repl.console.print(f"Could not start the editor {editor!r}: {error.strerror}. Set $EDITOR.", style="red")
         return
-    if Path(path).exists():
-        repl.console.print(f"[dim]{path} will be sent with your next message.[/dim]")
+    after = _contents(path)
+    shown = _shown_path(path, repl.session.cwd)
+    failed = f" (the editor exited with status {done.returncode})" if done.returncode else ""
+    if after == before:
+        said = f"{shown} {'unchanged' if after is not None else 'not written'}{failed}."
+    elif after is None:
+        said = f"{shown} was deleted{failed}; the model is told with your next message."
+    else:
+        said = f"{shown} changed{failed}: it will be sent with your next message."
+    repl.console.print(said, style="dim", markup=False)
+
+
+def _contents(path: Path) -> bytes | None:
+    """The file's bytes; None when there is no such regular file (a FIFO is not waited on)."""
+    try:
+        return read_regular_file(path, None)
+    except OSError:
+        return None
 
 
 BUILTINS: dict[str, Builtin] = {
@@ -302,9 +376,9 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("model", "Show or change the model", _model, "[name]"),
         Builtin(
             "permissions",
-            "Show rules and where each comes from; add or remove one",
+            "Show rules and where each comes from; add or remove rules",
             _permissions,
-            "[allow|ask|deny|remove RULE]",
+            "[allow|ask|deny|remove RULES]",
         ),
         Builtin("init", "Ask the model to write a starter CLAUDE.md for this project", _init),
         Builtin("memory", "Edit the project's CLAUDE.md in $EDITOR", _memory),

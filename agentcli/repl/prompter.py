@@ -1,26 +1,55 @@
-"""Questions in the terminal, each answered by one key (1/2/3, y/n, Esc, Ctrl-C): whether a
-tool call may run, and whether files outside the project may be sent to the model."""
+"""Questions in the terminal: whether a tool call may run, and whether files outside the project
+may be sent to the model.
+
+Both work the same way: the options are listed with the first one highlighted; ↑/↓ move the
+highlight and Enter picks it, or a number, y/n or Esc (No) picks at once. Once answered, the
+question is erased and one line says what was decided (`✓ Allowed Edit(calc.py)`), so an
+approved edit's diff is on screen once, in its result. A question taller than the terminal
+shows as much of its diff or command as fits; `d` prints the whole call above the question,
+for good. On a terminal that cannot move the cursor the question is printed once and stays.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from dataclasses import dataclass
 
-from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.text import Text
 
 from agentcli.context.outside import OutsideFile
-from agentcli.permissions.prompt import Answer, Choice, PermissionRequest
-from agentcli.permissions.render import PermissionQuestion
+from agentcli.permissions.prompt import Answer, PermissionRequest
+from agentcli.permissions.render import SHOW_ALL_KEY, CallPreview, OptionList, PermissionQuestion, preview_limit
 from agentcli.repl.keys import CTRL_C, ESC, EscWatcher, cbreak, read_key
+from agentcli.safe_text import for_terminal
 
 REASON_PROMPT = "  Tell the model what to do differently (Enter to skip): "
 OUTSIDE_QUESTION = "Allow agentcli to read these files and send them to the model?"
+UP = ("\x1b[A", "\x1bOA")
+DOWN = ("\x1b[B", "\x1bOB")
+ENTER = ("\r", "\n")
+ROWS_KEPT_FREE = 4
+"""Terminal rows a question leaves free below it: for the reason line, which may wrap."""
+FILES_NAMED = 3
+"""Outside files named in the answer's line; the rest are counted."""
 
-_Answer = TypeVar("_Answer")
+
+@dataclass(frozen=True)
+class Choices:
+    """A question to answer by picking one of `count` options."""
+
+    count: int
+    draw: Callable[[int, bool], RenderableType]
+    """The question with option `n` (from 0) highlighted; True once `in_full` has been printed above it."""
+    meaning: Callable[[str], int | None]
+    """The option a key picks at once (a number, y/n, Esc), or None."""
+    refused: int
+    """The option taken on Ctrl-C or end of input."""
+    in_full: RenderableType | None = None
+    """Printed for good when `d` is pressed, if the drawn question leaves part of the call out."""
 
 
 class TerminalPrompter:
@@ -36,11 +65,14 @@ class TerminalPrompter:
             return self._ask(request)
 
     def approve_outside_files(self, files: Sequence[OutsideFile]) -> bool:
+        def draw(highlighted: int, _: bool) -> OutsideFilesQuestion:
+            return OutsideFilesQuestion(files, highlighted)
+
         with self._asking():
-            self.console.print(OutsideFilesQuestion(files))
-            _, allow = self._read_answer(_yes_or_no, refused=False)
-            self.console.print("  ⎿ Yes" if allow else "  ⎿ No", style="dim")
-            return allow
+            with Redrawn(self.console) as question:
+                _, picked = self._choose(question, Choices(2, draw, _yes_or_no, refused=1))
+            self.console.print(_outside_echo(files, picked == 0))
+            return picked == 0
 
     @contextmanager
     def _asking(self) -> Iterator[None]:
@@ -54,20 +86,39 @@ class TerminalPrompter:
             yield
 
     def _ask(self, request: PermissionRequest) -> Answer:
-        self.console.print(PermissionQuestion(request))
-        key, choice = self._read_choice(request)
-        reason = ""
-        if choice == "no" and key not in (ESC, CTRL_C, "n", "N"):
-            reason = self._read_reason()
+        options = request.options()
+        question = Redrawn(self.console)
+        limit = (
+            preview_limit(request, self.console, self.console.size.height - ROWS_KEPT_FREE)
+            if question.movable
+            else None
+        )
+
+        def meaning(key: str) -> int | None:
+            choice = request.choice_for(key)
+            return next((i for i, o in enumerate(options) if o.choice == choice), None)
+
+        choices = Choices(
+            len(options),
+            lambda highlighted, full_above: PermissionQuestion(request, highlighted, limit, full_above),
+            meaning,
+            refused=len(options) - 1,
+            in_full=CallPreview(request) if limit is not None else None,
+        )
+        with question:
+            key, picked = self._choose(question, choices)
+            choice = options[picked].choice
+            reason = ""
+            if choice == "no" and key not in (ESC, CTRL_C, "n", "N"):
+                reason = self._read_reason()
         answer = request.answer(choice, reason)
-        self.console.print(_echo(choice, reason), style="dim")
+        self.console.print(_echo(request, answer))
         return answer
 
-    def _read_choice(self, request: PermissionRequest) -> tuple[str, Choice]:
-        return self._read_answer(request.choice_for, refused="no")
-
-    def _read_answer(self, meaning: Callable[[str], _Answer | None], refused: _Answer) -> tuple[str, _Answer]:
-        """The first key that means something, and what it means; `refused` on Ctrl-C or end of input."""
+    def _choose(self, question: Redrawn, choices: Choices) -> tuple[str, int]:
+        """The key that answered and the option it picked (`choices.refused` on Ctrl-C or end of input)."""
+        highlighted, full_above = 0, False
+        question.draw(choices.draw(highlighted, full_above))
         fd = sys.stdin.fileno()
         try:
             with cbreak(fd):
@@ -76,45 +127,123 @@ class TerminalPrompter:
                     if key is None:
                         continue
                     if key == "":  # end of input: nobody is there to say yes
-                        return CTRL_C, refused
-                    answer = meaning(key)
-                    if answer is not None:
-                        return key, answer
+                        return CTRL_C, choices.refused
+                    if key in ENTER:
+                        return key, highlighted
+                    picked = choices.meaning(key)
+                    if picked is not None:
+                        return key, picked
+                    if key in UP or key in DOWN:
+                        highlighted = max(0, min(choices.count - 1, highlighted + (1 if key in DOWN else -1)))
+                    elif key == SHOW_ALL_KEY and choices.in_full is not None and not full_above:
+                        question.erase()
+                        self.console.print(choices.in_full)
+                        full_above = True
+                    else:
+                        continue
+                    question.draw(choices.draw(highlighted, full_above))
         except KeyboardInterrupt:
-            return CTRL_C, refused
+            return CTRL_C, choices.refused
 
     def _read_reason(self) -> str:
-        from prompt_toolkit import prompt
+        from prompt_toolkit import PromptSession
 
-        try:
-            return prompt(REASON_PROMPT).strip()
+        try:  # erased when done: the question's one-line answer says it
+            return PromptSession[str](erase_when_done=True).prompt(REASON_PROMPT).strip()
         except (KeyboardInterrupt, EOFError):
             return ""
 
 
-def _echo(choice: Choice, reason: str) -> str:
-    if choice == "no":
-        return f"  ⎿ No{': ' + reason if reason else ''}"
-    return "  ⎿ Yes, and don't ask again" if choice == "always" else "  ⎿ Yes"
+class Redrawn:
+    """A block at the bottom of the terminal that can be drawn again in place, and erased.
+
+    It must fit on the screen to be erased: one that does not (or any block on a terminal
+    that cannot move the cursor) is printed once and left in the scrollback.
+    """
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.movable = console.is_terminal and not console.is_dumb_terminal
+        self.printed = False
+        self.rows = 0
+
+    def __enter__(self) -> Redrawn:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.erase()
+
+    def draw(self, renderable: RenderableType) -> None:
+        if not self.movable:
+            if not self.printed:
+                self.console.print(renderable)
+                self.printed = True
+            return
+        with self.console.capture() as capture:
+            self.console.print(renderable)
+        text = capture.get()
+        self.erase()
+        self.console.file.write(text)
+        self.console.file.flush()
+        self.rows = text.count("\n")
+        if self.rows >= self.console.size.height:  # its top scrolled away: it stays as it is
+            self.movable, self.printed, self.rows = False, True, 0
+
+    def erase(self) -> None:
+        if self.rows:
+            self.console.file.write(f"\x1b[{self.rows}A\r\x1b[J")  # up to its first line, clear to the end
+            self.console.file.flush()
+            self.rows = 0
 
 
-def _yes_or_no(key: str) -> bool | None:
+def _echo(request: PermissionRequest, answer: Answer) -> Text:
+    """`✓ Allowed Edit(calc.py)`, `✗ Denied Bash(rm -rf build) · use make clean`."""
+    label = for_terminal(request.label)
+    if answer.choice == "no":
+        line = Text.assemble(("✗ ", "red"), "Denied ", (label, "bold"))
+        if answer.reason:
+            line.append(f" · {for_terminal(answer.reason)}", style="dim")
+        return line
+    line = Text.assemble(("✓ ", "green"), "Allowed ", (label, "bold"))
+    if answer.choice == "always" and request.suggestion is not None:
+        when = "from now on" if request.suggestion.scope == "local" else "for the rest of this session"
+        line.append(f" · and {for_terminal(request.suggestion.label)} {when}", style="dim")
+    return line
+
+
+def _outside_echo(files: Sequence[OutsideFile], allowed: bool) -> Text:
+    names = ", ".join(for_terminal(str(f.path)) for f in files[:FILES_NAMED])
+    if len(files) > FILES_NAMED:
+        names += f" and {len(files) - FILES_NAMED} more"
+    if allowed:
+        return Text.assemble(("✓ ", "green"), "Sending ", (names, "bold"), " to the model")
+    return Text.assemble(("✗ ", "red"), "Not sending ", (names, "bold"), " to the model")
+
+
+def _yes_or_no(key: str) -> int | None:
+    """0 for yes, 1 for no."""
     text = key.strip().lower()
     if text in ("1", "y", "yes"):
-        return True
+        return 0
     if text in ("2", "n", "no", ESC, CTRL_C):
-        return False
+        return 1
     return None
 
 
 class OutsideFilesQuestion:
     """Each file outside the project and what names it, then yes or no."""
 
-    def __init__(self, files: Sequence[OutsideFile]) -> None:
+    def __init__(self, files: Sequence[OutsideFile], highlighted: int = 0) -> None:
         self.files = files
+        self.highlighted = highlighted
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        body = [Text.assemble((str(f.path), "bold"), (f"\n  imported by {f.named_by}", "dim")) for f in self.files]
+        body = [
+            Text.assemble(
+                (for_terminal(str(f.path)), "bold"), (f"\n  imported by {for_terminal(str(f.named_by))}", "dim")
+            )
+            for f in self.files
+        ]
         body.append(
             Text(
                 "These files are outside the project. Your answer is remembered for this project "
@@ -124,6 +253,4 @@ class OutsideFilesQuestion:
         )
         yield Panel(Group(*body), title="Files outside the project", title_align="left", border_style="yellow")
         yield Text(OUTSIDE_QUESTION)
-        yield Text.assemble((" 1. ", "bold"), "Yes")
-        yield Text.assemble((" 2. ", "bold"), "No")
-        yield Text("(y/n also work; Esc means No)", style="dim")
+        yield OptionList(["Yes", "No"], self.highlighted)

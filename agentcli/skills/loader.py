@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,26 +59,42 @@ class SkillCatalog:
         return [s for _, s in sorted(self.skills.items()) if not s.disable_model_invocation]
 
     def require(self, name: str) -> Skill:
-        """The skill called `name`, or a SkillFileError / unknown-command UsageError."""
+        """The skill called `name`, or a SkillFileError (UnknownCommand when there is no such skill)."""
         if name in self.errors:
             raise self.errors[name]
         skill = self.skills.get(name)
         if skill is None:
-            raise SkillFileError(unknown_message(name, self.names()))
+            raise UnknownCommand(name, self.names())
         return skill
 
 
-def unknown_message(name: str, known: list[str]) -> str:
+class UnknownCommand(SkillFileError):
+    """`/name` is not a skill; the message suggests close names or lists the skills."""
+
+    def __init__(self, name: str, skills: list[str]) -> None:
+        super().__init__(unknown_message(name, skills))
+        self.name = name
+
+
+def unknown_message(name: str, skills: list[str], builtins: Sequence[str] = ()) -> str:
+    """`Unknown command /modle. Did you mean /model?`, or every command there is.
+
+    `builtins` are the front end's own commands (the REPL's /help, /model, …), suggested and
+    listed with the skills."""
+    known = list(dict.fromkeys([*builtins, *skills]))
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     close += [k for k in known if k.startswith(name) and k not in close][: 3 - len(close)]
     message = f"Unknown command /{name}."
     if close:
-        message += " Did you mean " + " or ".join(f"/{c}" for c in close) + "?"
-    elif known:
-        message += " Available: " + ", ".join(f"/{k}" for k in known) + "."
-    else:
-        message += " No skills are defined (put Markdown files in .commands/)."
-    return message
+        return message + " Did you mean " + " or ".join(f"/{c}" for c in close) + "?"
+    listed = ", ".join(f"/{k}" for k in skills)
+    if builtins:
+        message += " Built-in commands: " + ", ".join(f"/{b}" for b in builtins) + "."
+        return message + (f" Skills: {listed}." if skills else f" {NO_SKILLS}")
+    return message + (f" Available: {listed}." if skills else f" {NO_SKILLS}")
+
+
+NO_SKILLS = "No skills are defined (put Markdown files in .commands/)."
 
 
 def skill_folders(cwd: Path, home: Path | None = None) -> list[tuple[Path, str]]:
