@@ -1,12 +1,23 @@
-"""What the terminal shows during a turn: streamed Markdown, tool lines, diffs, a spinner."""
+"""What the terminal shows during a turn: streamed Markdown, tool lines, diffs, and at the
+bottom a live region: the spinner, the text typed ahead, the status line.
+
+    ⠋ Thinking… 4s · 1.2k tokens · esc to interrupt
+    » run the tests next   (queued for your next prompt)
+     claude-sonnet-5-5 · plan · 2.7k/1M context · $0.01
+
+Everything else is printed above the region (rich draws prints above a live display), and
+the streaming tail of an answer (`MarkdownStream`'s own live display, which rich nests in
+this one) is drawn above it too, cropped so that the region always fits the screen.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
+from rich.segment import Segment
 
 from agentcli.events import (
     AssistantMessage,
@@ -20,18 +31,24 @@ from agentcli.events import (
 from agentcli.output.labels import call_label
 from agentcli.tools.todo import Todo
 from agentcli.ui.markdown_stream import MarkdownStream
+from agentcli.ui.status import QueuedInput, Status, StatusLine
 from agentcli.ui.tool_render import Spinner, ToolCallLine, render_event
 
 INTERRUPT_HINT = "esc to interrupt"
 
 
 class TurnView:
-    """An event sink for one session; call `begin()` before a turn and `end()` after it."""
+    """An event sink for one session; call `begin()` before a turn and `end()` after it.
 
-    def __init__(self, console: Console, cwd: Path) -> None:
+    `status` is asked for the status line each time the region is redrawn (None: no status line).
+    """
+
+    def __init__(self, console: Console, cwd: Path, status: Callable[[], Status] | None = None) -> None:
         self.console = console
         self.cwd = cwd
         self.live_ok = console.is_terminal and not console.is_dumb_terminal
+        self._status = status
+        self._typed: Callable[[], str] = str
         self._answer: MarkdownStream | None = None
         self._spinner: Spinner | None = None
         self._live: Live | None = None
@@ -39,8 +56,10 @@ class TurnView:
         self.current_task: Callable[[], Todo | None] = lambda: None
         """The task in progress in the model's task list: the spinner says it while the model works."""
 
-    def begin(self) -> None:
+    def begin(self, typed: Callable[[], str] = str) -> None:
+        """A turn starts; `typed` gives what the user has typed ahead so far, to show under the spinner."""
         self.turn_tokens = 0
+        self._typed = typed
         self._wait(self._working_label())
 
     def end(self) -> None:
@@ -53,7 +72,6 @@ class TurnView:
                 if self._answer is not None:
                     self._answer.flush()
                 return
-            self._stop_spinner()
             if self._answer is None:
                 self._answer = MarkdownStream(self.console)
             self._answer.feed(event.text)
@@ -64,8 +82,16 @@ class TurnView:
         self._close_answer()
         if isinstance(event, AssistantMessage):
             self.turn_tokens += event.usage.output_tokens
+            if self._spinner is not None:
+                self._spinner.tokens = self.turn_tokens
             if event.stop_reason != "tool_use":
                 self._stop_spinner()
+            return
+        if isinstance(event, Retrying):
+            self.console.print(render_event(event, cwd=self.cwd))  # above the region: a record of what failed
+            self._wait(self._working_label())
+            if self._spinner is not None:
+                self._spinner.retry_in(event)
             return
         if isinstance(event, ToolCallStarted):
             self._wait(f"Running {call_label(event.name, event.input, width=50)}…")
@@ -73,8 +99,7 @@ class TurnView:
         if isinstance(event, ToolResultsMessage):  # the results go back: wait for the model again
             self._wait(self._working_label())
             return
-        self._stop_spinner()
-        if isinstance(event, ToolCallFinished):
+        if isinstance(event, ToolCallFinished):  # printed above the live region, which stays
             self.console.print(ToolCallLine.from_event(event, cwd=self.cwd))
         renderable = render_event(event, cwd=self.cwd)
         if renderable is not None:
@@ -103,11 +128,47 @@ class TurnView:
             return
         self._spinner = Spinner(label, hint=INTERRUPT_HINT)
         self._spinner.tokens = self.turn_tokens
-        self._live = Live(self._spinner, console=self.console, transient=True, refresh_per_second=8)
+        parts: list[RenderableType] = [self._spinner, QueuedInput(self._typed)]
+        if self._status is not None:
+            parts.append(StatusLine(self._status))
+        self._live = _RegionLive(Group(*parts), console=self.console, transient=True, refresh_per_second=10)
         self._live.start()
 
     def _stop_spinner(self) -> None:
         if self._live is not None:
+            self._close_answer()  # its live tail is nested in the region: it must end first
             self._live.stop()
         self._live = None
         self._spinner = None
+
+
+class _RegionLive(Live):
+    """The turn's live region, kept at the bottom.
+
+    A live display started while this one runs (the answer's streaming tail) nests in it, and
+    rich would draw it below; here it goes above, with the screen's height less the region's.
+    """
+
+    @property
+    def renderable(self) -> RenderableType:
+        # rich keeps the nested live displays on the console, and offers no public view of them
+        nested = [live.get_renderable() for live in self.console._live_stack if live is not self]
+        return _Above(nested, self.get_renderable()) if nested else self.get_renderable()
+
+
+class _Above:
+    """`above`, cropped to the height that `below` leaves free, then `below`."""
+
+    def __init__(self, above: list[RenderableType], below: RenderableType) -> None:
+        self.above = above
+        self.below = below
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        below = console.render_lines(self.below, options, pad=False)
+        room = options.copy()
+        room.size = ConsoleDimensions(options.size.width, max(1, options.size.height - len(below)))
+        lines = [line for part in self.above for line in console.render_lines(part, room, pad=False)]
+        new_line = Segment.line()
+        for line in [*lines[-room.size.height :], *below]:
+            yield from line
+            yield new_line
