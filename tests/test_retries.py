@@ -6,7 +6,7 @@ from __future__ import annotations
 import email.utils
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from agentcli.executor import ToolExecutor
 from agentcli.loop import Agent, LoopConfig
 from agentcli.providers.anthropic import AnthropicModel
 from agentcli.providers.retry import MAX_RETRY_AFTER, RetryPolicy, retry_after, should_retry, status_fault
+from agentcli.providers.timeouts import Timeouts
 from agentcli.tools.registry import ToolRegistry
 from tests.context.gates import RuleGate
 from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, http_error, reply, text
@@ -102,10 +103,10 @@ def api() -> Iterator[FakeAnthropic]:
         yield fake
 
 
-def run(url: str, tmp_path: Path) -> tuple[str, list[Retrying]]:
+def run(url: str, tmp_path: Path, timeouts: Timeouts | None = None) -> tuple[str, list[Retrying]]:
     """One user message through the real loop and Anthropic adapter; the answer and the retries seen."""
     events: list[Event] = []
-    model = AnthropicModel(api_key=KEY, base_url=url)
+    model = AnthropicModel(api_key=KEY, base_url=url, timeouts=timeouts)
     agent = Agent(
         model=model,
         executor=ToolExecutor(ToolRegistry([]), RuleGate()),
@@ -175,45 +176,81 @@ def test_a_bad_request_is_not_retried(api: FakeAnthropic, tmp_path: Path) -> Non
     assert len(api.requests) == 1
 
 
-@pytest.fixture
-def hangs_up() -> Iterator[tuple[str, list[int]]]:
-    """A server that accepts each connection and closes it before answering; counts them."""
-    accepted: list[int] = []
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    stop = threading.Event()
+class SilentServer:
+    """Accepts each connection and reads the request, then hangs up (or, with `answer=False`,
+    says nothing until the client gives up); counts the connections."""
 
-    def serve() -> None:
-        while not stop.is_set():
+    def __init__(self, *, hang_up: bool) -> None:
+        self.hang_up = hang_up
+        self.accepted = 0
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self._server.settimeout(0.2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
             try:
-                conn, _ = server.accept()
+                conn, _ = self._server.accept()
             except TimeoutError:
                 continue
             with conn:
                 conn.recv(65536)
-                accepted.append(1)
+                self.accepted += 1
+                while not self.hang_up and not self._stop.is_set() and conn.recv(65536):
+                    pass  # until the client hangs up
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.getsockname()[1]}", accepted
-    stop.set()
-    thread.join(timeout=5)
-    server.close()
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._server.close()
+
+
+@pytest.fixture
+def silent_server() -> Iterator[Callable[..., SilentServer]]:
+    started: list[SilentServer] = []
+
+    def start(*, hang_up: bool) -> SilentServer:
+        started.append(SilentServer(hang_up=hang_up))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()
 
 
 def test_a_connection_closed_before_the_response_is_retried_visibly(
-    hangs_up: tuple[str, list[int]], tmp_path: Path
+    silent_server: Callable[..., SilentServer], tmp_path: Path
 ) -> None:
-    url, accepted = hangs_up
+    server = silent_server(hang_up=True)
 
     with pytest.raises(ModelAPIError) as caught:
-        run(url, tmp_path)
+        run(server.url, tmp_path)
 
     assert str(caught.value).startswith(
         "The connection failed before the response came (server disconnected without sending a response) "
         "(still failing after 3 retries)"
     )
-    assert len(accepted) == 4  # the first try and 3 retries: none by the SDK behind our back
+    assert server.accepted == 4  # the first try and 3 retries: none by the SDK behind our back
+
+
+def test_a_server_that_never_answers_is_retried_after_the_idle_timeout(
+    silent_server: Callable[..., SilentServer], tmp_path: Path
+) -> None:
+    server = silent_server(hang_up=False)
+
+    with pytest.raises(ModelAPIError) as caught:
+        run(server.url, tmp_path, Timeouts(stream_idle=0.2))
+
+    assert str(caught.value).startswith(
+        "The API sent no response for 0.2 s (streamIdleTimeoutSeconds) (still failing after 3 retries)"
+    )
+    assert server.accepted == 4
 
 
 def test_an_unreachable_server_is_reported_at_once_in_one_line(tmp_path: Path) -> None:

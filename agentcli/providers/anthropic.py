@@ -111,6 +111,11 @@ class AnthropicModel:
                     f"Could not reach the API at {client.base_url} ({problem}). "
                     "Check ANTHROPIC_BASE_URL and your network."
                 ) from error
+            if isinstance(error, anthropic.APITimeoutError):
+                idle = self._timeouts.stream_idle
+                raise TransientModelError(
+                    f"the API sent no response for {idle:g} s (streamIdleTimeoutSeconds)", fault="no response"
+                ) from error
             raise TransientModelError(
                 f"the connection failed before the response came ({problem})", fault="connection failed"
             ) from error

@@ -32,7 +32,7 @@ from agentcli.output.labels import call_label
 from agentcli.tools.todo import Todo
 from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.status import QueuedInput, Status, StatusLine
-from agentcli.ui.tool_render import Spinner, ToolCallLine, render_event
+from agentcli.ui.tool_render import ApiErrorLine, Spinner, ToolCallLine, render_event
 
 INTERRUPT_HINT = "esc to interrupt"
 
@@ -48,7 +48,7 @@ class TurnView:
         self.cwd = cwd
         self.live_ok = console.is_terminal and not console.is_dumb_terminal
         self._status = status
-        self._typed: Callable[[], str] = str
+        self._typed: Callable[[], str] = lambda: ""
         self._answer: MarkdownStream | None = None
         self._spinner: Spinner | None = None
         self._live: Live | None = None
@@ -56,7 +56,7 @@ class TurnView:
         self.current_task: Callable[[], Todo | None] = lambda: None
         """The task in progress in the model's task list: the spinner says it while the model works."""
 
-    def begin(self, typed: Callable[[], str] = str) -> None:
+    def begin(self, typed: Callable[[], str] = lambda: "") -> None:
         """A turn starts; `typed` gives what the user has typed ahead so far, to show under the spinner."""
         self.turn_tokens = 0
         self._typed = typed
@@ -88,7 +88,7 @@ class TurnView:
                 self._stop_spinner()
             return
         if isinstance(event, Retrying):
-            self.console.print(render_event(event, cwd=self.cwd))  # above the region: a record of what failed
+            self.console.print(ApiErrorLine.from_retrying(event))  # above the region: a record of what failed
             self._wait(self._working_label())
             if self._spinner is not None:
                 self._spinner.retry_in(event)
