@@ -109,3 +109,15 @@ def test_the_status_line_stays_under_the_spinner_with_the_mode_in_its_colour(
     repl.wait_for("default (shift-tab)")
     toolbar = row_with(repl, "default (shift-tab)")
     assert all(c.fg == "green" and not c.reverse for c in cells(repl, toolbar, "default"))
+
+
+def test_esc_during_a_retry_countdown_stops_waiting(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    fake_api.script(http_error(529, OVERLOADED_ERROR, headers={"retry-after": "30"}), reply(text("never asked for")))
+    repl = start_repl()
+
+    repl.submit("hi")
+    repl.wait_for("(overloaded, attempt 1 of 3) · esc to interrupt")
+    repl.press("esc")
+
+    repl.wait_for_prompt("Interrupted")
+    assert len(fake_api.requests) == 1
