@@ -29,7 +29,26 @@ class ModelAPIError(AgentcliError):
 
 
 class TransientModelError(AgentcliError):
-    """A fault worth retrying the turn for: an error event inside a stream, a dropped stream."""
+    """A fault worth retrying the turn for: an overloaded or rate-limited server, an error event
+    inside a stream, a dropped stream (which ones: `agentcli.providers.retry`)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        fault: str = "stream fault",
+        retry_after: float | None = None,
+        status: int | None = None,
+        hint: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.fault = fault
+        """A few words for the retry line: `overloaded`, `connection dropped`…"""
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait, if it said."""
+        self.status = status
+        self.hint = hint
+        """What to do next, should the retries run out."""
 
 
 class StopRun(AgentcliError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -71,9 +72,23 @@ class ToolResultsMessage:
 
 @dataclass(frozen=True)
 class Retrying:
+    """A request failed and is tried again after `delay` seconds."""
+
     attempt: int
+    """1 for the first retry."""
     delay: float
     reason: str
+    """What went wrong, in a sentence: `API error 529: Overloaded`."""
+    fault: str
+    """The same in a few words: `overloaded`."""
+    retries: int
+    """How many retries there are in all before the error ends the turn."""
+
+    def plan(self, seconds: float | None = None) -> str:
+        """`retrying in 2s (overloaded, attempt 1 of 3)`; `seconds` for a countdown (default: `delay`)."""
+        wait = self.delay if seconds is None else seconds
+        shown = f"{math.ceil(wait)}" if wait >= 1 or seconds is not None else f"{wait:.2g}"
+        return f"retrying in {shown}s ({self.fault}, attempt {self.attempt} of {self.retries})"
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from agentcli.errors import (
 from agentcli.events import AssistantMessage, EventSink, Notice, Retrying, TextDelta, ToolCallStreaming
 from agentcli.executor import ToolExecutor, close_pending
 from agentcli.progress import ProgressWatch
+from agentcli.providers.retry import RetryPolicy
 from agentcli.safe_text import for_conversation
 
 INTERRUPTED_MARKER = "[Request interrupted by user]"
@@ -39,8 +40,10 @@ class LoopConfig:
     max_turns: int | None = None
     token_budget: int = 10_000_000
     """Stop when input (cached or not) plus output tokens of this run pass this."""
-    stream_retries: int = 3
+    max_retries: int = 3
+    """How often a failed request (overloaded, rate limited, a broken stream…) is tried again."""
     retry_base_delay: float = 1.0
+    """The first backoff wait, doubled for each retry (see `agentcli.providers.retry`)."""
     pause_turn_limit: int = 5
 
 
@@ -133,7 +136,7 @@ class Agent:
     # ------------------------------------------------------------------ one turn
 
     def _complete_turn(self, max_tokens: int | None = None) -> ModelResponse:
-        """Stream one assistant turn, retrying faults the SDK does not retry itself."""
+        """Stream one assistant turn, retrying transient faults; each wait is a `Retrying` event."""
         request = ModelRequest(
             model=self.config.model,
             system=self.system,
@@ -142,6 +145,7 @@ class Agent:
             max_tokens=max_tokens or self.config.max_output_tokens,
         )
         request = with_cache_breakpoints(request)
+        policy = RetryPolicy(self.config.max_retries, self.config.retry_base_delay)
         attempt = 0
         while True:
             try:
@@ -149,13 +153,15 @@ class Agent:
                 break
             except TransientModelError as error:
                 attempt += 1
-                if attempt > self.config.stream_retries:
+                if attempt > policy.max_retries:
                     raise ModelAPIError(
-                        f"The API stream failed {attempt} times: {error}",
-                        hint="Try again in a moment.",
+                        f"{_capitalised(str(error))} (still failing after "
+                        f"{_plural(policy.max_retries, 'retry', 'retries')})",
+                        status=error.status,
+                        hint=error.hint or "Try again in a moment.",
                     ) from error
-                delay = self.config.retry_base_delay * 2 ** (attempt - 1)
-                self.emit(Retrying(attempt, delay, str(error)))
+                delay = policy.delay(attempt, error.retry_after)
+                self.emit(Retrying(attempt, delay, str(error), error.fault, policy.max_retries))
                 time.sleep(delay)
         self.usage.add(response.usage)
         self.context_tokens = response.usage.total_input + response.usage.output_tokens
@@ -273,3 +279,11 @@ def _safe_block(block: JSON) -> JSON:
 
 def _text_of(content: list[JSON]) -> str:
     return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]

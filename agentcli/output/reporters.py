@@ -58,7 +58,7 @@ class TextReporter:
             tail = f" — {summary[0]}" if summary else ""
             self._progress(f"{mark} {call_label(event.name, event.input)}{tail}")
         elif isinstance(event, Retrying):
-            self._progress(f"… {event.reason}; retrying in {event.delay:g}s (attempt {event.attempt})")
+            self._progress(f"… {event.reason}; {event.plan()}")
         elif isinstance(event, Notice):
             self._progress(f"! {event.text}")
 

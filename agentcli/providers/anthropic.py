@@ -3,6 +3,10 @@
 The SDK is imported when the first request is made, never at start-up (it costs ~1.5 s).
 Content blocks are rebuilt from the raw stream events as plain dicts, exactly as the
 API sent them, so they can go back verbatim (thinking signatures included).
+
+The SDK's own retries are off. A failure worth retrying (which ones:
+`agentcli.providers.retry`) is raised as `TransientModelError`, with the server's
+`retry-after` when it sent one, and the loop retries it where the user can see it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.errors import ModelAPIError, TransientModelError
+from agentcli.providers.retry import retry_after, should_retry, status_fault
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
 
@@ -22,20 +27,24 @@ if TYPE_CHECKING:
     from anthropic import Stream
     from anthropic.types import RawMessageStreamEvent
 
-SDK_MAX_RETRIES = 4
-"""The SDK retries 408/409/429/5xx/529 itself (honouring retry-after) this many times."""
-
 HINTS = {
     400: "The API rejected the request as malformed. Re-run with --verbose for details.",
     401: "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN): the server did not accept it.",
     403: "Your API key is not allowed to do this (model access or organisation permissions).",
     404: "Check the model name (--model / AGENTCLI_MODEL) and ANTHROPIC_BASE_URL.",
     413: "The request is too large: start a new conversation or trim what you attached.",
-    429: "Rate limited even after retries: wait a minute and try again.",
-    529: "The API is overloaded even after retries: try again shortly.",
+    429: "Rate limited: wait a minute and try again.",
+    529: "The API is overloaded: try again shortly.",
 }
+SERVER_ERROR_HINT = "The API failed on its side: try again shortly."
 
-RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+STREAM_FAULTS = {
+    "overloaded_error": "overloaded",
+    "api_error": "server error",
+    "rate_limit_error": "rate limited",
+    "timeout_error": "timed out",
+}
+"""Error events inside a stream that are retried, and the words the retry line uses for them."""
 MAX_BLOCKS = 10_000
 """More content blocks than any turn has: a larger index is a broken stream, not a reason to allocate."""
 
@@ -67,7 +76,7 @@ class AnthropicModel:
             self._client = anthropic.Anthropic(
                 **credential,
                 base_url=self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
-                max_retries=SDK_MAX_RETRIES,
+                max_retries=0,  # the loop retries, so that every retry is shown (providers.retry)
                 # read: the longest silence between two reads of a response, stream events included
                 timeout=httpx2.Timeout(self._timeouts.stream_idle, connect=self._timeouts.connect),
             )
@@ -94,11 +103,21 @@ class AnthropicModel:
                 stream=True,
             )  # type: ignore[assignment]
         except anthropic.APIStatusError as error:
-            raise _fatal(error) from error
+            raise _status_error(error) from error
         except anthropic.APIConnectionError as error:
-            raise ModelAPIError(
-                f"Could not reach the API at {client.base_url} ({_connection_problem(error)}, "
-                f"{SDK_MAX_RETRIES + 1} tries). Check ANTHROPIC_BASE_URL and your network."
+            problem = _connection_problem(error)
+            if _never_connected(error):  # a wrong address or no network: retrying would only delay the news
+                raise ModelAPIError(
+                    f"Could not reach the API at {client.base_url} ({problem}). "
+                    "Check ANTHROPIC_BASE_URL and your network."
+                ) from error
+            if isinstance(error, anthropic.APITimeoutError):
+                idle = self._timeouts.stream_idle
+                raise TransientModelError(
+                    f"the API sent no response for {idle:g} s (streamIdleTimeoutSeconds)", fault="no response"
+                ) from error
+            raise TransientModelError(
+                f"the connection failed before the response came ({problem})", fault="connection failed"
             ) from error
         assembler = _MessageAssembler(listener)
         try:
@@ -106,17 +125,26 @@ class AnthropicModel:
                 for event in events:
                     assembler.feed(_event_dict(event))
         except json.JSONDecodeError as error:  # a `data:` line cut short or garbled
-            raise TransientModelError(f"the stream sent an event that is not valid JSON ({error})") from error
+            raise TransientModelError(
+                f"the stream sent an event that is not valid JSON ({error})", fault="malformed stream"
+            ) from error
         except anthropic.APIStatusError as error:
             kind = _error_type(error.body)
-            if kind in RETRYABLE_STREAM_ERRORS or kind is None:
-                raise TransientModelError(f"the stream reported an error: {_api_message(error)}") from error
+            if kind in STREAM_FAULTS or kind is None:
+                raise TransientModelError(
+                    f"the stream reported an error: {_api_message(error)}",
+                    fault=STREAM_FAULTS.get(kind or "", "stream error"),
+                ) from error
             raise _fatal(error) from error
         except (anthropic.APITimeoutError, httpx2.TimeoutException) as error:
             idle = self._timeouts.stream_idle
-            raise TransientModelError(f"the stream sent nothing for {idle:g} s (streamIdleTimeoutSeconds)") from error
+            raise TransientModelError(
+                f"the stream sent nothing for {idle:g} s (streamIdleTimeoutSeconds)", fault="stream went silent"
+            ) from error
         except (anthropic.APIConnectionError, httpx2.TransportError) as error:
-            raise TransientModelError(f"the connection dropped mid-stream ({error})") from error
+            raise TransientModelError(
+                f"the connection dropped mid-stream ({error})", fault="connection dropped"
+            ) from error
         return assembler.finish()
 
 
@@ -144,7 +172,9 @@ class _MessageAssembler:
         try:
             self._feed(kind, event)
         except (KeyError, TypeError, AttributeError, ValueError) as error:
-            raise TransientModelError(f"the stream sent a malformed {kind} event ({error!r})") from error
+            raise TransientModelError(
+                f"the stream sent a malformed {kind} event ({error!r})", fault="malformed stream"
+            ) from error
 
     def _feed(self, kind: object, event: JSON) -> None:
         if kind == "message_start":
@@ -171,7 +201,8 @@ class _MessageAssembler:
         index = _block_index(event)
         if index not in self.started:
             raise TransientModelError(
-                f"the stream sent a {event['type']} for content block {index}, which never started"
+                f"the stream sent a {event['type']} for content block {index}, which never started",
+                fault="malformed stream",
             )
         return index
 
@@ -218,7 +249,7 @@ class _MessageAssembler:
 
     def finish(self) -> ModelResponse:
         if not self.stopped or self.stop_reason is None:
-            raise TransientModelError("the stream ended before the message was complete")
+            raise TransientModelError("the stream ended before the message was complete", fault="stream cut short")
         incomplete = next((i for i in range(len(self.blocks)) if i not in self.closed), None)
         return ModelResponse(self.blocks, self.stop_reason, self.usage, incomplete, self.invalid_inputs)
 
@@ -231,14 +262,18 @@ def _event_dict(event: RawMessageStreamEvent) -> JSON:
     except AttributeError:  # data the SDK could not type (a JSON list, a number) is passed on as it is
         value = event
     if not isinstance(value, dict):
-        raise TransientModelError(f"the stream sent an event that is not a JSON object ({type(value).__name__})")
+        raise TransientModelError(
+            f"the stream sent an event that is not a JSON object ({type(value).__name__})", fault="malformed stream"
+        )
     return value
 
 
 def _block_index(event: JSON) -> int:
     index = event["index"]
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < MAX_BLOCKS:
-        raise TransientModelError(f"the stream sent a {event['type']} with an invalid index {index!r}")
+        raise TransientModelError(
+            f"the stream sent a {event['type']} with an invalid index {index!r}", fault="malformed stream"
+        )
     return index
 
 
@@ -249,7 +284,7 @@ def _connection_problem(error: anthropic.APIConnectionError) -> str:
     if isinstance(error, anthropic.APITimeoutError):
         return "timed out"
     cause = str(error.__cause__ or error)
-    return re.sub(r"^\[Errno -?\d+\]\s*", "", cause).strip().lower() or "connection error"
+    return re.sub(r"^\[Errno -?\d+\]\s*", "", cause).strip().rstrip(".").lower() or "connection error"
 
 
 def _error_type(body: object) -> str | None:
@@ -270,9 +305,38 @@ def _api_message(error: anthropic.APIStatusError) -> str:
     return str(error.message)
 
 
+def _status_error(error: anthropic.APIStatusError) -> ModelAPIError | TransientModelError:
+    """An HTTP error response: retried (overloaded, rate limited…) or the end of the turn."""
+    status, headers = error.status_code, error.response.headers
+    if not should_retry(status, headers):
+        return _fatal(error)
+    return TransientModelError(
+        f"API error {status}: {_api_message(error)}",
+        fault=status_fault(status),
+        retry_after=retry_after(headers),
+        status=status,
+        hint=_hint(status),
+    )
+
+
 def _fatal(error: anthropic.APIStatusError) -> ModelAPIError:
     status = error.status_code
-    hint = HINTS.get(status, "")
-    if status >= 500 and not hint:
-        hint = "The API failed even after retries: try again shortly."
-    return ModelAPIError(f"API error {status}: {_api_message(error)}", status=status, hint=hint)
+    return ModelAPIError(f"API error {status}: {_api_message(error)}", status=status, hint=_hint(status))
+
+
+def _hint(status: int) -> str:
+    return HINTS.get(status) or (SERVER_ERROR_HINT if status >= 500 else "")
+
+
+def _never_connected(error: anthropic.APIConnectionError) -> bool:
+    """True when no connection was made at all (refused, unknown host, connect timeout)."""
+    import httpx2
+
+    cause = error.__cause__
+    for _ in range(8):  # a few links of the chain are enough (and a cycle ends)
+        if cause is None:
+            return False
+        if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout):
+            return True
+        cause = cause.__cause__
+    return False

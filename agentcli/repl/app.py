@@ -29,7 +29,8 @@ from agentcli.repl.view import TurnView
 from agentcli.session import Session, SessionOptions
 from agentcli.settings import agentcli_home
 from agentcli.skills.loader import unknown_message
-from agentcli.ui.tool_render import ApiErrorLine, format_tokens
+from agentcli.ui.status import Status
+from agentcli.ui.tool_render import ApiErrorLine
 
 SKILL_LIST_MAX_AGE = 2.0
 """Seconds a read of the skill files serves completion before it is read again."""
@@ -42,7 +43,7 @@ class Repl:
         self.verbose = verbose
         self.started = time.monotonic()
         self.console = Console(highlight=False)
-        self.view = TurnView(self.console, cwd)
+        self.view = TurnView(self.console, cwd, status=self._status)
         self._watcher: EscWatcher | None = None
         prompter = TerminalPrompter(self.console, lambda: self._watcher, self.view.pause)
         self.session = Session(
@@ -52,7 +53,7 @@ class Repl:
         self.prompt: PromptSession[str] = prompt_session(
             agentcli_home() / "history",
             PromptCompleter(self._commands, cwd),
-            self._toolbar,
+            self._status,
             self._cycle_mode,
             self.view.expand_last_result,
         )
@@ -113,10 +114,10 @@ class Repl:
 
     def send(self, text: str) -> None:
         """One user message through the loop, with live output; errors end the turn, not the REPL."""
-        self.view.begin()
         try:
             with EscWatcher() as watcher:
                 self._watcher = watcher
+                self.view.begin(typed=watcher.typeahead)
                 try:
                     self.session.send(text)
                 finally:
@@ -163,13 +164,19 @@ class Repl:
         yield from ((b.name, b.description) for b in BUILTINS.values())
         yield from self._skill_list
 
-    def _toolbar(self) -> str:
+    def _status(self) -> Status:
+        """For the toolbar, and under the spinner while a turn runs (then the context is as of
+        the turn's latest response)."""
         session = self.session
         info = session.model_info
-        cost = info.cost_usd(session.agent.usage)
-        used = self.last_context_tokens
-        context = f"{format_tokens(used)}/{format_tokens(info.context_window)} context" if used else "new context"
-        return f"{session.agent.config.model} · {session.gate.mode} (shift-tab) · {context} · ${cost:.2f}"
+        working = self._watcher is not None
+        return Status(
+            model=session.agent.config.model,
+            mode=session.gate.mode,
+            context_tokens=session.agent.context_tokens if working else self.last_context_tokens,
+            context_window=info.context_window,
+            cost_usd=info.cost_usd(session.agent.usage),
+        )
 
     def _cycle_mode(self) -> None:
         self.session.gate.cycle_mode()

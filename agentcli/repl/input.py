@@ -11,8 +11,31 @@ from prompt_toolkit.completion import Completer
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.styles import Style
 
-Toolbar = Callable[[], str]
+from agentcli.safe_text import for_terminal
+from agentcli.ui.status import MODE_LOOKS, Status
+
+SHIFT_TAB_HINT = "(shift-tab)"
+
+
+def toolbar_style() -> Style:
+    """The toolbar is a quiet line (not prompt_toolkit's reversed bar); each mode in its colour."""
+    rules = {"bottom-toolbar": "noreverse", "bottom-toolbar.text": "ansibrightblack"}
+    for mode, look in MODE_LOOKS.items():
+        rules[f"mode-{mode.lower()}"] = f"bold {'reverse ' if look.badge else ''}ansi{look.colour}"
+    return Style.from_dict(rules)
+
+
+def toolbar_text(status: Status) -> FormattedText:
+    before, mode, after = status.parts(mode_hint=SHIFT_TAB_HINT)
+    return FormattedText(
+        [
+            ("class:bottom-toolbar.text", " " + for_terminal(before)),
+            (f"class:mode-{status.mode.lower()}", mode),
+            ("class:bottom-toolbar.text", after),
+        ]
+    )
 
 
 def key_bindings(on_shift_tab: Callable[[], None], on_ctrl_o: Callable[[], None]) -> KeyBindings:
@@ -58,7 +81,7 @@ def key_bindings(on_shift_tab: Callable[[], None], on_ctrl_o: Callable[[], None]
 def prompt_session(
     history_file: Path,
     completer: Completer,
-    toolbar: Toolbar,
+    status: Callable[[], Status],
     on_shift_tab: Callable[[], None],
     on_ctrl_o: Callable[[], None],
 ) -> PromptSession[str]:
@@ -68,7 +91,8 @@ def prompt_session(
         completer=completer,
         complete_while_typing=True,
         key_bindings=key_bindings(on_shift_tab, on_ctrl_o),
-        bottom_toolbar=lambda: FormattedText([("class:bottom-toolbar", " " + toolbar())]),
+        bottom_toolbar=lambda: toolbar_text(status()),
+        style=toolbar_style(),
         multiline=True,
         prompt_continuation=lambda width, line_number, wrap_count: "… ".rjust(width),
         enable_history_search=False,

@@ -14,6 +14,9 @@ from contextlib import contextmanager
 
 ESC = "\x1b"
 CTRL_C = "\x03"
+CTRL_H = "\x08"
+CTRL_U = "\x15"
+BACKSPACE = "\x7f"
 
 
 @contextmanager
@@ -28,7 +31,8 @@ def cbreak(fd: int) -> Iterator[None]:
 
 
 def read_key(fd: int, timeout: float | None = None) -> str | None:
-    """One key press (an escape sequence such as an arrow key comes back whole), or None."""
+    """One key press (an escape sequence such as an arrow key, or a character of several UTF-8
+    bytes, comes back whole), None when none came in time, "" at the end of input."""
     ready, _, _ = select.select([fd], [], [], timeout)
     if not ready:
         return None
@@ -36,13 +40,22 @@ def read_key(fd: int, timeout: float | None = None) -> str | None:
     if data == ESC.encode():
         while select.select([fd], [], [], 0.03)[0]:
             data += os.read(fd, 16)
+    elif data and data[0] >= 0xC0:  # the lead byte of a multi-byte character says how many follow
+        for _ in range(1 if data[0] < 0xE0 else 2 if data[0] < 0xF0 else 3):
+            if not select.select([fd], [], [], 0.03)[0]:
+                break
+            data += os.read(fd, 1)
     return data.decode("utf-8", errors="replace")
 
 
 class EscWatcher:
     """While a turn runs, a lone Esc interrupts it exactly as Ctrl-C does (SIGINT to ourselves).
 
-    The permission prompt pauses the watcher so that it can read the answer itself.
+    Other keys are type-ahead: printable characters are kept, Enter starts a new line,
+    Backspace takes back the last character and Ctrl-U the whole text; other escape sequences
+    (arrow keys…) are ignored. `typeahead()` is that text, shown while the turn runs and put
+    into the next prompt after it. The permission prompt pauses the watcher so that it can
+    read the answer itself.
     """
 
     def __init__(self) -> None:
@@ -51,7 +64,8 @@ class EscWatcher:
         self._paused = threading.Event()
         self._idle = threading.Event()
         self._thread: threading.Thread | None = None
-        self._typed: list[str] = []
+        self._typed = ""
+        """Replaced whole on each key, never changed in place: the screen reads it from another thread."""
 
     def __enter__(self) -> EscWatcher:
         if not os.isatty(self.fd):
@@ -90,10 +104,21 @@ class EscWatcher:
             if key == ESC:
                 os.kill(os.getpid(), signal.SIGINT)
             elif key:
-                self._typed.append(key)
+                self._typed = edited(self._typed, key)
 
     def typeahead(self) -> str:
-        """What the user typed while the turn ran (up to the first Enter), for the next prompt."""
-        text = "".join(self._typed)
-        line = text.replace("\r", "\n").split("\n", 1)[0]
-        return "".join(char for char in line if char.isprintable())
+        """What the user typed while the turn ran, for the next prompt (without trailing new lines)."""
+        return self._typed.rstrip("\n")
+
+
+def edited(text: str, key: str) -> str:
+    """`text` after one key press of type-ahead."""
+    if key in (BACKSPACE, CTRL_H):
+        return text[:-1]
+    if key == CTRL_U:
+        return ""
+    if key in ("\r", "\n"):
+        return text + "\n"
+    if key.startswith(ESC):
+        return text
+    return text + "".join(char for char in key if char.isprintable())

@@ -1,10 +1,19 @@
-"""What the terminal shows during a turn: streamed Markdown, tool lines, diffs, a spinner.
+"""What the terminal shows during a turn: streamed Markdown, tool lines, diffs, and at the
+bottom a live region: the running calls, the spinner, the text typed ahead, the status line.
 
-A tool call's line is live while it runs: `● Bash(make)` above the spinner ("Running… 3s ·
-esc to interrupt"), several lines for read-only calls running side by side. When a call
-finishes, its line and result are printed for good, in call order, so lines never
-interleave; while the model is still writing a call's input the spinner says "Preparing
-Write…". A call the user interrupts keeps its line, with `⎿ Interrupted` under it.
+    ● Bash(make test)
+    ⠋ Running… 4s · 1.2k tokens · esc to interrupt
+    » run the tests next   (queued for your next prompt)
+     claude-sonnet-5-5 · plan · 2.7k/1M context · $0.01
+
+A tool call's line is live while it runs (several lines for read-only calls running side by
+side). When a call finishes, its line and result are printed for good, in call order, so
+lines never interleave; while the model is still writing a call's input the spinner says
+"Preparing Write…". A call the user interrupts keeps its line, with `⎿ Interrupted` under it.
+
+Everything else is printed above the region (rich draws prints above a live display), and
+the streaming tail of an answer (`MarkdownStream`'s own live display, which rich nests in
+this one) is drawn above it too, cropped so that the region always fits the screen.
 """
 
 from __future__ import annotations
@@ -12,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleDimensions, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
-from rich.text import Text
+from rich.segment import Segment
 
 from agentcli.events import (
     AssistantMessage,
@@ -29,18 +38,24 @@ from agentcli.events import (
 )
 from agentcli.tools.todo import Todo
 from agentcli.ui.markdown_stream import MarkdownStream
-from agentcli.ui.tool_render import InterruptedLine, Spinner, ToolCallLine, ToolResultView, render_event
+from agentcli.ui.status import QueuedInput, Status, StatusLine
+from agentcli.ui.tool_render import ApiErrorLine, InterruptedLine, Spinner, ToolCallLine, ToolResultView, render_event
 
 INTERRUPT_HINT = "esc to interrupt"
 
 
 class TurnView:
-    """An event sink for one session; call `begin()` before a turn and `end()` after it."""
+    """An event sink for one session; call `begin()` before a turn and `end()` after it.
 
-    def __init__(self, console: Console, cwd: Path) -> None:
+    `status` is asked for the status line each time the region is redrawn (None: no status line).
+    """
+
+    def __init__(self, console: Console, cwd: Path, status: Callable[[], Status] | None = None) -> None:
         self.console = console
         self.cwd = cwd
         self.live_ok = console.is_terminal and not console.is_dumb_terminal
+        self._status = status
+        self._typed: Callable[[], str] = lambda: ""
         self._answer: MarkdownStream | None = None
         self._spinner: Spinner | None = None
         self._live: Live | None = None
@@ -54,9 +69,11 @@ class TurnView:
         self._expandable: ToolCallFinished | None = None
         """The latest result whose preview left lines out: Ctrl-O shows it in full."""
 
-    def begin(self) -> None:
+    def begin(self, typed: Callable[[], str] = lambda: "") -> None:
+        """A turn starts; `typed` gives what the user has typed ahead so far, to show under the spinner."""
         self.turn_tokens = 0
         self._running, self._stopped = (), []
+        self._typed = typed
         self._wait(self._working_label())
 
     def end(self) -> None:
@@ -69,7 +86,6 @@ class TurnView:
                 if self._answer is not None:
                     self._answer.flush()
                 return
-            self._stop_spinner()
             if self._answer is None:
                 self._answer = MarkdownStream(self.console)
             self._answer.feed(event.text)
@@ -80,8 +96,16 @@ class TurnView:
         self._close_answer()
         if isinstance(event, AssistantMessage):
             self.turn_tokens += event.usage.output_tokens
+            if self._spinner is not None:
+                self._spinner.tokens = self.turn_tokens
             if event.stop_reason != "tool_use":
                 self._stop_spinner()
+            return
+        if isinstance(event, Retrying):
+            self.console.print(ApiErrorLine.from_retrying(event))  # above the region: a record of what failed
+            self._wait(self._working_label())
+            if self._spinner is not None:
+                self._spinner.retry_in(event)
             return
         if isinstance(event, (ToolCallStreaming, ToolCallStarted, ToolCallRunning, ToolCallFinished)):
             self._tool_event(event)
@@ -89,7 +113,6 @@ class TurnView:
         if isinstance(event, ToolResultsMessage):  # the results go back: wait for the model again
             self._wait(self._working_label())
             return
-        self._stop_spinner()
         renderable = render_event(event, cwd=self.cwd)
         if renderable is not None:
             self.console.print(renderable)
@@ -157,18 +180,57 @@ class TurnView:
             return
         self._spinner = Spinner(label, hint=INTERRUPT_HINT)
         self._spinner.tokens = self.turn_tokens
-        self._live = Live(
-            console=self.console, transient=True, refresh_per_second=8, get_renderable=self._live_renderable
+        self._live = _RegionLive(
+            console=self.console, transient=True, refresh_per_second=10, get_renderable=self._live_renderable
         )
         self._live.start()
 
     def _live_renderable(self) -> RenderableType:
-        """The running calls' lines, then the spinner (read by the Live's refresh thread)."""
-        lines = [ToolCallLine(call.name, call.input, cwd=self.cwd) for call in self._running]
-        return Group(*lines, self._spinner or Text())
+        """The running calls' lines, the spinner, the queued input, the status line (read by the
+        Live's refresh thread)."""
+        parts: list[RenderableType] = [ToolCallLine(call.name, call.input, cwd=self.cwd) for call in self._running]
+        if self._spinner is not None:
+            parts.append(self._spinner)
+        parts.append(QueuedInput(self._typed))
+        if self._status is not None:
+            parts.append(StatusLine(self._status))
+        return Group(*parts)
 
     def _stop_spinner(self) -> None:
         if self._live is not None:
+            self._close_answer()  # its live tail is nested in the region: it must end first
             self._live.stop()
         self._live = None
         self._spinner = None
+
+
+class _RegionLive(Live):
+    """The turn's live region, kept at the bottom.
+
+    A live display started while this one runs (the answer's streaming tail) nests in it, and
+    rich would draw it below; here it goes above, with the screen's height less the region's.
+    """
+
+    @property
+    def renderable(self) -> RenderableType:
+        # rich keeps the nested live displays on the console, and offers no public view of them
+        nested = [live.get_renderable() for live in self.console._live_stack if live is not self]
+        return _Above(nested, self.get_renderable()) if nested else self.get_renderable()
+
+
+class _Above:
+    """`above`, cropped to the height that `below` leaves free, then `below`."""
+
+    def __init__(self, above: list[RenderableType], below: RenderableType) -> None:
+        self.above = above
+        self.below = below
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        below = console.render_lines(self.below, options, pad=False)
+        room = options.copy()
+        room.size = ConsoleDimensions(options.size.width, max(1, options.size.height - len(below)))
+        lines = [line for part in self.above for line in console.render_lines(part, room, pad=False)]
+        new_line = Segment.line()
+        for line in [*lines[-room.size.height :], *below]:
+            yield from line
+            yield new_line

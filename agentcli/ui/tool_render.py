@@ -8,7 +8,7 @@ Each class renders one event of `agentcli.events` the way the REPL shows it:
       ⎿ Updated src/app.py: 1 addition, 1 removal
           12 - old line
           12 + new line
-    ⚠ the stream reported an error: Overloaded — retrying in 2s (attempt 1)
+    ⚠ the stream reported an error: Overloaded — retrying in 2s (overloaded, attempt 1 of 3)
 
 `render_event` picks the renderable for an event; `Spinner` is the status line shown while
 waiting for the model. What the model or a program controls (tool inputs, output, file
@@ -328,7 +328,7 @@ class ApiErrorLine:
 
     @classmethod
     def from_retrying(cls, event: Retrying) -> ApiErrorLine:
-        return cls(event.reason, f"retrying in {event.delay:g}s (attempt {event.attempt})", fatal=False)
+        return cls(event.reason, event.plan(), fatal=False)
 
     @classmethod
     def from_error(cls, error: BaseException) -> ApiErrorLine:
@@ -386,10 +386,11 @@ def format_elapsed(seconds: float) -> str:
 
 
 class Spinner:
-    """The status line while waiting for the model: `⠋ Thinking… 3s · 1.2k tokens`.
+    """The status line while waiting for the model: `⠋ Thinking… 3s · 1.2k tokens`, and while a
+    failed request waits to be retried, a countdown: `… · retrying in 2s (overloaded, attempt 1 of 3)`.
 
     Render it inside a `rich.live.Live` (or `console.status`) that refreshes a few times a
-    second; set `tokens` as usage arrives.
+    second; set `tokens` as usage arrives, call `retry_in` when a `Retrying` event comes.
     """
 
     def __init__(
@@ -401,11 +402,21 @@ class Spinner:
         self.tokens = 0
         self._clock = clock
         self.started = clock()
+        self._retry: Retrying | None = None
+        self._retry_at = 0.0
+
+    def retry_in(self, event: Retrying) -> None:
+        """Count down to the retry `event` announces; once it is due the line reads as before."""
+        self._retry = event
+        self._retry_at = self._clock() + event.delay
 
     def status_text(self) -> str:
-        parts = [format_elapsed(self._clock() - self.started)]
+        now = self._clock()
+        parts = [format_elapsed(now - self.started)]
         if self.tokens:
             parts.append(f"{format_tokens(self.tokens)} {'token' if self.tokens == 1 else 'tokens'}")
+        if self._retry is not None and (left := self._retry_at - now) > 0:
+            parts.append(self._retry.plan(left))
         return f"{_one_line(self.label)} {' · '.join(parts)}"
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

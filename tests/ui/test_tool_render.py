@@ -180,9 +180,13 @@ def test_a_failed_edit_shows_the_error_not_a_diff() -> None:
 
 
 def test_a_retry_says_when_the_next_attempt_comes() -> None:
-    event = Retrying(attempt=2, delay=4.0, reason="the stream reported an error: Overloaded")
+    event = Retrying(
+        attempt=2, delay=4.0, reason="the stream reported an error: Overloaded", fault="overloaded", retries=3
+    )
 
-    assert shown(render_event(event)) == "⚠ the stream reported an error: Overloaded — retrying in 4s (attempt 2)\n"
+    assert shown(render_event(event), width=100) == (
+        "⚠ the stream reported an error: Overloaded — retrying in 4s (overloaded, attempt 2 of 3)\n"
+    )
 
 
 def test_a_fatal_api_error_names_the_next_step() -> None:
