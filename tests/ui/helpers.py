@@ -6,8 +6,8 @@ import io
 import random
 
 from rich.console import Console
-from rich.markdown import Markdown
 
+from agentcli.ui.markdown import AnswerMarkdown
 from agentcli.ui.markdown_stream import MarkdownStream
 
 ANSWER = """# Fixing the parser
@@ -80,8 +80,9 @@ def output(console: Console) -> str:
     return file.getvalue()
 
 
-def render_whole(text: str, console: Console) -> str:
-    console.print(Markdown(text))
+def render_whole(text: str, console: Console, *, hyperlinks: bool = False) -> str:
+    """The whole answer rendered at once (the tests' terminals show no hyperlinks: see conftest)."""
+    console.print(AnswerMarkdown(text, hyperlinks=hyperlinks))
     return output(console)
 
 
