@@ -157,7 +157,7 @@ class Repl:
     def _toolbar(self) -> str:
         session = self.session
         info = session.model_info
-        cost = info.cost_usd(session.agent.usage)
+        cost = info.cost_usd(session.usage)
         used = self.last_context_tokens
         context = f"{format_tokens(used)}/{format_tokens(info.context_window)} context" if used else "new context"
         return f"{session.agent.config.model} · {session.gate.mode} (shift-tab) · {context} · ${cost:.2f}"

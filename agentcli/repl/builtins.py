@@ -23,10 +23,12 @@ from agentcli.permissions.rules import BEHAVIORS, RuleError, RuleSource, parse_r
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
 from agentcli.tools.todo import progress_line
+from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.tool_render import TodoListView, format_tokens
 
 if TYPE_CHECKING:
     from agentcli.repl.app import Repl
+    from agentcli.session import Session
 
 INIT_PROMPT = """Survey this project and write a CLAUDE.md at its root for future coding sessions.
 Read the README, the build and test configuration, and a few central source files first.
@@ -79,6 +81,7 @@ def _help(repl: Repl, args: str) -> None:
 def _clear(repl: Repl, args: str) -> None:
     repl.session.clear()
     repl.last_context_tokens = 0
+    repl.console.clear()  # the screen only: what scrolled off stays in the terminal's scrollback
     repl.console.print("[dim]Started a new conversation.[/dim]")
 
 
@@ -136,7 +139,8 @@ def _ask(question: str) -> str:
 
 
 def show_resumed(repl: Repl) -> None:
-    """What the user needs to pick up a resumed conversation: its title, size, and last exchange."""
+    """What the user needs to pick up a resumed conversation: its title, size, and last exchange
+    (the answer rendered as Markdown, as it was shown live)."""
     session = repl.session
     loaded = session.resumed
     if loaded is None:
@@ -149,9 +153,10 @@ def show_resumed(repl: Repl) -> None:
     prompt = next((t for m in reversed(messages) if (t := _prompt_of(m))), "")
     answer = next((t for m in reversed(messages) if m["role"] == "assistant" and (t := _text_of(m))), "")
     if prompt:
-        repl.console.print(f"> {_clip(prompt)}", style="dim", markup=False)
+        repl.console.print(f"> {_clip(prompt, lines=2)}", style="dim", markup=False)
     if answer:
-        repl.console.print(_clip(answer, lines=6), style="dim", markup=False)
+        with MarkdownStream(repl.console) as view:  # shows control characters escaped, as live answers do
+            view.feed(answer.strip())
     repl.last_context_tokens = session.agent.context_tokens
 
 
@@ -173,7 +178,7 @@ def _text_of(message: JSON) -> str:
     return "".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
-def _clip(text: str, lines: int = 2) -> str:
+def _clip(text: str, lines: int) -> str:
     """The first `lines` lines of a message, with every control character shown (`for_terminal`)."""
     kept = for_terminal(text.strip()).split("\n")
     clipped = "\n".join(line[:200] for line in kept[:lines])
@@ -200,15 +205,29 @@ def _exit(repl: Repl, args: str) -> None:
 
 
 def _cost(repl: Repl, args: str) -> None:
-    usage = repl.session.agent.usage
-    cost = repl.session.model_info.cost_usd(usage)
+    """The conversation's spend, a resumed one's earlier spend included (priced at the current model's rates)."""
+    session = repl.session
+    usage = session.usage
     elapsed = time.monotonic() - repl.started
     repl.console.print(
         f"Input: {format_tokens(usage.input_tokens)} · cache reads: {format_tokens(usage.cache_read_input_tokens)}"
         f" · cache writes: {format_tokens(usage.cache_creation_input_tokens)}"
         f" · output: {format_tokens(usage.output_tokens)}\n"
-        f"Cost: ${cost:.4f} · session time: {int(elapsed // 60)}m {int(elapsed % 60):02d}s"
+        f"Cost: ${session.model_info.cost_usd(usage):.4f}{_spent_before(session)}"
+        f" · session time: {int(elapsed // 60)}m {int(elapsed % 60):02d}s"
     )
+
+
+def _spent_before(session: Session) -> str:
+    """What /cost says about a resumed conversation's earlier spend ("" for a new conversation)."""
+    earlier = session.resumed
+    if earlier is None:
+        return ""
+    if earlier.usage.total_input + earlier.usage.output_tokens:
+        return f" (${session.model_info.cost_usd(earlier.usage):.4f} of it before it was resumed)"
+    if earlier.messages:
+        return " (what it spent before it was resumed was not recorded)"
+    return ""
 
 
 def _model(repl: Repl, args: str) -> None:
@@ -289,7 +308,7 @@ BUILTINS: dict[str, Builtin] = {
     b.name: b
     for b in (
         Builtin("help", "Show commands, skills and keys", _help),
-        Builtin("clear", "Start a new conversation (and transcript)", _clear),
+        Builtin("clear", "Clear the screen and start a new conversation (and transcript)", _clear),
         Builtin("resume", "Pick a recent session of this project and continue it", _resume, "[number|id]"),
         Builtin(
             "compact",
@@ -297,7 +316,7 @@ BUILTINS: dict[str, Builtin] = {
             _compact,
             "[instructions]",
         ),
-        Builtin("cost", "Tokens, cache use, cost and time of this session", _cost),
+        Builtin("cost", "Tokens, cache use, cost and time of this conversation (a resumed one's too)", _cost),
         Builtin("todos", "Show the model's task list for this conversation", _todos),
         Builtin("model", "Show or change the model", _model, "[name]"),
         Builtin(
