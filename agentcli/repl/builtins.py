@@ -153,7 +153,7 @@ def show_resumed(repl: Repl) -> None:
     prompt = next((t for m in reversed(messages) if (t := _prompt_of(m))), "")
     answer = next((t for m in reversed(messages) if m["role"] == "assistant" and (t := _text_of(m))), "")
     if prompt:
-        repl.console.print(f"> {_clip(prompt, lines=2)}", style="dim", markup=False)
+        repl.console.print(f"> {_clip(prompt)}", style="dim", markup=False)
     if answer:
         with MarkdownStream(repl.console) as view:  # shows control characters escaped, as live answers do
             view.feed(answer.strip())
@@ -178,7 +178,7 @@ def _text_of(message: JSON) -> str:
     return "".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
-def _clip(text: str, lines: int) -> str:
+def _clip(text: str, lines: int = 2) -> str:
     """The first `lines` lines of a message, with every control character shown (`for_terminal`)."""
     kept = for_terminal(text.strip()).split("\n")
     clipped = "\n".join(line[:200] for line in kept[:lines])

@@ -13,7 +13,7 @@
   quote with one).
 - A code block has one blank line before and after it wherever it stands, inside list items
   and quotes too (rich pads it with a blank row of its own, so at the top level it had two,
-  and none inside a list item). A horizontal rule or an image still counts as a separator.
+  and none inside a list item); right after a horizontal rule, which separates on its own, none.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ _HYPERLINK_TERMS = ("xterm-kitty", "xterm-ghostty", "wezterm", "foot", "alacritt
 _VTE_WITH_HYPERLINKS = 5000
 """GNOME Terminal and the other VTE terminals show hyperlinks since VTE 0.50."""
 _KONSOLE_WITH_HYPERLINKS = 210400
+"""Konsole 21.04."""
 
 
 def terminal_shows_hyperlinks(environ: Mapping[str, str] = os.environ) -> bool:

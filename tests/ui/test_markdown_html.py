@@ -162,3 +162,14 @@ def test_a_code_block_has_one_blank_line_before_and_after(case: str, terminal: b
     seen = [re.sub(r"\s+", " ", line).strip() for line in lines_of(markdown, terminal=terminal)]
 
     assert seen == expected
+
+
+@pytest.mark.parametrize("opening", ["- one\n- two", "> quoted\n> words", "1. first\n\n   more"])
+def test_an_answer_opening_with_a_list_or_quote_starts_on_its_first_line(opening: str) -> None:
+    answer = f"{opening}\n\nA paragraph.\n\n{opening}"
+
+    for seed in range(3):
+        streamed = stream_all(answer, make_console(), seed=seed)
+        assert streamed == render_whole(answer, make_console())
+    lines = screen_of(streamed).splitlines()
+    assert lines[0].strip() and lines.count("") == 2, lines
