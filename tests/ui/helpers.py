@@ -80,9 +80,9 @@ def output(console: Console) -> str:
     return file.getvalue()
 
 
-def render_whole(text: str, console: Console, *, hyperlinks: bool = False) -> str:
+def render_whole(text: str, console: Console) -> str:
     """The whole answer rendered at once (the tests' terminals show no hyperlinks: see conftest)."""
-    console.print(AnswerMarkdown(text, hyperlinks=hyperlinks))
+    console.print(AnswerMarkdown(text, hyperlinks=False))
     return output(console)
 
 
