@@ -16,7 +16,7 @@ from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
-from agentcli.contracts import JSON, FileRecord, Model, ToolContext
+from agentcli.contracts import JSON, FileRecord, Model, ToolContext, Usage
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
@@ -127,6 +127,8 @@ class Session:
         self.transcript: TranscriptWriter
         self.resumed: LoadedTranscript | None = None
         """The transcript this conversation continues, if it does."""
+        self._usage_recorded: dict[str, int] = {}
+        """The agent's usage (`Usage.as_dict()`) as of the last transcript record that carries `usage`."""
         self._title: str | None = None
         """The first prompt, written to the transcript with the first message."""
         self._title_due = True
@@ -144,6 +146,16 @@ class Session:
     @property
     def model_info(self) -> ModelInfo:
         return model_info(self.agent.config.model, self.settings.get("models"))
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens this conversation has used: before it was resumed (as its transcript recorded
+        them) and since. `agent.usage` counts only the latter (the token budget applies to it)."""
+        total = Usage()
+        if self.resumed is not None:
+            total.add(self.resumed.usage)
+        total.add(self.agent.usage)
+        return total
 
     def send(self, text: str) -> RunResult:
         """One user message (a /command is expanded first) through the loop to the final answer."""
@@ -231,6 +243,7 @@ class Session:
             self._todos_recorded = self.context.todos.version
             self._title_due = not loaded.title
         self.agent = self._new_agent()
+        self._usage_recorded = self.agent.usage.as_dict()
         self.agent.on_message = self._record
         self.agent.before_turn = self._auto_compact
         if loaded is not None:
@@ -250,7 +263,7 @@ class Session:
             self.transcript.write({"type": "title", "time": now(), "title": self._title[:TITLE_CHARS]})
             self._title = None
             self._title_due = False
-        record: JSON = {"type": "message", "time": now(), "message": message}
+        record: JSON = {"type": "message", "time": now(), "message": message, **self._unrecorded_usage()}
         if message["role"] == "assistant":
             record["context_tokens"] = self.agent.context_tokens
             self._auto_compact_armed = True
@@ -265,6 +278,14 @@ class Session:
             if reads := self._new_reads():
                 record["read_files"] = reads
         self.transcript.write(record)
+
+    def _unrecorded_usage(self) -> JSON:
+        """`{"usage": …}`, the tokens used since the last record that said: nothing when none were."""
+        spent, recorded = self.agent.usage.as_dict(), self._usage_recorded
+        if spent == recorded:
+            return {}
+        self._usage_recorded = spent
+        return {"usage": {key: spent[key] - recorded.get(key, 0) for key in spent}}
 
     def _new_reads(self) -> JSON:
         """Files read or written since the last transcript line, with what they looked like then."""
@@ -321,6 +342,7 @@ class Session:
                 "tokens_after": result.tokens_after,
                 "context_tokens": self.agent.context_tokens,
                 "reminders": self.context.reminders.snapshot(),
+                **self._unrecorded_usage(),  # the summary's
             }
         )
         for message in result.messages:

@@ -24,10 +24,12 @@ from agentcli.regular_file import read_regular_file
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
 from agentcli.tools.todo import progress_line
+from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.tool_render import TodoListView, format_tokens
 
 if TYPE_CHECKING:
     from agentcli.repl.app import Repl
+    from agentcli.session import Session
 
 INIT_PROMPT = """Survey this project and write a CLAUDE.md at its root for future coding sessions.
 Read the README, the build and test configuration, and a few central source files first.
@@ -80,6 +82,7 @@ def _help(repl: Repl, args: str) -> None:
 def _clear(repl: Repl, args: str) -> None:
     repl.session.clear()
     repl.last_context_tokens = 0
+    repl.console.clear()  # the screen only: what scrolled off stays in the terminal's scrollback
     repl.console.print("[dim]Started a new conversation.[/dim]")
 
 
@@ -137,7 +140,8 @@ def _ask(question: str) -> str:
 
 
 def show_resumed(repl: Repl) -> None:
-    """What the user needs to pick up a resumed conversation: its title, size, and last exchange."""
+    """What the user needs to pick up a resumed conversation: its title, size, and last exchange
+    (the answer rendered as Markdown, as it was shown live)."""
     session = repl.session
     loaded = session.resumed
     if loaded is None:
@@ -152,7 +156,8 @@ def show_resumed(repl: Repl) -> None:
     if prompt:
         repl.console.print(f"> {_clip(prompt)}", style="dim", markup=False)
     if answer:
-        repl.console.print(_clip(answer, lines=6), style="dim", markup=False)
+        with MarkdownStream(repl.console) as view:  # shows control characters escaped, as live answers do
+            view.feed(answer.strip())
     repl.last_context_tokens = session.agent.context_tokens
 
 
@@ -201,15 +206,29 @@ def _exit(repl: Repl, args: str) -> None:
 
 
 def _cost(repl: Repl, args: str) -> None:
-    usage = repl.session.agent.usage
-    cost = repl.session.model_info.cost_usd(usage)
+    """The conversation's spend, a resumed one's earlier spend included (priced at the current model's rates)."""
+    session = repl.session
+    usage = session.usage
     elapsed = time.monotonic() - repl.started
     repl.console.print(
         f"Input: {format_tokens(usage.input_tokens)} · cache reads: {format_tokens(usage.cache_read_input_tokens)}"
         f" · cache writes: {format_tokens(usage.cache_creation_input_tokens)}"
         f" · output: {format_tokens(usage.output_tokens)}\n"
-        f"Cost: ${cost:.4f} · session time: {int(elapsed // 60)}m {int(elapsed % 60):02d}s"
+        f"Cost: ${session.model_info.cost_usd(usage):.4f}{_spent_before(session)}"
+        f" · session time: {int(elapsed // 60)}m {int(elapsed % 60):02d}s"
     )
+
+
+def _spent_before(session: Session) -> str:
+    """What /cost says about a resumed conversation's earlier spend ("" for a new conversation)."""
+    earlier = session.resumed
+    if earlier is None:
+        return ""
+    if earlier.usage.total_input + earlier.usage.output_tokens:
+        return f" (${session.model_info.cost_usd(earlier.usage):.4f} of it before it was resumed)"
+    if earlier.messages:
+        return " (what it spent before it was resumed was not recorded)"
+    return ""
 
 
 def _model(repl: Repl, args: str) -> None:
@@ -363,7 +382,7 @@ BUILTINS: dict[str, Builtin] = {
     b.name: b
     for b in (
         Builtin("help", "Show commands, skills and keys", _help),
-        Builtin("clear", "Start a new conversation (and transcript)", _clear),
+        Builtin("clear", "Clear the screen and start a new conversation (and transcript)", _clear),
         Builtin("resume", "Pick a recent session of this project and continue it", _resume, "[number|id]"),
         Builtin(
             "compact",
@@ -371,7 +390,7 @@ BUILTINS: dict[str, Builtin] = {
             _compact,
             "[instructions]",
         ),
-        Builtin("cost", "Tokens, cache use, cost and time of this session", _cost),
+        Builtin("cost", "Tokens, cache use, cost and time of this conversation (a resumed one's too)", _cost),
         Builtin("todos", "Show the model's task list for this conversation", _todos),
         Builtin("model", "Show or change the model", _model, "[name]"),
         Builtin(

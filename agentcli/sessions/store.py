@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.context.paths import is_this_project, legacy_state_dir, project_state_dir
-from agentcli.contracts import JSON, FileRecord
+from agentcli.contracts import JSON, FileRecord, Usage
 from agentcli.errors import UsageError
 from agentcli.executor import close_pending
 from agentcli.loop import INTERRUPTED_MARKER
@@ -22,6 +22,7 @@ SUFFIX = ".jsonl"
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
 MAX_ID_CHARS = 200
 """Longer than any session id (36) by far, and short enough to be a file name."""
+_USAGE_KEYS = frozenset(Usage().as_dict())
 KILLED = "Not finished: the session ended (the program was stopped) before this call returned."
 
 
@@ -37,6 +38,9 @@ class LoadedTranscript:
     """The current conversation: the messages after the last compaction boundary."""
     reminders: dict[str, str] = field(default_factory=dict)
     context_tokens: int = 0
+    usage: Usage = field(default_factory=Usage)
+    """Tokens the whole session used (before compactions too), as far as its records say
+    (transcripts written before agentcli recorded usage have none)."""
     todos: tuple[Todo, ...] = ()
     """The task list last recorded (TodoWrite); it outlives compaction."""
     read_files: dict[Path, FileRecord] = field(default_factory=dict)
@@ -148,6 +152,8 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
                 loaded.title = _prompt_text(message)
         if isinstance(record.get("context_tokens"), int):
             loaded.context_tokens = record["context_tokens"]
+    if isinstance(record.get("usage"), dict):
+        loaded.usage.add(recorded_usage(record["usage"]))
     reminders = record.get("reminders")
     if isinstance(reminders, dict) and all(isinstance(v, str) for v in reminders.values()):
         loaded.reminders = reminders
@@ -168,6 +174,16 @@ def _system_blocks(value: object) -> list[JSON] | None:
         if not isinstance(block.get("text"), str) or not block["text"]:
             return None
     return value
+
+
+def recorded_usage(value: JSON) -> Usage:
+    """A record's `usage`; a count that is not a whole number of tokens is left out (counted as 0)."""
+    counts = {
+        key: count
+        for key, count in value.items()
+        if key in _USAGE_KEYS and type(count) is int and count >= 0  # not a bool either
+    }
+    return Usage(**counts)
 
 
 def file_records(value: JSON) -> dict[Path, FileRecord]:

@@ -13,6 +13,13 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
 - `compact`: a compaction boundary. The `message` records after it form the new
   conversation; earlier lines are never rewritten.
 
+A `message` or `compact` record carries `usage` (`input_tokens`, `output_tokens`,
+`cache_creation_input_tokens`, `cache_read_input_tokens`): the tokens used since the last
+record that has one, if any (the response it holds, one that was discarded and asked for
+again, a compaction's summary). Summed over the file, they are what the session cost, so
+a resumed session's `/cost` includes what was spent before. Older transcripts have no
+`usage`: what they spent is unknown and counted as 0.
+
 A `message` record of tool results also carries `todos` when that turn changed the task
 list (TodoWrite): the whole list, which a resumed session takes up again; and `read_files`
 for files read or written in that turn (path → mtime_ns, size, sha256; null for a file read only in part), so a resumed

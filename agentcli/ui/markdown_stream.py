@@ -1,11 +1,11 @@
-"""Render a streamed Markdown answer with rich, in time linear in its length.
+"""Render a streamed Markdown answer (`AnswerMarkdown`), in time linear in its length.
 
 The text is cut into finished top-level blocks (a paragraph ended by a blank line, a closed
 code fence, a heading, a list once something that is not part of it follows…). Each finished
 block is rendered once and printed to the scrollback; only the open tail is shown live, in a
 transient region that is redrawn at most every `refresh_interval` seconds and never taller
-than the screen. The concatenation of the committed blocks is exactly what rich prints for
-the whole answer at once (blank lines between blocks follow rich's own rule).
+than the screen. The concatenation of the committed blocks is exactly what `AnswerMarkdown`
+prints for the whole answer at once (blank lines between blocks follow rich's own rule).
 
 Known difference from a whole-document render: a link reference definition (`[x]: url`)
 only applies inside its own block.
@@ -21,23 +21,13 @@ from types import TracebackType
 from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
-from rich.markdown import Markdown, MarkdownElement, UnknownElement
+from rich.markdown import MarkdownElement, UnknownElement
 from rich.segment import Segment
 
 from agentcli.safe_text import for_terminal
+from agentcli.ui.markdown import AnswerMarkdown, is_plain, terminal_shows_hyperlinks
 
 _FENCE_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}(?=[^`]*$)|~{3,})")
-_HTML_RAW_BLOCKS = [
-    # CommonMark HTML blocks that run across blank lines, until their terminator.
-    (
-        re.compile(r"<(?:pre|script|style|textarea)(?:[ \t>]|$)", re.IGNORECASE),
-        re.compile(r"</(?:pre|script|style|textarea)>", re.IGNORECASE),
-    ),
-    (re.compile(r"<!--"), re.compile(r"-->")),
-    (re.compile(r"<\?"), re.compile(r"\?>")),
-    (re.compile(r"<![A-Za-z]"), re.compile(r">")),
-    (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
-]
 _LIST_ITEM = re.compile(r"^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 
@@ -72,9 +62,7 @@ class BlockSplitter:
         """(fence character, fence length, indent) while inside a code fence."""
         self._fence_start = 0
         """Index in `_block` of the open fence's first line."""
-        self._html_end: re.Pattern[str] | None = None
-        """The terminator of the open HTML block (`</pre>`, `-->`…)."""
-        self._raw_top_level = False
+        self._fence_top_level = False
         self._in_list = False
         self._indented_code = False
 
@@ -122,12 +110,11 @@ class BlockSplitter:
         return "\n".join(lines)
 
     def _take_line(self, line: str) -> list[str]:
-        if self._fence is not None or self._html_end is not None:
+        if self._fence is not None:
             self._block.append(line)
-            if self._closes_raw(line):
+            if self._closes_fence(line):
                 self._fence = None
-                self._html_end = None
-                if self._raw_top_level:
+                if self._fence_top_level:
                     return self._cut()
             return []
         if not line.strip(" \t"):
@@ -156,11 +143,11 @@ class BlockSplitter:
         elif indent < 4:
             self._indented_code = False
 
-        if not self._indented_code and (indent <= 3 or self._in_list) and self._opens_raw(line, indent):
+        if not self._indented_code and (indent <= 3 or self._in_list) and self._opens_fence(line, indent):
             # An unindented fence (or one outside any list) is a block of its own once closed;
             # an indented one inside a list belongs to the list item.
-            self._raw_top_level = indent == 0 or (indent <= 3 and not self._in_list)
-            if self._raw_top_level:
+            self._fence_top_level = indent == 0 or (indent <= 3 and not self._in_list)
+            if self._fence_top_level:
                 self._in_list = False
             self._block.append(line)
             return finished
@@ -173,26 +160,18 @@ class BlockSplitter:
         self._block.append(line)
         return finished
 
-    def _opens_raw(self, line: str, indent: int) -> bool:
-        """Does `line` open a code fence or an HTML block that blank lines do not end?"""
+    def _opens_fence(self, line: str, indent: int) -> bool:
+        """Does `line` open a code fence (which blank lines do not end)? HTML is text (see
+        `AnswerMarkdown`), so `<pre>` or `<!--` opens nothing."""
         fence = _FENCE_OPEN.match(line)
-        if fence is not None:
-            marker = fence.group("fence")
-            self._fence = (marker[0], len(marker), indent)
-            self._fence_start = len(self._block)
-            return True
-        content = line.lstrip(" \t")
-        for start, end in _HTML_RAW_BLOCKS:
-            if start.match(content):
-                if end.search(content):
-                    return False
-                self._html_end = end
-                return True
-        return False
+        if fence is None:
+            return False
+        marker = fence.group("fence")
+        self._fence = (marker[0], len(marker), indent)
+        self._fence_start = len(self._block)
+        return True
 
-    def _closes_raw(self, line: str) -> bool:
-        if self._html_end is not None:
-            return self._html_end.search(line) is not None
+    def _closes_fence(self, line: str) -> bool:
         assert self._fence is not None
         char, length, indent = self._fence
         stripped = line.strip(" \t")
@@ -203,13 +182,12 @@ class BlockSplitter:
         self._block = []
         self._blanks = []
         self._fence = None
-        self._html_end = None
         self._in_list = False
         self._indented_code = False
         return [text]
 
 
-_NOT_ELEMENTS = frozenset({"text", "hardbreak", "softbreak", "link_open", "link_close", "html_inline"})
+_NOT_ELEMENTS = frozenset({"text", "hardbreak", "softbreak", "link_open", "link_close"})
 
 
 def _flatten(tokens: Iterable[Token]) -> Iterable[Token]:
@@ -222,7 +200,7 @@ def _flatten(tokens: Iterable[Token]) -> Iterable[Token]:
 
 def _element_class(token: Token) -> type[MarkdownElement]:
     kind = token.type.removesuffix("_close") + "_open" if token.nesting == -1 else token.type
-    return Markdown.elements.get(kind) or UnknownElement
+    return AnswerMarkdown.elements.get(kind) or UnknownElement
 
 
 def _is_container(element: type[MarkdownElement]) -> bool:
@@ -230,23 +208,24 @@ def _is_container(element: type[MarkdownElement]) -> bool:
     return element.on_child_close is not MarkdownElement.on_child_close
 
 
-def _blank_line_rule(tokens: list[Token], previous: bool) -> tuple[bool, bool]:
+def _blank_line_rule(tokens: list[Token], previous: bool | None) -> tuple[bool, bool | None]:
     """Replay rich's `new_line` flag over one block rendered on its own.
 
     rich writes a blank line before an element it renders directly when the element closed
-    just before it (at any depth) has `new_line` set. A block rendered alone starts with the
-    flag off, so when its first closing element is rendered directly, the blank line the
-    whole-document render would put there must be added by hand.
+    just before it (at any depth, inside that element too) has `new_line` set. A block
+    rendered alone starts with the flag off, and `AnswerMarkdown` drops a blank line that
+    would open its output, so the blank line before a block's first directly rendered element
+    is added by hand. `previous` is the flag after the block before (None: this block opens
+    the answer, and nothing goes before it).
     Returns (add a blank line before the block, the flag after it).
     """
     flag = previous
-    closed_any = False
-    blank_line_before = False
+    blank_line_before: bool | None = None
     open_containers: list[bool] = []
     for token in _flatten(tokens):
         if token.type in _NOT_ELEMENTS:
             continue
-        if token.tag in Markdown.inlines and token.type not in ("fence", "code_block"):
+        if token.tag in AnswerMarkdown.inlines and token.type not in ("fence", "code_block"):
             continue
         element = _element_class(token)
         if token.nesting == 1:
@@ -255,17 +234,16 @@ def _blank_line_rule(tokens: list[Token], previous: bool) -> tuple[bool, bool]:
         if token.nesting == -1:
             open_containers.pop()
         rendered_directly = not open_containers or not open_containers[-1]
-        if not closed_any and rendered_directly and token.type != "inline":
-            blank_line_before = previous
+        if blank_line_before is None and rendered_directly and token.type != "inline":
+            blank_line_before = bool(flag) and previous is not None
         flag = element.new_line
-        closed_any = True
-    return blank_line_before, flag
+    return bool(blank_line_before), flag
 
 
 class _Committed:
     """Finished blocks, each preceded by the blank line rich would put before it."""
 
-    def __init__(self, blocks: list[tuple[Markdown, bool]], plain: bool) -> None:
+    def __init__(self, blocks: list[tuple[AnswerMarkdown, bool]], plain: bool) -> None:
         self.blocks = blocks
         self.plain = plain
 
@@ -282,7 +260,7 @@ class _TailView:
 
     def __init__(self, stream: MarkdownStream) -> None:
         self.stream = stream
-        self._key: tuple[str, int, int, bool] | None = None
+        self._key: tuple[str, int, int, bool | None] | None = None
         self._lines: list[list[Segment]] = []
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -312,7 +290,9 @@ class MarkdownStream:
     Call `feed(delta)` as text arrives and `finish()` at the end (or use it as a context
     manager). In a terminal with colour, the open tail is shown in a transient live region;
     otherwise (not a TTY, TERM=dumb, NO_COLOR, `color_system=None`) only finished blocks are
-    printed, as plain text without any escape codes.
+    printed, as plain text without any escape codes. Links are hyperlinks only where the
+    terminal shows them (`hyperlinks=None`: `terminal_shows_hyperlinks()`), never in plain text;
+    elsewhere a link's URL follows its text.
 
     Not thread-safe: feed it from one thread. While it runs, do not print to the same
     console from elsewhere except through it (rich would draw above the live tail, which is
@@ -324,19 +304,20 @@ class MarkdownStream:
         console: Console,
         *,
         code_theme: str = "monokai",
-        hyperlinks: bool = True,
+        hyperlinks: bool | None = None,
         refresh_interval: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.console = console
         self.code_theme = code_theme
-        self.hyperlinks = hyperlinks
         self.refresh_interval = refresh_interval
         self._clock = clock
-        self.plain = not console.is_interactive or console.no_color or console.color_system is None
+        self.plain = is_plain(console)
         """True when no live region is drawn and output carries no styles."""
+        self.hyperlinks = not self.plain and (terminal_shows_hyperlinks() if hyperlinks is None else hyperlinks)
         self._splitter = BlockSplitter()
-        self._new_line = False
+        self._new_line: bool | None = None
+        """rich's blank-line flag after the committed blocks (None before the first one)."""
         self._live: Live | None = None
         self._last_refresh: float | None = None
         self._dirty = False
@@ -386,11 +367,11 @@ class MarkdownStream:
     ) -> None:
         self.finish()
 
-    def _markdown(self, text: str) -> Markdown:
-        return Markdown(text, code_theme=self.code_theme, hyperlinks=self.hyperlinks)
+    def _markdown(self, text: str) -> AnswerMarkdown:
+        return AnswerMarkdown(text, code_theme=self.code_theme, hyperlinks=self.hyperlinks)
 
     def _commit(self, blocks: list[str]) -> None:
-        rendered: list[tuple[Markdown, bool]] = []
+        rendered: list[tuple[AnswerMarkdown, bool]] = []
         for text in blocks:
             markdown = self._markdown(text)
             blank_line_before, self._new_line = _blank_line_rule(markdown.parsed, self._new_line)

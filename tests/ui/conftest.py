@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-_TERMINAL_ENV = ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES", "COLORTERM")
+_TERMINAL_ENV = (
+    *("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES", "COLORTERM"),
+    # What `terminal_shows_hyperlinks` looks at: the tests' terminals show no hyperlinks.
+    *("FORCE_HYPERLINK", "TERM_PROGRAM", "VTE_VERSION", "KONSOLE_VERSION", "KITTY_WINDOW_ID", "WT_SESSION", "TMUX"),
+)
 
 
 @pytest.fixture(autouse=True)

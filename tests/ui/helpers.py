@@ -6,8 +6,8 @@ import io
 import random
 
 from rich.console import Console
-from rich.markdown import Markdown
 
+from agentcli.ui.markdown import AnswerMarkdown
 from agentcli.ui.markdown_stream import MarkdownStream
 
 ANSWER = """# Fixing the parser
@@ -81,7 +81,8 @@ def output(console: Console) -> str:
 
 
 def render_whole(text: str, console: Console) -> str:
-    console.print(Markdown(text))
+    """The whole answer rendered at once (the tests' terminals show no hyperlinks: see conftest)."""
+    console.print(AnswerMarkdown(text, hyperlinks=False))
     return output(console)
 
 
