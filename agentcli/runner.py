@@ -34,7 +34,7 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
     """Run one prompt to completion, print per the output format, and return the exit code."""
     started = time.monotonic()
     cwd = cwd or Path.cwd()
-    reporter = _reporter(options.output_format)
+    reporter = _reporter(options.output_format, cwd)
     session: Session | None = None
     try:
         session = Session(options, cwd, reporter, model=model)
@@ -71,12 +71,12 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
     return code
 
 
-def _reporter(output_format: str) -> Reporter:
+def _reporter(output_format: str, cwd: Path) -> Reporter:
     if output_format == "json":
         return JsonReporter()
     if output_format == "stream-json":
         return StreamJsonReporter()
-    return TextReporter()
+    return TextReporter(cwd=cwd)
 
 
 def _outcome(

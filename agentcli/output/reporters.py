@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from agentcli.contracts import JSON
@@ -44,9 +45,11 @@ class TextReporter:
     sequences are printed visibly); a final answer piped elsewhere is written as it is.
     """
 
-    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr, *, cwd: Path | None = None) -> None:
         self.out = out
         self.err = err
+        self.cwd = cwd
+        """The project: files inside it are named relative to it."""
 
     def start(self, init: JSON) -> None:
         pass
@@ -56,7 +59,7 @@ class TextReporter:
             mark = "✗" if event.result.is_error else "●"
             summary = (event.result.summary or "").splitlines()
             tail = f" — {summary[0]}" if summary else ""
-            self._progress(f"{mark} {call_label(event.name, event.input)}{tail}")
+            self._progress(f"{mark} {call_label(event.name, event.input, cwd=self.cwd)}{tail}")
         elif isinstance(event, Retrying):
             self._progress(f"… {event.reason}; retrying in {event.delay:g}s (attempt {event.attempt})")
         elif isinstance(event, Notice):
