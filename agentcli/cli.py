@@ -96,6 +96,9 @@ def main_command(
     """Start the interactive assistant, or run one prompt with -p."""
     if ctx.invoked_subcommand is not None:
         return
+    once = print_prompt is not None or not sys.stdin.isatty()  # `echo question | agentcli` runs once
+    if once:
+        _require_credential()
     options = _session_options(
         model,
         permission_mode,
@@ -107,7 +110,7 @@ def main_command(
         continue_session,
         resume,
     )
-    if print_prompt is not None or not sys.stdin.isatty():  # `echo question | agentcli` runs once
+    if once:
         _run_once(options, print_prompt, output_format, verbose)
     from agentcli.repl.app import run_repl
 
@@ -132,6 +135,7 @@ def run(
     resume: ResumeOpt = None,
 ) -> None:
     """Run one prompt to completion and print the answer (scripts and CI)."""
+    _require_credential()
     options = _session_options(
         model,
         permission_mode,
@@ -187,6 +191,15 @@ def _session_options(
         continue_session=continue_session,
         resume=resume,
     )
+
+
+def _require_credential() -> None:
+    """A one-shot run without an API key fails at once (exit 1), before anything else is loaded."""
+    from agentcli.credentials import MISSING_CREDENTIAL, anthropic_credential
+
+    if anthropic_credential() is None:
+        typer.echo(f"Error: {MISSING_CREDENTIAL}", err=True)
+        raise typer.Exit(1)
 
 
 def _check_choice(flag: str, value: str, choices: tuple[str, ...]) -> None:

@@ -164,10 +164,15 @@ class Session:
         self._turn_reminders = self.context.reminders.snapshot()
         try:
             with self.context.turn(prepared):
-                return self.agent.run(prepared.content)
+                result = self.agent.run(prepared.content)
+        except BaseException:
+            self.transcript.discard()  # only while the model has never answered: no file to clutter /resume
+            raise
         finally:
             config.model = session_model
             self.transcript.sync()
+        self.transcript.keep()
+        return result
 
     def set_model(self, name: str) -> None:
         self.model_name = name
@@ -251,7 +256,8 @@ class Session:
             self._title = None
             self._title_due = False
         record: JSON = {"type": "message", "time": now(), "message": message}
-        if message["role"] == "assistant":
+        answered = message["role"] == "assistant"
+        if answered:
             record["context_tokens"] = self.agent.context_tokens
             self._auto_compact_armed = True
         else:
@@ -265,6 +271,8 @@ class Session:
             if reads := self._new_reads():
                 record["read_files"] = reads
         self.transcript.write(record)
+        if answered:
+            self.transcript.keep()
 
     def _new_reads(self) -> JSON:
         """Files read or written since the last transcript line, with what they looked like then."""

@@ -18,6 +18,7 @@ from prompt_toolkit import PromptSession
 from rich.console import Console
 
 from agentcli import __version__
+from agentcli.credentials import anthropic_credential
 from agentcli.errors import AgentcliError, ModelAPIError
 from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
@@ -32,6 +33,9 @@ from agentcli.ui.tool_render import ApiErrorLine, format_tokens
 SKILL_LIST_MAX_AGE = 2.0
 """Seconds a read of the skill files serves completion before it is read again."""
 EXIT_HINT = "Press Ctrl-C again (or Ctrl-D) to exit."
+NO_CREDENTIAL_WARNING = (
+    "! No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) to send messages; /help works without one."
+)
 
 
 class Repl:
@@ -64,6 +68,8 @@ class Repl:
 
     def loop(self) -> int:
         self.console.print(f"[bold]agentcli[/bold] {__version__} · {self.cwd} · /help for commands", style="dim")
+        if anthropic_credential() is None:
+            self.console.print(NO_CREDENTIAL_WARNING, style="yellow", markup=False)
         show_resumed(self)
         armed_exit = False
         while True:
