@@ -234,4 +234,7 @@ def _stdin_is_data() -> bool:
 
 
 def main() -> None:
-    app()
+    from agentcli.signals import handle_termination
+
+    with handle_termination():
+        app()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agentcli.contracts import JSON, Model
-from agentcli.errors import AgentcliError, StopRun
+from agentcli.errors import AgentcliError, Halt, StopRun
 from agentcli.events import Event
 from agentcli.output.reporters import JsonReporter, Outcome, StreamJsonReporter, TextReporter
 from agentcli.session import Session, SessionOptions
@@ -50,11 +50,14 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
         result = session.run(prepared)
         outcome = _outcome(session, "success", result.text, False, started, result.num_turns)
         code = EXIT_OK
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, or a Halt: SIGTERM, SIGHUP
         if session is not None:
             session.agent.record_interrupt()
-        outcome = _outcome(session, "error_during_execution", "Interrupted by the user.", True, started)
-        code = EXIT_INTERRUPTED
+        message = "Interrupted by the user." if not isinstance(stop, Halt) else str(stop)
+        if session is not None and session.transcript.kept:
+            message += " The session is saved: agentcli run -c continues it."
+        outcome = _outcome(session, "error_during_execution", message, True, started)
+        code = stop.exit_code if isinstance(stop, Halt) else EXIT_INTERRUPTED
     except AgentcliError as error:
         if options.verbose:
             traceback.print_exc()

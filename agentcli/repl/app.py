@@ -19,7 +19,7 @@ from rich.console import Console
 
 from agentcli import __version__
 from agentcli.credentials import anthropic_credential
-from agentcli.errors import AgentcliError, ModelAPIError
+from agentcli.errors import AgentcliError, ModelAPIError, Terminated
 from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
 from agentcli.repl.input import prompt_session
@@ -75,6 +75,8 @@ class Repl:
         while True:
             try:
                 text = self.prompt.prompt("> ", default=self._typeahead)
+            except Terminated:
+                raise
             except KeyboardInterrupt:
                 self._typeahead = ""
                 if armed_exit:
@@ -101,7 +103,7 @@ class Repl:
             if builtin is not None:
                 try:
                     builtin.run(self, args)
-                except ExitRepl:
+                except (ExitRepl, Terminated):
                     raise
                 except (Exception, KeyboardInterrupt) as error:
                     self._report(error)
@@ -120,6 +122,8 @@ class Repl:
                     self._typeahead = watcher.typeahead()
         except KeyboardInterrupt as error:
             self.session.agent.record_interrupt()
+            if isinstance(error, Terminated):
+                raise
             self._report(error)
         except Exception as error:
             self._report(error)
@@ -181,7 +185,10 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
         return error.exit_code
     # Started once our own imports are done, so it does not compete with drawing the prompt.
     threading.Thread(target=_warm_up_sdk, name="import-anthropic", daemon=True).start()
-    return repl.loop()
+    try:
+        return repl.loop()
+    except Terminated as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
+        return stop.exit_code
 
 
 def _warm_up_sdk() -> None:

@@ -13,6 +13,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from agentcli.context.outside import OutsideFile
+from agentcli.errors import Terminated
 from agentcli.permissions.prompt import Answer, Choice, PermissionRequest
 from agentcli.permissions.render import PermissionQuestion
 from agentcli.repl.keys import CTRL_C, ESC, EscWatcher, cbreak, read_key
@@ -80,6 +81,8 @@ class TerminalPrompter:
                     answer = meaning(key)
                     if answer is not None:
                         return key, answer
+        except Terminated:
+            raise
         except KeyboardInterrupt:
             return CTRL_C, refused
 
@@ -88,6 +91,8 @@ class TerminalPrompter:
 
         try:
             return prompt(REASON_PROMPT).strip()
+        except Terminated:
+            raise
         except (KeyboardInterrupt, EOFError):
             return ""
 

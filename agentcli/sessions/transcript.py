@@ -129,6 +129,11 @@ class TranscriptWriter:
         if self._provisional is not None:
             self._provisional.append(line)
 
+    @property
+    def kept(self) -> bool:
+        """The file holds the conversation so far and stays (kept, or an existing one; no write failed)."""
+        return self._provisional is None and not self._failed
+
     def keep(self) -> None:
         """The model has answered: the file stays, whatever happens next."""
         self._provisional = None
