@@ -73,3 +73,14 @@ class Terminated(Halt):
         super().__init__(f"Stopped by {name}.")
         self.signum = signum
         self.exit_code = 128 + signum
+
+
+class OutputClosed(Halt):
+    """Standard output cannot be written. The reader went away (`| head -1`, EPIPE): `quiet`,
+    exit 141 as for a program killed by SIGPIPE. Anything else (`> /dev/full`, an I/O error):
+    one line on stderr, exit 1."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(f"Could not write to standard output: {error.strerror or error}.")
+        self.quiet = isinstance(error, BrokenPipeError)
+        self.exit_code = 141 if self.quiet else 1

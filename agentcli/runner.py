@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -9,9 +10,10 @@ from pathlib import Path
 from typing import Protocol
 
 from agentcli.contracts import JSON, Model
-from agentcli.errors import AgentcliError, Halt, StopRun
+from agentcli.errors import AgentcliError, Halt, OutputClosed, StopRun
 from agentcli.events import Event
 from agentcli.output.reporters import JsonReporter, Outcome, StreamJsonReporter, TextReporter
+from agentcli.output.streams import write_err
 from agentcli.session import Session, SessionOptions
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -50,13 +52,12 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
         result = session.run(prepared)
         outcome = _outcome(session, "success", result.text, False, started, result.num_turns)
         code = EXIT_OK
-    except KeyboardInterrupt as stop:  # Ctrl-C, or a Halt: SIGTERM, SIGHUP
+    except KeyboardInterrupt as stop:  # Ctrl-C, or a Halt: SIGTERM, SIGHUP, stdout gone
         if session is not None:
-            session.agent.record_interrupt()
-        message = "Interrupted by the user." if not isinstance(stop, Halt) else str(stop)
-        if session is not None and session.transcript.kept:
-            message += " The session is saved: agentcli run -c continues it."
-        outcome = _outcome(session, "error_during_execution", message, True, started)
+            session.record_interrupt()
+        if isinstance(stop, OutputClosed):
+            return _output_lost(stop, session)
+        outcome = _outcome(session, "error_during_execution", _stopped(stop, session), True, started)
         code = stop.exit_code if isinstance(stop, Halt) else EXIT_INTERRUPTED
     except AgentcliError as error:
         if options.verbose:
@@ -70,8 +71,26 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
         message = f"Internal error: {type(error).__name__}: {error} (re-run with --verbose for the traceback)"
         outcome = _outcome(session, "error_during_execution", message, True, started)
         code = EXIT_FAILURE
-    reporter.finish(outcome)
+    try:
+        reporter.finish(outcome)
+    except OutputClosed as lost:
+        return _output_lost(lost, session)
     return code
+
+
+def _stopped(stop: KeyboardInterrupt, session: Session | None) -> str:
+    """Why the run stopped early, and where its work is."""
+    message = str(stop) if isinstance(stop, Halt) else "Interrupted by the user."
+    if session is not None and session.transcript.kept:
+        message += " The session is saved: agentcli run -c continues it."
+    return message
+
+
+def _output_lost(lost: OutputClosed, session: Session | None) -> int:
+    """Stdout cannot be written: no report, one line on stderr (none when the reader went away)."""
+    if not lost.quiet:
+        write_err(sys.stderr, f"Error: {_stopped(lost, session)}")
+    return lost.exit_code
 
 
 def _reporter(output_format: str, cwd: Path) -> Reporter:

@@ -165,7 +165,7 @@ class Session:
         try:
             with self.context.turn(prepared):
                 result = self.agent.run(prepared.content)
-        except BaseException:
+        except Exception:
             self.transcript.discard()  # only while the model has never answered: no file to clutter /resume
             raise
         finally:
@@ -173,6 +173,12 @@ class Session:
             self.transcript.sync()
         self.transcript.keep()
         return result
+
+    def record_interrupt(self) -> None:
+        """After Ctrl-C (or a Halt): the conversation stays valid for the next message; one the
+        model never answered leaves no transcript behind."""
+        self.agent.record_interrupt()
+        self.transcript.discard()
 
     def set_model(self, name: str) -> None:
         self.model_name = name

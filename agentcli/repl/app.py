@@ -121,7 +121,7 @@ class Repl:
                 finally:
                     self._typeahead = watcher.typeahead()
         except KeyboardInterrupt as error:
-            self.session.agent.record_interrupt()
+            self.session.record_interrupt()
             if isinstance(error, Terminated):
                 raise
             self._report(error)
