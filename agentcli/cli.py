@@ -318,21 +318,11 @@ def _stdin_is_data() -> bool:
 
 
 def main() -> None:
-    from agentcli.errors import OutputClosed
-    from agentcli.output.streams import STDOUT_CLOSED, guard_standard_streams, silence, stdout_failed, write_err
+    from agentcli.output.streams import STDOUT_CLOSED, guard_standard_streams, write_err
     from agentcli.signals import handle_termination
 
     if not guard_standard_streams():
         write_err(sys.stderr, f"Error: {STDOUT_CLOSED}")
         raise SystemExit(1)
     with handle_termination():
-        try:
-            app()
-        except OSError as error:  # typer's own output (--help, --version) could not be written
-            if not stdout_failed():
-                raise
-            silence(sys.stdout)
-            lost = OutputClosed(error)
-            if not lost.quiet:
-                write_err(sys.stderr, f"Error: {lost}")
-            raise SystemExit(lost.exit_code) from None
+        app()

@@ -47,7 +47,6 @@ def check_options(ctx: Context, params: Iterable[object], args: list[str], *, in
         if name.startswith("--") and name not in takes_value:
             ctx.fail(_unknown(name, [n for n in takes_value if n.startswith("--")], ctx.command_path))
         value_next = takes_value.get(name, False) and name == arg  # `--model=x` and `-rID` carry theirs
-    return
 
 
 def _unknown(name: str, options: list[str], command: str) -> str:

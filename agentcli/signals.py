@@ -23,15 +23,13 @@ _received: list[int] = []
 
 @contextmanager
 def handle_termination() -> Iterator[None]:
-    """Within: SIGTERM and SIGHUP raise `Terminated`, and a SystemExit leaving the block carries
-    128 + the number of the first one received (even if the stop took some other way out)."""
+    """Within: SIGTERM and SIGHUP raise `Terminated`; once one has arrived, whatever leaves the
+    block (an exit, an error while stopping) becomes exit 128 + its number, without a traceback."""
     previous = {signum: signal.signal(signum, _raise) for signum in TERMINATING}
     try:
         yield
-    except Terminated as stop:  # raised where nothing caught it (while parsing the command line, say)
-        raise SystemExit(128 + _received[0] if _received else stop.exit_code) from None
-    except SystemExit:
-        if _received:
+    except BaseException:  # after a signal, also a Terminated nothing caught, or an error while stopping
+        if _received:  # (writing to a terminal that hung up fails, say)
             raise SystemExit(128 + _received[0]) from None
         raise
     finally:

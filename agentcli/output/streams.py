@@ -69,15 +69,6 @@ def write_err(err: TextIO, line: str) -> None:
         silence(err)
 
 
-def stdout_failed() -> bool:
-    """True when stdout cannot be flushed: after an OSError, whether stdout was what failed."""
-    try:
-        sys.stdout.flush()
-    except OSError:
-        return True
-    return False
-
-
 def silence(stream: TextIO) -> None:
     """Point the descriptor under `stream` at /dev/null (what is still buffered goes there too)."""
     with contextlib.suppress(OSError, ValueError):  # a stream without a descriptor (tests) stays as it is

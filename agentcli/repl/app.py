@@ -19,7 +19,7 @@ from rich.console import Console
 
 from agentcli import __version__
 from agentcli.credentials import anthropic_credential
-from agentcli.errors import AgentcliError, ModelAPIError, Terminated
+from agentcli.errors import AgentcliError, Halt, ModelAPIError
 from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
 from agentcli.repl.input import prompt_session
@@ -75,7 +75,7 @@ class Repl:
         while True:
             try:
                 text = self.prompt.prompt("> ", default=self._typeahead)
-            except Terminated:
+            except Halt:
                 raise
             except KeyboardInterrupt:
                 self._typeahead = ""
@@ -103,7 +103,7 @@ class Repl:
             if builtin is not None:
                 try:
                     builtin.run(self, args)
-                except (ExitRepl, Terminated):
+                except (ExitRepl, Halt):
                     raise
                 except (Exception, KeyboardInterrupt) as error:
                     self._report(error)
@@ -122,7 +122,7 @@ class Repl:
                     self._typeahead = watcher.typeahead()
         except KeyboardInterrupt as error:
             self.session.record_interrupt()
-            if isinstance(error, Terminated):
+            if isinstance(error, Halt):
                 raise
             self._report(error)
         except Exception as error:
@@ -187,7 +187,7 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
     threading.Thread(target=_warm_up_sdk, name="import-anthropic", daemon=True).start()
     try:
         return repl.loop()
-    except Terminated as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
+    except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
         return stop.exit_code
 
 

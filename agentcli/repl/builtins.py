@@ -16,7 +16,7 @@ from rich.table import Table
 
 from agentcli.contracts import JSON
 from agentcli.credentials import child_environment
-from agentcli.errors import Terminated, UsageError
+from agentcli.errors import Halt, UsageError
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, RuleError, RuleSource, parse_rule
@@ -131,7 +131,7 @@ def _ask(question: str) -> str:
 
     try:
         return prompt(question).strip()
-    except Terminated:
+    except Halt:
         raise
     except (KeyboardInterrupt, EOFError):
         return ""
@@ -190,7 +190,7 @@ def _compact(repl: Repl, args: str) -> None:
     try:
         with repl.console.status("Compacting the conversation…"):
             result = session.compact(args.strip())
-    except Terminated:
+    except Halt:
         raise
     except KeyboardInterrupt:
         repl.console.print("Compaction cancelled; the conversation is unchanged.", style="yellow")

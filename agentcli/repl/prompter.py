@@ -13,7 +13,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from agentcli.context.outside import OutsideFile
-from agentcli.errors import Terminated
+from agentcli.errors import Halt
 from agentcli.permissions.prompt import Answer, Choice, PermissionRequest
 from agentcli.permissions.render import PermissionQuestion
 from agentcli.repl.keys import CTRL_C, ESC, EscWatcher, cbreak, read_key
@@ -81,7 +81,7 @@ class TerminalPrompter:
                     answer = meaning(key)
                     if answer is not None:
                         return key, answer
-        except Terminated:
+        except Halt:
             raise
         except KeyboardInterrupt:
             return CTRL_C, refused
@@ -91,7 +91,7 @@ class TerminalPrompter:
 
         try:
             return prompt(REASON_PROMPT).strip()
-        except Terminated:
+        except Halt:
             raise
         except (KeyboardInterrupt, EOFError):
             return ""
