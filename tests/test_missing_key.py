@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 from pathlib import Path
 
-from tests.conftest import AGENTCLI, RunCli, StartRepl, cli_env
+from tests.cli_process import start_cli
+from tests.conftest import RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic, http_error, reply, text
 from tests.session_helpers import records, transcript_files
 
@@ -124,20 +124,13 @@ def test_while_the_first_request_is_out_the_prompt_is_on_disk(
 ) -> None:
     """The guarantee of sessions/transcript.py holds: a run killed mid-turn keeps what was sent."""
     fake_api.script(reply(text("slow answer"), delay=30))
-    proc = subprocess.Popen(
-        [AGENTCLI, "run", "take your time"],
-        cwd=project,
-        env=cli_env(home, fake_api.url),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_cli(["run", "take your time"], home=home, project=project, api=fake_api)
     try:
         fake_api.wait_for_requests(1, timeout=30)
         [path] = transcript_files(home, project)
     finally:
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.communicate(timeout=10)
     written = records(path)
     assert written[-1]["message"]["role"] == "user"
     assert "take your time" in json.dumps(written[-1])

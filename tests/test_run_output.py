@@ -9,6 +9,7 @@ from typing import IO
 
 import pytest
 
+from tests.cli_process import start_cli
 from tests.conftest import AGENTCLI, RunCli, cli_env
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.session_helpers import records, transcript_files
@@ -41,18 +42,11 @@ def test_progress_lines_name_files_relative_to_the_project(
 
 
 def run_into(
-    stdout: int | IO[str], args: list[str], *, home: Path, project: Path, api: FakeAnthropic
+    stdout: IO[str], args: list[str], *, home: Path, project: Path, api: FakeAnthropic
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [AGENTCLI, *args],
-        cwd=project,
-        env=cli_env(home, api.url),
-        stdin=subprocess.DEVNULL,
-        stdout=stdout,
-        stderr=subprocess.PIPE,
-        text=True,
-        timeout=60,
-    )
+    proc = start_cli(args, home=home, project=project, api=api, stdout=stdout)
+    _, stderr = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "", stderr)
 
 
 def one_error_line(stderr: str) -> str:
@@ -139,15 +133,7 @@ def test_a_reader_that_goes_away_ends_the_run_quietly_with_141(
         reply(text("never asked")),
     )
     args = ["run", "go on", "--allowed-tools", "Bash", "--output-format", output_format]
-    proc = subprocess.Popen(
-        [AGENTCLI, *args],
-        cwd=project,
-        env=cli_env(home, fake_api.url),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_cli(args, home=home, project=project, api=fake_api)
     assert proc.stdout is not None and proc.stderr is not None
     if output_format == "stream-json":
         assert json.loads(proc.stdout.readline())["type"] == "system"  # what `| head -1` would read

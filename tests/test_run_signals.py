@@ -5,15 +5,13 @@ closed terminal send)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import AGENTCLI, RunCli, StartRepl, cli_env
+from tests.cli_process import gone, pid_from, start_cli
+from tests.conftest import RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.session_helpers import records, transcript_files
 
@@ -22,46 +20,14 @@ SLEEPER = "sleep 60 & echo $! > sleeper.pid; wait"
 EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 
-def sleeper_pid(project: Path, timeout: float = 30) -> int:
-    path = project / "sleeper.pid"
-    deadline = time.monotonic() + timeout
-    while not (path.exists() and path.read_text().strip()):
-        assert time.monotonic() < deadline, "the Bash command never started"
-        time.sleep(0.02)
-    return int(path.read_text())
-
-
-def gone(pid: int, timeout: float = 10) -> bool:
-    """True once `pid` has ended (a zombie left for a container's init to reap counts as ended)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        status = Path(f"/proc/{pid}/status")
-        if status.exists() and "\nState:\tZ" in status.read_text():
-            return True
-        time.sleep(0.02)
-    os.kill(pid, signal.SIGKILL)  # do not leave it behind for the next test
-    return False
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_signal_during_a_long_bash_kills_it_and_the_session_continues(
     signum: signal.Signals, fake_api: FakeAnthropic, run_cli: RunCli, home: Path, project: Path
 ) -> None:
     fake_api.script(reply(text("Waiting."), tool_use("Bash", {"command": SLEEPER}, id="toolu_long")))
-    proc = subprocess.Popen(
-        [AGENTCLI, "run", "wait a minute", "--permission-mode", "bypassPermissions"],
-        cwd=project,
-        env=cli_env(home, fake_api.url),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    sleeper = sleeper_pid(project)
+    args = ["run", "wait a minute", "--permission-mode", "bypassPermissions"]
+    proc = start_cli(args, home=home, project=project, api=fake_api)
+    sleeper = pid_from(project / "sleeper.pid")
 
     proc.send_signal(signum)
     stdout, stderr = proc.communicate(timeout=30)
@@ -91,16 +57,9 @@ def test_a_signal_during_a_long_bash_kills_it_and_the_session_continues(
 
 def test_json_output_reports_the_signal(fake_api: FakeAnthropic, home: Path, project: Path) -> None:
     fake_api.script(reply(tool_use("Bash", {"command": SLEEPER})))
-    proc = subprocess.Popen(
-        [AGENTCLI, "run", "wait", "--permission-mode", "bypassPermissions", "--output-format", "json"],
-        cwd=project,
-        env=cli_env(home, fake_api.url),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    sleeper = sleeper_pid(project)
+    args = ["run", "wait", "--permission-mode", "bypassPermissions", "--output-format", "json"]
+    proc = start_cli(args, home=home, project=project, api=fake_api)
+    sleeper = pid_from(project / "sleeper.pid")
 
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=30)
@@ -119,7 +78,7 @@ def test_the_repl_ends_on_a_signal_during_a_command_and_kills_it(
     fake_api.script(reply(tool_use("Bash", {"command": SLEEPER}, id="toolu_repl")))
     repl = start_repl("--permission-mode", "bypassPermissions")
     repl.submit("wait a minute")
-    sleeper = sleeper_pid(project)
+    sleeper = pid_from(project / "sleeper.pid")
 
     repl.child.kill(signum)
 
