@@ -9,19 +9,105 @@ import sys
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from agentcli import __version__
+from agentcli.option_typos import check_options
 
 if TYPE_CHECKING:
+    from typer._click.core import Context  # the context typer's commands are parsed with (for types only)
+
     from agentcli.session import SessionOptions
 
+ENVIRONMENT = """\b
+Environment:
+  ANTHROPIC_API_KEY     the API key (ANTHROPIC_AUTH_TOKEN instead: a bearer token)
+  ANTHROPIC_AUTH_TOKEN  a bearer token, for a proxy or gateway that wants one
+  ANTHROPIC_BASE_URL    an Anthropic-compatible server (Ollama, llama.cpp, vLLM, a proxy)
+  AGENTCLI_MODEL        the model when --model is not given
+  AGENTCLI_HOME         settings, history and sessions (default ~/.agentcli)"""
+EXIT_CODES = """Exit codes: 0 done · 1 runtime failure (API error, turn or token limit) · 2 usage
+error · 130 interrupted (Ctrl-C) · 143 SIGTERM · 129 SIGHUP · 141 the output pipe was closed
+(`| head`). A signal kills the running command's process group; `-c` continues the session."""
+MAIN_HELP = """agentcli: a coding assistant in your terminal.
+
+`agentcli` with no command starts the interactive REPL in the current directory (the
+project); `agentcli run PROMPT`, `-p PROMPT` or a pipe runs one prompt and exits."""
+MAIN_EPILOG = f"""{ENVIRONMENT}
+
+{EXIT_CODES}
+
+\b
+Examples:
+  agentcli --permission-mode acceptEdits     the REPL, edits allowed without asking
+  agentcli run "fix the failing test in tests/test_api.py"
+  git diff | agentcli run "review this diff"
+"""
+RUN_EPILOG = f"""--output-format text prints the answer alone on stdout and one progress line per tool
+call on stderr; json prints one result object; stream-json one object per line as the run goes.
+
+{ENVIRONMENT}
+
+{EXIT_CODES}
+
+\b
+Examples:
+  agentcli run "summarise README.md"
+  agentcli run -c --allowed-tools "Edit,Bash(pytest:*)" "now make the tests pass"
+  agentcli run --output-format json - < prompt.txt
+"""
+
+
+def _echo(text: str) -> None:
+    """Print to stdout; an unwritable stdout ends agentcli with one line on stderr (see output.streams)."""
+    from agentcli.errors import OutputClosed
+    from agentcli.output.streams import write_err, write_out
+
+    try:
+        write_out(sys.stdout, text + "\n")
+    except OutputClosed as lost:
+        if not lost.quiet:
+            write_err(sys.stderr, f"Error: {lost}")
+        raise typer.Exit(lost.exit_code) from None
+
+
+def _help(ctx: typer.Context, value: bool) -> None:
+    if value:
+        _echo(ctx.get_help())
+        raise typer.Exit()
+
+
+def _version(value: bool) -> None:
+    if value:
+        _echo(f"agentcli {__version__}")
+        raise typer.Exit()
+
+
+class _Group(TyperGroup):
+    """The top-level command: a mistyped option gets the real one suggested."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        check_options(ctx, self.get_params(ctx), args, interspersed=False)
+        return super().parse_args(ctx, args)
+
+
+class _Command(TyperCommand):
+    """`agentcli run`: a mistyped option gets the real one suggested."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        check_options(ctx, self.get_params(ctx), args, interspersed=True)
+        return super().parse_args(ctx, args)
+
+
 app = typer.Typer(
+    cls=_Group,
     add_completion=False,
+    add_help_option=False,
     no_args_is_help=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    help="agentcli: a coding assistant in your terminal.",
+    help=MAIN_HELP,
+    epilog=MAIN_EPILOG,
 )
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -56,6 +142,9 @@ BudgetOpt = Annotated[
     int | None,
     typer.Option("--max-budget-tokens", min=1, metavar="N", help="Stop after this many tokens (default 10M)."),
 ]
+HelpOpt = Annotated[
+    bool, typer.Option("--help", "-h", callback=_help, is_eager=True, help="Show this message and exit.")
+]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", help="Show details, including tracebacks.")]
 ContinueOpt = Annotated[
     bool, typer.Option("--continue", "-c", help="Continue the most recent conversation in this directory.")
@@ -63,12 +152,6 @@ ContinueOpt = Annotated[
 ResumeOpt = Annotated[
     str | None, typer.Option("--resume", "-r", metavar="ID", help="Resume the conversation with this session id.")
 ]
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"agentcli {__version__}")
-        raise typer.Exit()
 
 
 @app.callback(invoke_without_command=True)
@@ -92,10 +175,13 @@ def main_command(
     version: Annotated[
         bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
+    help_: HelpOpt = False,
 ) -> None:
-    """Start the interactive assistant, or run one prompt with -p."""
     if ctx.invoked_subcommand is not None:
         return
+    once = print_prompt is not None or not sys.stdin.isatty()  # `echo question | agentcli` runs once
+    if once:
+        _require_credential()
     options = _session_options(
         model,
         permission_mode,
@@ -107,14 +193,14 @@ def main_command(
         continue_session,
         resume,
     )
-    if print_prompt is not None or not sys.stdin.isatty():  # `echo question | agentcli` runs once
+    if once:
         _run_once(options, print_prompt, output_format, verbose)
     from agentcli.repl.app import run_repl
 
     raise typer.Exit(run_repl(options, verbose=verbose))
 
 
-@app.command("run")
+@app.command("run", cls=_Command, add_help_option=False, epilog=RUN_EPILOG)
 def run(
     prompt: Annotated[
         str | None, typer.Argument(metavar="PROMPT", help="The prompt; `-` or a pipe reads it from stdin.")
@@ -130,8 +216,10 @@ def run(
     verbose: VerboseOpt = False,
     continue_session: ContinueOpt = False,
     resume: ResumeOpt = None,
+    help_: HelpOpt = False,
 ) -> None:
     """Run one prompt to completion and print the answer (scripts and CI)."""
+    _require_credential()
     options = _session_options(
         model,
         permission_mode,
@@ -189,6 +277,15 @@ def _session_options(
     )
 
 
+def _require_credential() -> None:
+    """A one-shot run without an API key fails at once (exit 1), before anything else is loaded."""
+    from agentcli.credentials import MISSING_CREDENTIAL, anthropic_credential
+
+    if anthropic_credential() is None:
+        typer.echo(f"Error: {MISSING_CREDENTIAL}", err=True)
+        raise typer.Exit(1)
+
+
 def _check_choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}.", param_hint=flag)
@@ -221,4 +318,11 @@ def _stdin_is_data() -> bool:
 
 
 def main() -> None:
-    app()
+    from agentcli.output.streams import STDOUT_CLOSED, guard_standard_streams, write_err
+    from agentcli.signals import handle_termination
+
+    if not guard_standard_streams():
+        write_err(sys.stderr, f"Error: {STDOUT_CLOSED}")
+        raise SystemExit(1)
+    with handle_termination():
+        app()

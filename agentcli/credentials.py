@@ -4,6 +4,8 @@
   (Bash, a skill's `!` commands, ripgrep, git; later hooks and MCP servers): agentcli's own
   environment without the `CREDENTIAL_VARIABLES`, except those the user names in the
   `subprocessEnvPassthrough` setting (for testing your own API client, say).
+- `anthropic_credential()` is the key (or bearer token) requests are sent with; front ends
+  check for it at start-up, so a missing key is reported before anything else happens.
 - `redact(text)` replaces the value of each credential agentcli holds with `[REDACTED]`, for
   tool output that shows it anyway (a file holding the key, a program printing it).
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping
+from typing import NamedTuple
 
 from agentcli.errors import UsageError
 
@@ -24,9 +27,30 @@ CREDENTIAL_VARIABLES = (
 )
 PASSTHROUGH_SETTING = "subprocessEnvPassthrough"
 REDACTED = "[REDACTED]"
+MISSING_CREDENTIAL = (
+    "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a bearer token) in your environment. "
+    "A local server that needs no key takes any value, e.g. ANTHROPIC_API_KEY=none."
+)
 MIN_SECRET_LENGTH = 12
 """Shorter values are placeholders (`ANTHROPIC_API_KEY=ollama` for a local server), not secrets:
 redacting them would garble ordinary output."""
+
+
+class AnthropicCredential(NamedTuple):
+    """One of the two is set: an API key (`x-api-key`), else a bearer token."""
+
+    api_key: str | None
+    auth_token: str | None
+
+
+def anthropic_credential(environ: Mapping[str, str] | None = None) -> AnthropicCredential | None:
+    """ANTHROPIC_API_KEY, else ANTHROPIC_AUTH_TOKEN; None when neither is set (or both are empty)."""
+    source = os.environ if environ is None else environ
+    if key := source.get("ANTHROPIC_API_KEY"):
+        return AnthropicCredential(key, None)
+    if token := source.get("ANTHROPIC_AUTH_TOKEN"):
+        return AnthropicCredential(None, token)
+    return None
 
 
 def child_environment(passthrough: Collection[str] = (), environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -71,3 +71,35 @@ class NoProgress(StopRun):
 
 class ModelStopped(StopRun):
     """The model ended in a way we cannot continue from (refusal, context window full)."""
+
+
+class Halt(KeyboardInterrupt):
+    """A stop that is not Ctrl-C but must end the run the way Ctrl-C does.
+
+    A KeyboardInterrupt on purpose: every path that stops cleanly on Ctrl-C (a running
+    command's process group killed, each tool call answered, the transcript left valid)
+    handles these too. Front ends tell them apart by `exit_code`; `str(halt)` is what the
+    user sees. Code that swallows Ctrl-C (a question answered "no") must let a Halt through.
+    """
+
+    exit_code = 130
+
+
+class Terminated(Halt):
+    """SIGTERM (exit 143) or SIGHUP (exit 129) arrived: a CI timeout, `kill`, a closed terminal."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(f"Stopped by {name}.")
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+
+class OutputClosed(Halt):
+    """Standard output cannot be written. The reader went away (`| head -1`, EPIPE): `quiet`,
+    exit 141 as for a program killed by SIGPIPE. Anything else (`> /dev/full`, an I/O error):
+    one line on stderr, exit 1."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(f"Could not write to standard output: {error.strerror or error}.")
+        self.quiet = isinstance(error, BrokenPipeError)
+        self.exit_code = 141 if self.quiet else 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -10,9 +11,10 @@ from typing import Protocol
 
 from agentcli.context.session import PreparedMessage
 from agentcli.contracts import JSON, Model
-from agentcli.errors import AgentcliError, StopRun, UsageError
+from agentcli.errors import AgentcliError, Halt, OutputClosed, StopRun, UsageError
 from agentcli.events import Event
 from agentcli.output.reporters import JsonReporter, Outcome, StreamJsonReporter, TextReporter
+from agentcli.output.streams import write_err
 from agentcli.session import Session, SessionOptions
 from agentcli.skills.loader import UnknownCommand
 
@@ -36,7 +38,7 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
     """Run one prompt to completion, print per the output format, and return the exit code."""
     started = time.monotonic()
     cwd = cwd or Path.cwd()
-    reporter = _reporter(options.output_format)
+    reporter = _reporter(options.output_format, cwd)
     session: Session | None = None
     try:
         session = Session(options, cwd, reporter, model=model)
@@ -52,11 +54,13 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
         result = session.run(prepared)
         outcome = _outcome(session, "success", result.text, False, started, result.num_turns)
         code = EXIT_OK
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, or a Halt: SIGTERM, SIGHUP, stdout gone
         if session is not None:
-            session.agent.record_interrupt()
-        outcome = _outcome(session, "error_during_execution", "Interrupted by the user.", True, started)
-        code = EXIT_INTERRUPTED
+            session.record_interrupt()
+        if isinstance(stop, OutputClosed):
+            return _output_lost(stop, session)
+        outcome = _outcome(session, "error_during_execution", _stopped(stop, session), True, started)
+        code = stop.exit_code if isinstance(stop, Halt) else EXIT_INTERRUPTED
     except AgentcliError as error:
         if options.verbose:
             traceback.print_exc()
@@ -69,7 +73,10 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
         message = f"Internal error: {type(error).__name__}: {error} (re-run with --verbose for the traceback)"
         outcome = _outcome(session, "error_during_execution", message, True, started)
         code = EXIT_FAILURE
-    reporter.finish(outcome)
+    try:
+        reporter.finish(outcome)
+    except OutputClosed as lost:
+        return _output_lost(lost, session)
     return code
 
 
@@ -88,12 +95,27 @@ def _prepare(session: Session, prompt: str) -> PreparedMessage:
         ) from None
 
 
-def _reporter(output_format: str) -> Reporter:
+def _stopped(stop: KeyboardInterrupt, session: Session | None) -> str:
+    """Why the run stopped early, and where its work is."""
+    message = str(stop) if isinstance(stop, Halt) else "Interrupted by the user."
+    if session is not None and session.transcript.kept:
+        message += " The session is saved: agentcli run -c continues it."
+    return message
+
+
+def _output_lost(lost: OutputClosed, session: Session | None) -> int:
+    """Stdout cannot be written: no report, one line on stderr (none when the reader went away)."""
+    if not lost.quiet:
+        write_err(sys.stderr, f"Error: {_stopped(lost, session)}")
+    return lost.exit_code
+
+
+def _reporter(output_format: str, cwd: Path) -> Reporter:
     if output_format == "json":
         return JsonReporter()
     if output_format == "stream-json":
         return StreamJsonReporter()
-    return TextReporter()
+    return TextReporter(cwd=cwd)
 
 
 def _outcome(

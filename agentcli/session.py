@@ -176,10 +176,21 @@ class Session:
         self._turn_reminders = self.context.reminders.snapshot()
         try:
             with self.context.turn(prepared):
-                return self.agent.run(prepared.content)
+                result = self.agent.run(prepared.content)
+        except Exception:
+            self.transcript.discard()  # only while the model has never answered: no file to clutter /resume
+            raise
         finally:
             config.model = session_model
             self.transcript.sync()
+        self.transcript.keep()
+        return result
+
+    def record_interrupt(self) -> None:
+        """After Ctrl-C (or a Halt): the conversation stays valid for the next message; one the
+        model never answered leaves no transcript behind."""
+        self.agent.record_interrupt()
+        self.transcript.discard()
 
     def set_model(self, name: str) -> None:
         self.model_name = name
@@ -264,7 +275,8 @@ class Session:
             self._title = None
             self._title_due = False
         record: JSON = {"type": "message", "time": now(), "message": message, **self._unrecorded_usage()}
-        if message["role"] == "assistant":
+        answered = message["role"] == "assistant"
+        if answered:
             record["context_tokens"] = self.agent.context_tokens
             self._auto_compact_armed = True
         else:
@@ -278,6 +290,8 @@ class Session:
             if reads := self._new_reads():
                 record["read_files"] = reads
         self.transcript.write(record)
+        if answered:
+            self.transcript.keep()
 
     def _unrecorded_usage(self) -> JSON:
         """`{"usage": …}`, the tokens used since the last record that said: nothing when none were."""

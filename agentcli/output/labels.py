@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agentcli.contracts import JSON
 
 PRIMARY_FIELD = {
@@ -12,17 +14,31 @@ PRIMARY_FIELD = {
     "Grep": "pattern",
     "Glob": "pattern",
 }
+PATH_FIELDS = ("file_path", "path", "notebook_path")
 
 
-def call_label(name: str, tool_input: JSON, width: int = 80) -> str:
-    """`Read(src/app.py)`: the tool and its most telling argument, on one line."""
+def display_path(path: str, cwd: Path | None) -> str:
+    """`path` relative to the project directory when it lies inside it."""
+    if cwd is None or not Path(path).is_absolute():
+        return path
+    try:
+        return str(Path(path).relative_to(cwd)) or "."
+    except ValueError:
+        return path
+
+
+def call_label(name: str, tool_input: JSON, width: int = 80, *, cwd: Path | None = None) -> str:
+    """`Read(src/app.py)`: the tool and its most telling argument, on one line; a path inside
+    `cwd` (the project) is shown relative to it."""
     todos = tool_input.get("todos") if name == "TodoWrite" else None
     if isinstance(todos, list):
         return f"{name}({len(todos)} task{'' if len(todos) == 1 else 's'})"
     field = PRIMARY_FIELD.get(name)
     value = tool_input.get(field) if field else None
     if value is None:
-        value = next((v for v in tool_input.values() if isinstance(v, str)), "")
+        field, value = next(((k, v) for k, v in tool_input.items() if isinstance(v, str)), (None, ""))
+    if field in PATH_FIELDS and isinstance(value, str):
+        value = display_path(value, cwd)
     text = " ".join(str(value).split())
     if len(text) > width:
         text = text[: width - 1] + "…"

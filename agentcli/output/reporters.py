@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from agentcli.contracts import JSON
@@ -17,6 +18,7 @@ from agentcli.events import (
     ToolResultsMessage,
 )
 from agentcli.output.labels import call_label
+from agentcli.output.streams import write_err, write_out
 from agentcli.safe_text import for_terminal
 
 
@@ -44,9 +46,11 @@ class TextReporter:
     sequences are printed visibly); a final answer piped elsewhere is written as it is.
     """
 
-    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
-        self.out = out
-        self.err = err
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, cwd: Path | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.cwd = cwd
+        """The project: files inside it are named relative to it."""
 
     def start(self, init: JSON) -> None:
         pass
@@ -56,7 +60,7 @@ class TextReporter:
             mark = "✗" if event.result.is_error else "●"
             summary = (event.result.summary or "").splitlines()
             tail = f" — {summary[0]}" if summary else ""
-            self._progress(f"{mark} {call_label(event.name, event.input)}{tail}")
+            self._progress(f"{mark} {call_label(event.name, event.input, cwd=self.cwd)}{tail}")
         elif isinstance(event, Retrying):
             self._progress(f"… {event.reason}; {event.plan()}")
         elif isinstance(event, Notice):
@@ -67,19 +71,17 @@ class TextReporter:
             self._progress(f"Error: {outcome.result}")
         elif outcome.result:
             result = for_terminal(outcome.result) if self.out.isatty() else outcome.result
-            self.out.write(result.rstrip("\n") + "\n")
-            self.out.flush()
+            write_out(self.out, result.rstrip("\n") + "\n")
 
     def _progress(self, line: str) -> None:
-        self.err.write(for_terminal(line) + "\n")
-        self.err.flush()
+        write_err(self.err, for_terminal(line))
 
 
 class JsonReporter:
     """One result object at the end (errors and notices also go to stderr as text)."""
 
-    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
-        self.out = out
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
         self.text = TextReporter(out, err)
 
     def start(self, init: JSON) -> None:
@@ -96,8 +98,8 @@ class JsonReporter:
 class StreamJsonReporter:
     """One JSON object per line: system init, each message, then the result."""
 
-    def __init__(self, out: TextIO = sys.stdout) -> None:
-        self.out = out
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
         self.session_id = ""
 
     def start(self, init: JSON) -> None:
@@ -118,5 +120,4 @@ class StreamJsonReporter:
 
 
 def _write_json(out: TextIO, value: Any) -> None:
-    out.write(json.dumps(value, ensure_ascii=False) + "\n")
-    out.flush()
+    write_out(out, json.dumps(value, ensure_ascii=False) + "\n")

@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING
 
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
+from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.retry import retry_after, should_retry, status_fault
 from agentcli.providers.timeouts import Timeouts
@@ -65,16 +66,12 @@ class AnthropicModel:
             import anthropic
             import httpx2
 
-            key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
-            token = None if key else os.environ.get("ANTHROPIC_AUTH_TOKEN")
-            if not key and not token:
-                raise ModelAPIError(
-                    "No API key found.",
-                    hint="Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in your environment.",
-                )
-            credential = {"api_key": key} if key else {"auth_token": token}
+            credential = AnthropicCredential(self._api_key, None) if self._api_key else anthropic_credential()
+            if credential is None:
+                raise ModelAPIError(MISSING_CREDENTIAL)
             self._client = anthropic.Anthropic(
-                **credential,
+                api_key=credential.api_key,
+                auth_token=credential.auth_token,
                 base_url=self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
                 max_retries=0,  # the loop retries, so that every retry is shown (providers.retry)
                 # read: the longest silence between two reads of a response, stream events included

@@ -19,7 +19,8 @@ from rich.console import Console
 
 from agentcli import __version__
 from agentcli.context.session import parse_command
-from agentcli.errors import AgentcliError, ModelAPIError
+from agentcli.credentials import anthropic_credential
+from agentcli.errors import AgentcliError, Halt, ModelAPIError
 from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
 from agentcli.repl.input import prompt_session
@@ -35,6 +36,9 @@ from agentcli.ui.tool_render import ApiErrorLine
 SKILL_LIST_MAX_AGE = 2.0
 """Seconds a read of the skill files serves completion before it is read again."""
 EXIT_HINT = "Press Ctrl-C again (or Ctrl-D) to exit."
+NO_CREDENTIAL_WARNING = (
+    "! No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) to send messages; /help works without one."
+)
 
 
 class Repl:
@@ -68,11 +72,15 @@ class Repl:
 
     def loop(self) -> int:
         self.console.print(f"[bold]agentcli[/bold] {__version__} · {self.cwd} · /help for commands", style="dim")
+        if anthropic_credential() is None:
+            self.console.print(NO_CREDENTIAL_WARNING, style="yellow", markup=False)
         show_resumed(self)
         armed_exit = False
         while True:
             try:
                 text = self.prompt.prompt("> ", default=self._typeahead)
+            except Halt:
+                raise
             except KeyboardInterrupt:
                 self._typeahead = ""
                 if armed_exit:
@@ -101,7 +109,7 @@ class Repl:
             if builtin is not None:
                 try:
                     builtin.run(self, args)
-                except ExitRepl:
+                except (ExitRepl, Halt):
                     raise
                 except (Exception, KeyboardInterrupt) as error:
                     self._report(error)
@@ -123,7 +131,9 @@ class Repl:
                 finally:
                     self._typeahead = watcher.typeahead()
         except KeyboardInterrupt as error:
-            self.session.agent.record_interrupt()
+            self.session.record_interrupt()
+            if isinstance(error, Halt):
+                raise
             self._report(error)
         except Exception as error:
             self._report(error)
@@ -191,7 +201,10 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
         return error.exit_code
     # Started once our own imports are done, so it does not compete with drawing the prompt.
     threading.Thread(target=_warm_up_sdk, name="import-anthropic", daemon=True).start()
-    return repl.loop()
+    try:
+        return repl.loop()
+    except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
+        return stop.exit_code
 
 
 def _warm_up_sdk() -> None:

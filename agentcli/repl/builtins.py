@@ -16,7 +16,7 @@ from rich.table import Table
 
 from agentcli.contracts import JSON
 from agentcli.credentials import child_environment
-from agentcli.errors import UsageError
+from agentcli.errors import Halt, UsageError
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, SESSION, Rule, RuleError, RuleSource, parse_rule, split_rule_list
@@ -135,6 +135,8 @@ def _ask(question: str) -> str:
 
     try:
         return prompt(question).strip()
+    except Halt:
+        raise
     except (KeyboardInterrupt, EOFError):
         return ""
 
@@ -194,6 +196,8 @@ def _compact(repl: Repl, args: str) -> None:
     try:
         with repl.console.status("Compacting the conversation…"):
             result = session.compact(args.strip())
+    except Halt:
+        raise
     except KeyboardInterrupt:
         repl.console.print("Compaction cancelled; the conversation is unchanged.", style="yellow")
         return

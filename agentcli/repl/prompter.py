@@ -21,6 +21,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from agentcli.context.outside import OutsideFile
+from agentcli.errors import Halt
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.permissions.render import SHOW_ALL_KEY, CallPreview, OptionList, PermissionQuestion, preview_limit
 from agentcli.repl.keys import CTRL_C, ESC, EscWatcher, cbreak, read_key
@@ -142,6 +143,8 @@ class TerminalPrompter:
                     else:
                         continue
                     question.draw(choices.draw(highlighted, full_above))
+        except Halt:
+            raise
         except KeyboardInterrupt:
             return CTRL_C, choices.refused
 
@@ -150,6 +153,8 @@ class TerminalPrompter:
 
         try:  # erased when done: the question's one-line answer says it
             return PromptSession[str](erase_when_done=True).prompt(REASON_PROMPT).strip()
+        except Halt:
+            raise
         except (KeyboardInterrupt, EOFError):
             return ""
 

@@ -28,6 +28,13 @@ session's Edit and Write know what the model has seen (and still refuse a file t
 Each line goes to the file with one `write()` as soon as its message completes, so a killed
 run loses at most the line being written (the reader drops a torn last line).
 
+A new transcript is provisional until the model has answered: the session `keep()`s it then,
+and `discard()`s it when a turn ends before that (no API key, the server unreachable or
+refusing, an interrupt while waiting), so a conversation that never reached the model does
+not clutter `/resume`. Until then its lines are on disk all the same (a killed run keeps the
+prompt it was sending); a discarded file's lines are held in memory and written again, ahead
+of the next line, if the conversation goes on.
+
 The writer holds an exclusive lock (flock) on the file while it has it open, so a second
 agentcli cannot continue a session that is still running (both would append, and the
 second would cut the first one's line in progress as "torn").
@@ -35,6 +42,7 @@ second would cut the first one's line in progress as "torn").
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import fcntl
 import json
@@ -63,7 +71,8 @@ def encode(record: JSON) -> bytes:
 
 
 class TranscriptWriter:
-    """Appends records to one transcript file, creating it (and its header) on the first write.
+    """Appends records to one transcript file, creating it (and its header) on the first write;
+    a new file is provisional until `keep()` (see the module docstring).
 
     Writing must never break a conversation: an OSError is reported once through `on_error`
     and the transcript stops there.
@@ -71,8 +80,11 @@ class TranscriptWriter:
 
     def __init__(self, path: Path, header: JSON | None, on_error: Callable[[str], None]) -> None:
         self.path = path
-        self._header = header
-        """The `session` record, written before the first record; None for an existing file."""
+        self._unwritten: list[bytes] = [] if header is None else [encode(header)]
+        """Lines to write when the file is created: the `session` header (and after `discard()`,
+        the discarded lines). Empty for an existing file."""
+        self._provisional: list[bytes] | None = None if header is None else []
+        """The lines of a file `discard()` would remove; None once kept, and for an existing file."""
         self._on_error = on_error
         self._fd: int | None = None
         self._failed = False
@@ -112,18 +124,35 @@ class TranscriptWriter:
             writer._fail(error)
         return writer
 
-    @property
-    def started(self) -> bool:
-        return self._header is None
-
     def write(self, record: JSON) -> None:
         if self._failed:
             return
+        line = encode(record)
         try:
-            fd = self._open()
-            _write_all(fd, encode(record))
+            _write_all(self._open(), line)
         except OSError as error:
             self._fail(error)
+            return
+        if self._provisional is not None:
+            self._provisional.append(line)
+
+    @property
+    def kept(self) -> bool:
+        """The file holds the conversation so far and stays (kept, or an existing one; no write failed)."""
+        return self._provisional is None and not self._failed
+
+    def keep(self) -> None:
+        """The model has answered: the file stays, whatever happens next."""
+        self._provisional = None
+
+    def discard(self) -> None:
+        """Remove a transcript not yet kept (its lines wait in memory for the next write); else nothing."""
+        if self._provisional is None or self._fd is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)  # while the lock is still held: nobody else has it open for writing
+        self.close()
+        self._unwritten, self._provisional = self._provisional, []
 
     def sync(self) -> None:
         """Make what was written durable (called at the end of a turn, not per line: fsync is slow)."""
@@ -148,9 +177,11 @@ class TranscriptWriter:
                 os.close(fd)
                 raise
             self._fd = fd
-            if self._header is not None:
-                header, self._header = self._header, None
-                _write_all(self._fd, encode(header))
+            while self._unwritten:
+                line = self._unwritten.pop(0)
+                _write_all(fd, line)
+                if self._provisional is not None:
+                    self._provisional.append(line)
         return self._fd
 
     def _fail(self, error: OSError) -> None:

@@ -12,6 +12,7 @@ import time
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.credentials import child_environment
+from agentcli.signals import interrupts_deferred
 from agentcli.tools.base import BuiltinTool, prose
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -73,24 +74,27 @@ Opening a pull request (only when asked; use `gh`):
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         timeout = min(int(tool_input.get("timeout") or DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS) / 1000
-        proc = subprocess.Popen(
-            ["bash", "-c", tool_input["command"]],
-            cwd=ctx.cwd,
-            env=child_environment(ctx.env_passthrough),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
         output = HeadTail()
-        assert proc.stdout is not None
+        proc: subprocess.Popen[bytes] | None = None
         try:
+            with interrupts_deferred():  # a shell started but not yet in `proc` could not be killed
+                proc = subprocess.Popen(
+                    ["bash", "-c", tool_input["command"]],
+                    cwd=ctx.cwd,
+                    env=child_environment(ctx.env_passthrough),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             outcome = _pump(proc, output, timeout, ctx.cancel)
-        except BaseException:  # KeyboardInterrupt included: never leave the command running
-            _kill_group(proc)
+        except BaseException:  # KeyboardInterrupt, SIGTERM and SIGHUP included: never leave it running
+            if proc is not None:
+                _kill_group(proc)
             raise
         finally:
-            proc.stdout.close()
+            if proc is not None and proc.stdout is not None:
+                proc.stdout.close()
         if outcome != "done":
             _kill_group(proc)
         text = output.render()

@@ -29,7 +29,7 @@ from rich.text import Text
 
 from agentcli.contracts import JSON
 from agentcli.events import Event, Notice, Retrying, ToolCallFinished, ToolCallStarted
-from agentcli.output.labels import call_label
+from agentcli.output.labels import PATH_FIELDS, call_label, display_path
 from agentcli.safe_text import for_terminal
 from agentcli.tools.todo import Todo, parse_todos
 
@@ -45,7 +45,6 @@ SPINNER_INTERVAL = 0.08
 
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-_PATH_KEYS = ("file_path", "path", "notebook_path")
 
 
 def clean_line(text: str) -> str:
@@ -57,16 +56,6 @@ def clean_line(text: str) -> str:
     text = _ESCAPES.sub("", text)
     text = text.rstrip("\r").rsplit("\r", 1)[-1]
     return for_terminal(text.expandtabs(4))
-
-
-def display_path(path: str, cwd: Path | None) -> str:
-    """`path` relative to the project directory when it lies inside it."""
-    if cwd is None or not Path(path).is_absolute():
-        return path
-    try:
-        return str(Path(path).relative_to(cwd)) or "."
-    except ValueError:
-        return path
 
 
 def _one_line(text: str) -> str:
@@ -84,7 +73,7 @@ class ToolCallLine:
     def __init__(self, name: str, tool_input: JSON, *, cwd: Path | None = None, failed: bool | None = None) -> None:
         self.name = name
         self.tool_input = {
-            key: display_path(value, cwd) if key in _PATH_KEYS and isinstance(value, str) else value
+            key: display_path(value, cwd) if key in PATH_FIELDS and isinstance(value, str) else value
             for key, value in tool_input.items()
         }
         self.failed = failed
