@@ -11,6 +11,7 @@ from typing import Protocol
 from agentcli.contracts import JSON, Model
 from agentcli.errors import AgentcliError, StopRun
 from agentcli.events import Event
+from agentcli.loop import LoopConfig
 from agentcli.output.reporters import JsonReporter, Outcome, StreamJsonReporter, TextReporter
 from agentcli.session import Session, SessionOptions
 
@@ -30,14 +31,21 @@ class Reporter(Protocol):
     def finish(self, outcome: Outcome) -> None: ...
 
 
-def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None = None) -> int:
-    """Run one prompt to completion, print per the output format, and return the exit code."""
+def run_once(
+    options: RunOptions,
+    model: Model | None = None,
+    cwd: Path | None = None,
+    *,
+    retry_base_delay: float = LoopConfig.retry_base_delay,
+) -> int:
+    """Run one prompt to completion, print per the output format, and return the exit code.
+    `model` and `retry_base_delay` are for running in-process (tests: a scripted model, short retries)."""
     started = time.monotonic()
     cwd = cwd or Path.cwd()
     reporter = _reporter(options.output_format)
     session: Session | None = None
     try:
-        session = Session(options, cwd, reporter, model=model)
+        session = Session(options, cwd, reporter, model=model, retry_base_delay=retry_base_delay)
         prepared = session.prepare(options.prompt)  # a /command is expanded (or refused) before anything is sent
         reporter.start(
             {
@@ -68,6 +76,8 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
         outcome = _outcome(session, "error_during_execution", message, True, started)
         code = EXIT_FAILURE
     reporter.finish(outcome)
+    if session is not None:
+        session.close()
     return code
 
 

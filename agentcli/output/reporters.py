@@ -44,9 +44,9 @@ class TextReporter:
     sequences are printed visibly); a final answer piped elsewhere is written as it is.
     """
 
-    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
-        self.out = out
-        self.err = err
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out or sys.stdout  # looked up now, not at import: a redirected stdout is honoured
+        self.err = err or sys.stderr
 
     def start(self, init: JSON) -> None:
         pass
@@ -78,9 +78,9 @@ class TextReporter:
 class JsonReporter:
     """One result object at the end (errors and notices also go to stderr as text)."""
 
-    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
-        self.out = out
-        self.text = TextReporter(out, err)
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.text = TextReporter(self.out, err)
 
     def start(self, init: JSON) -> None:
         pass
@@ -96,8 +96,8 @@ class JsonReporter:
 class StreamJsonReporter:
     """One JSON object per line: system init, each message, then the result."""
 
-    def __init__(self, out: TextIO = sys.stdout) -> None:
-        self.out = out
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
         self.session_id = ""
 
     def start(self, init: JSON) -> None:
