@@ -123,24 +123,6 @@ def test_a_tool_input_that_cannot_be_used_gets_an_error_result_and_the_session_g
     assert fake_api.requests[2].status == 200
 
 
-@pytest.mark.parametrize("fault", ["garble_after", "stray_delta_after"])
-def test_a_malformed_stream_event_is_retried_like_a_dropped_stream(
-    run_cli: RunCli, fake_api: FakeAnthropic, fault: str
-) -> None:
-    broken = reply(text("partial answer that breaks"), **{fault: 2})  # type: ignore[arg-type]
-    fake_api.script(broken, reply(text("whole answer")))
-
-    done = run_cli("run", "hi", env={"AGENTCLI_RETRY_BASE_DELAY": "0.01"})
-
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "whole answer\n"
-    assert "retrying" in done.stderr and "Traceback" not in done.stderr
-    assert len(fake_api.requests) == 2
-
-
-# ------------------------------------------------------------------ damaged transcripts
-
-
 def transcript_with_tool_calls(run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path) -> Path:
     """A real transcript: a prompt, two tool calls one after the other with their results, an answer.
 

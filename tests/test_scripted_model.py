@@ -51,7 +51,7 @@ def test_a_request_the_api_would_reject_fails_as_a_400_and_consumes_nothing() ->
     model = ScriptedModel(reply(text("never")), check=validation_error)
     unanswered = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]}
 
-    with pytest.raises(ModelAPIError, match="API error 400: .*tool_use` ids were found without `tool_result`"):
+    with pytest.raises(ModelAPIError, match=r"API error 400: .*tool_use` ids were found without `tool_result`"):
         model.stream(request(user("hi"), unanswered, user("and?")), lambda _: None)
 
     assert model.remaining == 1 and len(model.requests) == 1
