@@ -55,6 +55,7 @@ def test_a_request_the_api_would_reject_fails_as_a_400_and_consumes_nothing() ->
         model.stream(request(user("hi"), unanswered, user("and?")), lambda _: None)
 
     assert model.remaining == 1 and len(model.requests) == 1
+    assert len(model.rejected) == 1 and "without `tool_result` blocks" in model.rejected[0]
 
 
 def test_text_that_json_cannot_carry_is_rejected_like_the_wire_does() -> None:

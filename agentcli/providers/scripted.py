@@ -113,6 +113,8 @@ class ScriptedModel:
         self._lock = threading.Lock()
         self.requests: list[ModelRequest] = []
         """Every request, in order, as sent (rejected ones included)."""
+        self.rejected: list[str] = []
+        """Why each rejected request was rejected: empty while the API would have accepted them all."""
 
     def script(self, *entries: ScriptEntry) -> None:
         """Append entries; each accepted request consumes the next one."""
@@ -132,6 +134,7 @@ class ScriptedModel:
             problem = "There was an error parsing the body of your request as JSON." if sent is None else None
             problem = problem or (self._check(body) if self._check else None)
             if problem:
+                self.rejected.append(problem)
                 raise ModelAPIError(f"API error 400: {problem}", status=400, hint=HINTS[400])
             if not self._script:
                 raise ModelAPIError("API error 500: ScriptedModel: the script ran out; no reply for this request")
