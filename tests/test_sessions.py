@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from tests import fake_anthropic as fake
 from tests.conftest import AGENTCLI, Ran, RunAgent, RunCli, cli_env
 from tests.fake_anthropic import FakeAnthropic, validation_error
 from tests.session_helpers import auto_compact_at, big_file, model_settings, records, transcript_files
+from tests.waiting import CEILING, wait_until
 
 
 def strip_cache_control(value: Any) -> Any:
@@ -197,15 +197,12 @@ def test_a_run_killed_during_a_long_bash_leaves_a_transcript_that_continues(
     )
     pid_file = project / "sleeper.pid"
     try:
-        deadline = time.monotonic() + 15
-        while not (pid_file.exists() and pid_file.read_text().strip()):
-            assert time.monotonic() < deadline, "the Bash command never started"
-            time.sleep(0.02)
+        wait_until(lambda: pid_file.exists() and bool(pid_file.read_text().strip()), "the Bash command starting")
         [path] = transcript_files(home, project)
         written = records(path)  # written as the turn goes, not at the end
         assert written[-1]["message"]["content"][-1]["id"] == "toolu_long"
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.wait(timeout=CEILING)
     finally:
         if pid_file.exists() and pid_file.read_text().strip():
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
