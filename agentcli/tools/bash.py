@@ -9,6 +9,8 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from types import FrameType
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.credentials import child_environment
@@ -73,24 +75,27 @@ Opening a pull request (only when asked; use `gh`):
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         timeout = min(int(tool_input.get("timeout") or DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS) / 1000
-        proc = subprocess.Popen(
-            ["bash", "-c", tool_input["command"]],
-            cwd=ctx.cwd,
-            env=child_environment(ctx.env_passthrough),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
         output = HeadTail()
-        assert proc.stdout is not None
+        proc: subprocess.Popen[bytes] | None = None
         try:
+            with _ctrl_c_after_spawn():  # a Ctrl-C while the command starts must still find it to kill
+                proc = subprocess.Popen(
+                    ["bash", "-c", tool_input["command"]],
+                    cwd=ctx.cwd,
+                    env=child_environment(ctx.env_passthrough),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             outcome = _pump(proc, output, timeout, ctx.cancel)
         except BaseException:  # KeyboardInterrupt included: never leave the command running
-            _kill_group(proc)
+            if proc is not None:
+                _kill_group(proc)
             raise
         finally:
-            proc.stdout.close()
+            if proc is not None and proc.stdout is not None:
+                proc.stdout.close()
         if outcome != "done":
             _kill_group(proc)
         text = output.render()
@@ -146,6 +151,27 @@ def _pump(proc: subprocess.Popen[bytes], output: HeadTail, timeout: float, cance
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=0.05)
     return "done"
+
+
+@contextlib.contextmanager
+def _ctrl_c_after_spawn() -> Iterator[None]:
+    """Hold back a SIGINT that arrives while the block runs, and deliver it when the block is done.
+
+    Popen returns only after the child has exec'd, and a KeyboardInterrupt raised inside it
+    loses the Popen object: the command, in a session of its own, would run on unkilled.
+    Deferred to the end of the block, the interrupt meets the code that kills the group.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals are handled in the main thread only: nothing to hold back here
+        return
+    held: list[FrameType | None] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held and callable(previous):
+            previous(signal.SIGINT, held[0])
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import _thread
+import signal
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,6 +102,25 @@ def test_keyboard_interrupt_kills_the_process_group(ctx: ToolContext, repo: Path
     with pytest.raises(KeyboardInterrupt):
         bash(ctx, LONG)
     wait_until(lambda: gone(child_pid(repo)), "the interrupted command's child being killed")
+
+
+def test_ctrl_c_while_the_command_starts_still_kills_it(
+    ctx: ToolContext, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_popen = subprocess.Popen
+
+    def slow_to_return(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        """The child is running before Popen returns; on a busy machine Ctrl-C can land in between."""
+        proc = real_popen(*args, **kwargs)
+        wait_until(lambda: (repo / "child.pid").exists() and bool((repo / "child.pid").read_text()), "the start")
+        signal.raise_signal(signal.SIGINT)
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", slow_to_return)
+    with pytest.raises(KeyboardInterrupt):
+        bash(ctx, LONG)
+    monkeypatch.undo()
+    wait_until(lambda: gone(child_pid(repo)), "the command's child being killed")
 
 
 def test_huge_output_keeps_head_and_tail(ctx: ToolContext) -> None:
