@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import RunAgent
-from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, http_error, reply, text
+from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, Reply, http_error, reply, text
 
 
 def test_529_then_success(run_wire: RunAgent, fake_api: FakeAnthropic) -> None:
@@ -43,11 +43,16 @@ def test_dropped_stream_then_success(run_wire: RunAgent, fake_api: FakeAnthropic
     assert "dropped" in done.stderr
 
 
-@pytest.mark.parametrize("fault", ["garble_after", "stray_delta_after"])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        pytest.param(reply(text("partial answer that breaks"), garble_after=2), id="garble_after"),
+        pytest.param(reply(text("partial answer that breaks"), stray_delta_after=2), id="stray_delta_after"),
+    ],
+)
 def test_a_malformed_stream_event_is_retried_like_a_dropped_stream(
-    run_wire: RunAgent, fake_api: FakeAnthropic, fault: str
+    run_wire: RunAgent, fake_api: FakeAnthropic, broken: Reply
 ) -> None:
-    broken = reply(text("partial answer that breaks"), **{fault: 2})  # type: ignore[arg-type]
     fake_api.script(broken, reply(text("whole answer")))
 
     done = run_wire("hi")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.contracts import ToolContext, ToolResult
 from agentcli.tools.bash import BashTool
 from agentcli.tools.schema import validation_error
 from tests.tools.helpers import call
@@ -21,7 +21,7 @@ LONG = "sleep 600 & echo $! > child.pid; wait"
 """A command that runs for ten minutes unless killed, writing its child's pid first."""
 
 
-def bash(ctx: ToolContext, command: str, **extra: JSON) -> ToolResult:
+def bash(ctx: ToolContext, command: str, **extra: object) -> ToolResult:
     return call(BASH, ctx, {"command": command, **extra})
 
 

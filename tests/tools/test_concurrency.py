@@ -140,7 +140,7 @@ def test_writes_and_commands_run_alone_in_the_given_order(tmp_path: Path) -> Non
 def test_builtin_tools_order_and_read_only_flags() -> None:
     registry = builtin_tools()
     assert registry.names() == ["Read", "Write", "Edit", "Bash", "Grep", "Glob"]
-    assert {name: registry.get(name).read_only for name in registry.names()} == {  # type: ignore[union-attr]
+    assert {name: tool.read_only for name in registry.names() if (tool := registry.get(name))} == {
         "Read": True,
         "Write": False,
         "Edit": False,
