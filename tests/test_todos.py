@@ -10,7 +10,7 @@ from typing import Any
 from agentcli.contracts import ModelRequest
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from tests import fake_anthropic as fake
-from tests.conftest import RunAgent, RunCli, StartRepl
+from tests.conftest import RunAgent, StartRepl
 from tests.fake_anthropic import FakeAnthropic
 from tests.session_helpers import auto_compact_at, big_file, records, transcript_files
 
@@ -133,10 +133,10 @@ def test_the_repl_draws_the_checklist_says_the_task_in_progress_and_lists_it_aga
 
 
 def test_a_continued_repl_session_has_its_task_list_back(
-    run_cli: RunCli, start_repl: StartRepl, fake_api: FakeAnthropic
+    run_agent: RunAgent, model: ScriptedModel, start_repl: StartRepl
 ) -> None:
-    fake_api.script(fake.reply(fake.tool_use("TodoWrite", {"todos": PLAN})), fake.reply(fake.text("Started.")))
-    assert run_cli("run", "plan it").returncode == 0
+    model.script(reply(tool_use("TodoWrite", {"todos": PLAN})), reply(text("Started.")))
+    assert run_agent("plan it").returncode == 0
     repl = start_repl("-c")
 
     repl.submit("/todos")
