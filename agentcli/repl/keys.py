@@ -63,10 +63,15 @@ class EscWatcher:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._halt()
+        if self._thread is not None:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+
+    def _halt(self) -> None:
+        """Stop reading keys: what arrives from now on is left for the prompt."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=1)
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -93,7 +98,10 @@ class EscWatcher:
                 self._typed.append(key)
 
     def typeahead(self) -> str:
-        """What the user typed while the turn ran (up to the first Enter), for the next prompt."""
+        """What the user typed while the turn ran (up to the first Enter), for the next prompt.
+
+        Watching stops first: a key read after this answer was put together would be lost."""
+        self._halt()
         text = "".join(self._typed)
         line = text.replace("\r", "\n").split("\n", 1)[0]
         return "".join(char for char in line if char.isprintable())
