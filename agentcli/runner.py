@@ -39,6 +39,7 @@ def run_once(
     retry_base_delay: float = LoopConfig.retry_base_delay,
 ) -> int:
     """Run one prompt to completion, print per the output format, and return the exit code.
+
     `model` and `retry_base_delay` are for running in-process (tests: a scripted model, short retries)."""
     started = time.monotonic()
     cwd = cwd or Path.cwd()

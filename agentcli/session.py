@@ -193,12 +193,6 @@ class Session:
         self.transcript.close()
         self.agent.executor.close()
 
-    def __enter__(self) -> Session:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def _begin(self, loaded: LoadedTranscript | None, writer: TranscriptWriter | None = None) -> None:
         """Set up a conversation: a new one, or `loaded` replayed exactly (so the prompt cache hits).
         `writer` is the loaded transcript's, already opened."""

@@ -168,7 +168,9 @@ def _as_sent(body: JSON) -> ModelRequest | None:
 
 
 def _streamed(scripted: Reply, body: JSON, on_text: TextSink) -> ModelResponse:
-    """The response a provider builds from the stream of `scripted`; text goes to `on_text` as it would."""
+    """The response a provider builds from the stream of `scripted`; text goes to `on_text` as it would.
+
+    The one place that plays a reply as a stream: a new notification of the `Model` seam goes here."""
     content: list[JSON] = []
     invalid_inputs: dict[str, str] = {}
     incomplete: int | None = None
