@@ -68,7 +68,7 @@ def _foreign(name: str) -> bool:
     return name.startswith(("ANTHROPIC_", "AGENTCLI_", "CLAUDE")) or name in ("COLUMNS", "LINES")
 
 
-def test_env(home: Path) -> dict[str, str]:
+def isolated_env(home: Path) -> dict[str, str]:
     """What the tests set: temp HOME and AGENTCLI_HOME, no colour, a fixed git identity."""
     return dict(
         HOME=str(home),
@@ -84,9 +84,9 @@ def test_env(home: Path) -> dict[str, str]:
 
 
 def cli_env(home: Path, api_url: str | None) -> dict[str, str]:
-    """A clean environment for a subprocess: test_env, no real credentials, the fake server as the API."""
+    """A clean environment for a subprocess: isolated_env, no real credentials, the fake server as the API."""
     env = {k: v for k, v in os.environ.items() if not _foreign(k)}
-    env.update(test_env(home))
+    env.update(isolated_env(home))
     if api_url:
         env["ANTHROPIC_BASE_URL"] = api_url
     return env
@@ -112,10 +112,10 @@ def model() -> ScriptedModel:
 
 @pytest.fixture
 def in_process_env(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process as `run_cli` sets up a subprocess: `test_env`, no credentials, in `project`."""
+    """This process as `run_cli` sets up a subprocess: `isolated_env`, no credentials, in `project`."""
     for name in [name for name in os.environ if _foreign(name)]:
         monkeypatch.delenv(name)
-    for name, value in test_env(home).items():
+    for name, value in isolated_env(home).items():
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(project)
 
