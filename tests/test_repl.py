@@ -89,7 +89,7 @@ def test_approve_always_saves_the_rule_and_does_not_ask_again(
 
 
 def test_ctrl_c_mid_stream_then_the_conversation_goes_on(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
-    fake_api.script(reply(text("word " * 400), delay=0.02, chunk=5), reply(text("Second answer.")))
+    fake_api.script(reply(text("word " * 400), delay=0.1, chunk=5), reply(text("Second answer.")))  # 40 s long
     repl = start_repl()
 
     repl.submit("talk for a long time")
