@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import time
 from pathlib import Path
@@ -111,11 +113,37 @@ class Terminal:
         return int(self.child.exitstatus if self.child.exitstatus is not None else -1)
 
     def close(self) -> None:
-        """Kill the program if it still runs, reap it and close the pty, all before returning.
+        """Kill the program and whatever it started, reap it and close the pty, all before returning.
 
         pexpect's own terminate() gives up after a few tenths of a second on a busy machine; the
-        child left behind would then fail to close in a destructor during some later test."""
-        if self.child.isalive():
+        child left behind would then fail to close in a destructor during some later test. A
+        command the program runs sits in a session of its own, so it is found and killed by pid."""
+        if self.child.isalive() and self.child.pid is not None:
+            started = descendants(self.child.pid)
             self.child.kill(signal.SIGKILL)
+            for pid in started:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             self.child.wait()
         self.child.close(force=True)
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid` (its children, theirs, …), read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state, past the command name
+        children.setdefault(parent, []).append(int(entry.name))
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        below = children.get(pending.pop(), [])
+        found.extend(below)
+        pending.extend(below)
+    return found
