@@ -61,6 +61,10 @@ class ToolExecutor:
         self.gate = gate
         self._pool = ThreadPoolExecutor(MAX_PARALLEL, thread_name_prefix="tool")
 
+    def close(self) -> None:
+        """Stop the worker threads (calls still running finish first)."""
+        self._pool.shutdown()
+
     def manifest(self) -> list[JSON]:
         return self.registry.manifest()
 

@@ -13,6 +13,7 @@ from agentcli.context.session import PreparedMessage
 from agentcli.contracts import JSON, Model
 from agentcli.errors import AgentcliError, Halt, OutputClosed, StopRun, UsageError
 from agentcli.events import Event
+from agentcli.loop import LoopConfig
 from agentcli.output.reporters import JsonReporter, Outcome, StreamJsonReporter, TextReporter
 from agentcli.output.streams import write_err
 from agentcli.session import Session, SessionOptions
@@ -34,14 +35,22 @@ class Reporter(Protocol):
     def finish(self, outcome: Outcome) -> None: ...
 
 
-def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None = None) -> int:
-    """Run one prompt to completion, print per the output format, and return the exit code."""
+def run_once(
+    options: RunOptions,
+    model: Model | None = None,
+    cwd: Path | None = None,
+    *,
+    retry_base_delay: float = LoopConfig.retry_base_delay,
+) -> int:
+    """Run one prompt to completion, print per the output format, and return the exit code.
+
+    `model` and `retry_base_delay` are for running in-process (tests: a scripted model, short retries)."""
     started = time.monotonic()
     cwd = cwd or Path.cwd()
     reporter = _reporter(options.output_format, cwd)
     session: Session | None = None
     try:
-        session = Session(options, cwd, reporter, model=model)
+        session = Session(options, cwd, reporter, model=model, retry_base_delay=retry_base_delay)
         prepared = _prepare(session, options.prompt)  # a /command is expanded (or refused) before anything is sent
         reporter.start(
             {
@@ -77,6 +86,9 @@ def run_once(options: RunOptions, model: Model | None = None, cwd: Path | None =
         reporter.finish(outcome)
     except OutputClosed as lost:
         return _output_lost(lost, session)
+    finally:
+        if session is not None:
+            session.close()
     return code
 
 
@@ -112,7 +124,7 @@ def _output_lost(lost: OutputClosed, session: Session | None) -> int:
 
 def _reporter(output_format: str, cwd: Path) -> Reporter:
     if output_format == "json":
-        return JsonReporter()
+        return JsonReporter(cwd=cwd)
     if output_format == "stream-json":
         return StreamJsonReporter()
     return TextReporter(cwd=cwd)

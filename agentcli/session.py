@@ -87,9 +87,11 @@ class Session:
         model: Model | None = None,
         prompter: Prompter | None = None,
         approve_outside: AsksAboutOutsideFiles | None = None,
+        retry_base_delay: float = LoopConfig.retry_base_delay,
     ) -> None:
         """`prompter` asks about tool calls and `approve_outside` about `@` imports outside the
-        project; without them (agentcli run) what would be asked is denied or left out."""
+        project; without them (agentcli run) what would be asked is denied or left out.
+        `retry_base_delay` paces the loop's retries of a broken stream (tests make it short)."""
         from agentcli.tools import builtin_tools
 
         self.options = options
@@ -108,6 +110,7 @@ class Session:
         for text in self.settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
             on_event(Notice(text))
         self._model = model
+        self.retry_base_delay = retry_base_delay
         self.registry = builtin_tools()
         self.model_name = resolve_model(options.model, self.settings)
         self.auto_compact_percent = auto_compact_percent(self.settings)
@@ -207,6 +210,11 @@ class Session:
         writer = TranscriptWriter.existing(loaded.path, self._notice)  # UsageError while another process has it
         self.transcript.close()
         self._begin(loaded, writer)
+
+    def close(self) -> None:
+        """Release the transcript (and its lock) and the tool threads; the session is not used after."""
+        self.transcript.close()
+        self.agent.executor.close()
 
     def _begin(self, loaded: LoadedTranscript | None, writer: TranscriptWriter | None = None) -> None:
         """Set up a conversation: a new one, or `loaded` replayed exactly (so the prompt cache hits).
@@ -394,5 +402,5 @@ class Session:
             model_max_output_tokens=info.max_output_tokens,
             max_turns=self.options.max_turns,
             token_budget=budget,
-            retry_base_delay=float(os.environ.get("AGENTCLI_RETRY_BASE_DELAY") or LoopConfig.retry_base_delay),
+            retry_base_delay=self.retry_base_delay,
         )

@@ -21,11 +21,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentcli.contracts import JSON, Decision, Tool, ToolContext, ToolResult
+from agentcli.events import Event
 from agentcli.executor import ToolExecutor
 from agentcli.tools.grep import GrepTool
 from agentcli.tools.registry import ToolRegistry
@@ -82,6 +84,14 @@ def run(tool: GrepTool, ctx: ToolContext, query: JSON) -> ToolResult:
     return result
 
 
+def run_each(tool: GrepTool, ctx: ToolContext, queries: list[JSON]) -> list[ToolResult]:
+    return [run(tool, ctx, query) for query in queries]
+
+
+def ignore(event: Event) -> None:
+    pass
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=20_000)
@@ -108,10 +118,7 @@ def main() -> None:
         print(f"\nsingle Grep, median of {args.runs} (seconds)")
         print(f"{'query':<22}" + "".join(f"{name:>10}" for name in engines) + ("   ratio" if have_rg else ""))
         for label, query in queries.items():
-            times = {
-                name: median_seconds(lambda t=tool, q=query: run(t, ctx, q), args.runs)
-                for name, tool in engines.items()
-            }
+            times = {name: median_seconds(partial(run, tool, ctx, query), args.runs) for name, tool in engines.items()}
             outputs = {name: run(tool, ctx, query).content for name, tool in engines.items()}
             same = len(set(outputs.values())) == 1
             ratio = f"{times['python'] / times['ripgrep']:7.1f}x" if have_rg else ""
@@ -127,8 +134,8 @@ def main() -> None:
         for name, tool in engines.items():
             executor = ToolExecutor(ToolRegistry([tool]), AllowAll())
             batch = [{"type": "tool_use", "id": f"toolu_{i}", "name": "Grep", "input": q} for i, q in enumerate(four)]
-            together = median_seconds(lambda e=executor, b=batch: e.run_all(b, ctx, lambda event: None, {}), args.runs)
-            apart = median_seconds(lambda t=tool: [run(t, ctx, q) for q in four], args.runs)
+            together = median_seconds(partial(executor.run_all, batch, ctx, ignore, {}), args.runs)
+            apart = median_seconds(partial(run_each, tool, ctx, four), args.runs)
             print(
                 f"{name:<10} concurrent {together:7.3f}   sequential {apart:7.3f}   speed-up {apart / together:4.2f}x"
             )

@@ -1,17 +1,30 @@
-"""Shared fixtures: a fake Anthropic server, a temporary project, and the real CLI as a subprocess."""
+"""Shared fixtures: a temporary project and home, and the two ways to drive agentcli.
+
+- In-process (most tests): `run_agent` runs `agentcli run`'s code (`run_once`) in this
+  process with `model`, a `ScriptedModel` that checks each request as the fake server does.
+- End to end: `run_cli` runs the installed CLI as a subprocess and `start_repl` starts the
+  REPL in a pty, both against `fake_api`, the fake Anthropic server on 127.0.0.1.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic
+from agentcli.contracts import Model
+from agentcli.providers.anthropic import AnthropicModel
+from agentcli.providers.scripted import ScriptedModel
+from agentcli.runner import RunOptions, run_once
+from tests.fake_anthropic import FakeAnthropic, validation_error
 from tests.terminal import Terminal
 
 AGENTCLI = shutil.which("agentcli", path=str(Path(sys.executable).parent)) or "agentcli"
@@ -19,6 +32,13 @@ TEST_KEY = "test-key"
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 StartRepl = Callable[..., Terminal]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A shell starts a background job (`scripts/test &`) with SIGINT ignored, and every child
+    # inherits that: Ctrl-C and Esc would then interrupt nothing in the tests that press them.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
@@ -43,14 +63,14 @@ def project(tmp_path: Path) -> Path:
     return path
 
 
-def cli_env(home: Path, api_url: str | None) -> dict[str, str]:
-    """A clean environment: temp HOME, no real credentials, the fake server as the API."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("ANTHROPIC_", "AGENTCLI_", "CLAUDE")) and k not in ("COLUMNS", "LINES")
-    }
-    env.update(
+def _foreign(name: str) -> bool:
+    """Variables of the caller's own setup that must not reach agentcli under test."""
+    return name.startswith(("ANTHROPIC_", "AGENTCLI_", "CLAUDE")) or name in ("COLUMNS", "LINES")
+
+
+def isolated_env(home: Path) -> dict[str, str]:
+    """What the tests set: temp HOME and AGENTCLI_HOME, no colour, a fixed git identity."""
+    return dict(
         HOME=str(home),
         AGENTCLI_HOME=str(home / ".agentcli"),
         ANTHROPIC_API_KEY=TEST_KEY,
@@ -61,9 +81,75 @@ def cli_env(home: Path, api_url: str | None) -> dict[str, str]:
         GIT_COMMITTER_NAME="Test",
         GIT_COMMITTER_EMAIL="test@example.com",
     )
+
+
+def cli_env(home: Path, api_url: str | None) -> dict[str, str]:
+    """A clean environment for a subprocess: isolated_env, no real credentials, the fake server as the API."""
+    env = {k: v for k, v in os.environ.items() if not _foreign(k)}
+    env.update(isolated_env(home))
     if api_url:
         env["ANTHROPIC_BASE_URL"] = api_url
     return env
+
+
+@dataclass(frozen=True)
+class Ran:
+    """How an in-process run ended: the fields of the CompletedProcess `run_cli` returns."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+RunAgent = Callable[..., Ran]
+
+
+@pytest.fixture
+def model() -> ScriptedModel:
+    """The in-process model double; every request is checked as the fake server checks it."""
+    return ScriptedModel(check=validation_error)
+
+
+@pytest.fixture
+def in_process_env(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process as `run_cli` sets up a subprocess: `isolated_env`, no credentials, in `project`."""
+    for name in [name for name in os.environ if _foreign(name)]:
+        monkeypatch.delenv(name)
+    for name, value in isolated_env(home).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(project)
+
+
+def _runner(model: Model, project: Path, capsys: pytest.CaptureFixture[str]) -> RunAgent:
+    def run(prompt: str, *, cwd: Path | None = None, **options: Any) -> Ran:
+        capsys.readouterr()  # what ran before is not this run's output
+        code = run_once(RunOptions(prompt=prompt, **options), model, cwd or project, retry_base_delay=0)
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return run
+
+
+@pytest.fixture
+def run_agent(
+    model: ScriptedModel, in_process_env: None, project: Path, capsys: pytest.CaptureFixture[str]
+) -> RunAgent:
+    """`agentcli run PROMPT` in-process with `model`, in `project`.
+
+    Options are `RunOptions` fields: `run_agent("go", permission_mode="acceptEdits",
+    allowed_tools=["Bash(ls:*)"], output_format="json")`. Retries of a broken stream do not wait.
+    """
+    return _runner(model, project, capsys)
+
+
+@pytest.fixture
+def run_wire(
+    fake_api: FakeAnthropic, in_process_env: None, project: Path, capsys: pytest.CaptureFixture[str]
+) -> Iterator[RunAgent]:
+    """`run_agent` with the real Anthropic provider against `fake_api`: the wire, without a subprocess."""
+    wire = AnthropicModel(api_key=TEST_KEY, base_url=fake_api.url)
+    yield _runner(wire, project, capsys)
+    wire.close()
 
 
 @pytest.fixture

@@ -245,6 +245,8 @@ class RecordedRequest:
     """The usage reported to the client, for served replies."""
     disconnected: bool = False
     """True if the client hung up before the response was fully written."""
+    answered: bool = False
+    """True once the fake is done with the request: the response written, or cut off as scripted."""
 
 
 ScriptEntry = Reply | HttpError | Callable[[RecordedRequest], Reply | HttpError]
@@ -886,7 +888,7 @@ class FakeAnthropic:
         with self._changed:
             return list(self._errors)
 
-    def wait_for_requests(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
+    def wait_for_requests(self, n: int, timeout: float = 30.0) -> list[RecordedRequest]:
         """Block until at least ``n`` requests were received; raise TimeoutError if not."""
         with self._changed:
             if not self._changed.wait_for(lambda: len(self._requests) >= n, timeout):
@@ -966,6 +968,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             request.disconnected = True
             self.close_connection = True
+        finally:
+            request.answered = True
 
     def _read_request(self) -> RecordedRequest:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))

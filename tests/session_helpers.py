@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.context.paths import project_state_dir
-from tests.conftest import RunCli
-from tests.fake_anthropic import FakeAnthropic, reply, text
+from agentcli.providers.scripted import ScriptedModel, reply, text
+from tests.conftest import RunAgent, RunCli
+from tests.fake_anthropic import FakeAnthropic
+from tests.fake_anthropic import reply as fake_reply
+from tests.fake_anthropic import text as fake_text
 
 
 def transcript_files(home: Path, project: Path) -> list[Path]:
@@ -30,12 +33,23 @@ def model_settings(project: Path, **values: Any) -> None:
     (project / ".agentcli" / "settings.json").write_text(json.dumps(values))
 
 
-def auto_compact_at(run_cli: RunCli, fake_api: FakeAnthropic, project: Path, above_base: int) -> None:
-    """Set the auto-compaction threshold to `above_base` tokens more than an empty conversation
-    takes (system prompt and tools, as the fake counts them), so growing either does not break the test."""
-    fake_api.script(reply(text("ok")))
+def auto_compact_over_the_wire_at(run_cli: RunCli, fake_api: FakeAnthropic, project: Path, above_base: int) -> None:
+    """`auto_compact_at` for a test that runs the real CLI against the fake server."""
+    fake_api.script(fake_reply(fake_text("ok")))
     assert run_cli("run", "hi").returncode == 0
     usage = fake_api.usage_log[-1]
+    base = usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
+    window = 2 * (base + above_base)
+    model_settings(project, models={"claude-sonnet-5-5": {"context_window": window}}, autoCompactPercent=50)
+
+
+def auto_compact_at(run_agent: RunAgent, model: ScriptedModel, project: Path, above_base: int) -> None:
+    """Set the auto-compaction threshold to `above_base` tokens more than an empty conversation
+    takes (system prompt and tools, as the model counts them), so growing either does not break the test."""
+    model.script(reply(text("ok")))
+    done = run_agent("hi", output_format="json")
+    assert done.returncode == 0, done.stderr
+    usage = json.loads(done.stdout)["usage"]
     base = usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
     window = 2 * (base + above_base)
     model_settings(project, models={"claude-sonnet-5-5": {"context_window": window}}, autoCompactPercent=50)

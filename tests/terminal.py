@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
 from pathlib import Path
 
 import pexpect
 import pyte
+
+from tests.waiting import CEILING
 
 CURSOR_POSITION_REQUEST = "\x1b[6n"
 
@@ -53,14 +58,14 @@ class Terminal:
         scrolled = ["".join(c.data for c in line.values()) for line in self.screen.history.top]
         return "\n".join([*(line.rstrip() for line in scrolled), *(line.rstrip() for line in self.screen.display)])
 
-    def wait_for(self, text: str, timeout: float = 15) -> str:
+    def wait_for(self, text: str, timeout: float = CEILING) -> str:
         deadline = time.monotonic() + timeout
         while text not in self.text():
             if not self.pump() or time.monotonic() > deadline:
                 raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.text()}")
         return self.text()
 
-    def wait_for_count(self, text: str, count: int, timeout: float = 15) -> str:
+    def wait_for_count(self, text: str, count: int, timeout: float = CEILING) -> str:
         """Wait until `text` is on screen at least `count` times."""
         deadline = time.monotonic() + timeout
         while self.text().count(text) < count:
@@ -68,7 +73,7 @@ class Terminal:
                 raise AssertionError(f"{text!r} never appeared {count} times; the screen shows:\n{self.text()}")
         return self.text()
 
-    def wait_for_prompt(self, after: str, timeout: float = 15) -> str:
+    def wait_for_prompt(self, after: str, timeout: float = CEILING) -> str:
         """Wait until `after` is on screen and an empty input prompt (`>`) is drawn below it:
         the turn is over and the program reads keys again."""
         deadline = time.monotonic() + timeout
@@ -79,18 +84,13 @@ class Terminal:
             if not self.pump() or time.monotonic() > deadline:
                 raise AssertionError(f"no prompt after {after!r}; the screen shows:\n{screen}")
 
-    def settle(self, quiet: float = 0.3, timeout: float = 5) -> None:
-        """Read until the program has written nothing for `quiet` seconds."""
+    def wait_for_absence(self, text: str, timeout: float = CEILING) -> str:
+        """Wait until `text` is no longer on screen (e.g. a line the program cleared)."""
         deadline = time.monotonic() + timeout
-        last = len(self.output)
-        quiet_since = time.monotonic()
-        while time.monotonic() < deadline:
-            if not self.pump():
-                return
-            if len(self.output) != last:
-                last, quiet_since = len(self.output), time.monotonic()
-            elif time.monotonic() - quiet_since >= quiet:
-                return
+        while text in self.text():
+            if not self.pump() or time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} stayed on screen; the screen shows:\n{self.text()}")
+        return self.text()
 
     def type(self, text: str) -> None:
         self.child.send(text)
@@ -105,7 +105,7 @@ class Terminal:
         time.sleep(0.1)
         self.press("enter")
 
-    def wait_exit(self, timeout: float = 10) -> int:
+    def wait_exit(self, timeout: float = CEILING) -> int:
         deadline = time.monotonic() + timeout
         while self.pump():
             if time.monotonic() > deadline:
@@ -114,5 +114,37 @@ class Terminal:
         return int(self.child.exitstatus if self.child.exitstatus is not None else -1)
 
     def close(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
+        """Kill the program and whatever it started, reap it and close the pty, all before returning.
+
+        pexpect's own terminate() gives up after a few tenths of a second on a busy machine; the
+        child left behind would then fail to close in a destructor during some later test. A
+        command the program runs sits in a session of its own, so it is found and killed by pid."""
+        if self.child.isalive() and self.child.pid is not None:
+            started = descendants(self.child.pid)
+            self.child.kill(signal.SIGKILL)
+            for pid in started:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            self.child.wait()
+        self.child.close(force=True)
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid` (its children, theirs, …), read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state, past the command name
+        children.setdefault(parent, []).append(int(entry.name))
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        below = children.get(pending.pop(), [])
+        found.extend(below)
+        pending.extend(below)
+    return found

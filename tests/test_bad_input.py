@@ -1,6 +1,6 @@
 """Bad input never crashes a session: odd file names, malformed model output, damaged transcripts.
 
-Each case ends with a request the fake server accepts (it rejects what the real API would),
+Each case ends with a request the model accepts (scripted or the fake server: both reject what the real API would),
 and the session can be continued afterwards.
 """
 
@@ -14,9 +14,12 @@ from typing import Any
 
 import pytest
 
+from agentcli.contracts import JSON
+from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.sessions.store import load_transcript
-from tests.conftest import RunCli
-from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use, validation_error
+from tests import fake_anthropic as fake
+from tests.conftest import RunAgent
+from tests.fake_anthropic import FakeAnthropic, validation_error
 from tests.session_helpers import records, transcript_files
 
 BAD_NAME = b"caf\xe9.txt"
@@ -30,9 +33,9 @@ def make_bad_file(project: Path) -> None:
         file.write(b"needle\n")
 
 
-def tool_results(api: FakeAnthropic, request: int) -> list[dict[str, object]]:
-    content = api.requests[request].body["messages"][-1]["content"]
-    return [block for block in content if block["type"] == "tool_result"]
+def tool_results(messages: list[JSON]) -> list[JSON]:
+    """The tool_result blocks of the last message."""
+    return [block for block in messages[-1]["content"] if block["type"] == "tool_result"]
 
 
 SEARCHES = [
@@ -45,36 +48,37 @@ SEARCHES = [
 
 @pytest.mark.parametrize("engine", ["ripgrep", "python"])
 def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_the_session_goes_on(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, engine: str
+    run_agent: RunAgent, model: ScriptedModel, project: Path, engine: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = {"AGENTCLI_NO_RIPGREP": "1"} if engine == "python" else {}
+    if engine == "python":
+        monkeypatch.setenv("AGENTCLI_NO_RIPGREP", "1")
     make_bad_file(project)
     calls = [tool_use(name, tool_input, id=f"toolu_{n}") for n, (name, tool_input) in enumerate(SEARCHES)]
-    fake_api.script(reply(*calls), reply(text("Found it.")), reply(text("Again.")))
+    model.script(reply(*calls), reply(text("Found it.")), reply(text("Again.")))
 
-    done = run_cli("run", "find the file", "--permission-mode", "bypassPermissions", env=env)
+    done = run_agent("find the file", permission_mode="bypassPermissions")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Found it.\n"
-    assert fake_api.requests[1].status == 200
-    results = tool_results(fake_api, 1)
+    assert model.rejected == []
+    results = tool_results(model.requests[1].messages)
     assert [SHOWN in str(result["content"]) for result in results] == [True] * len(SEARCHES), results
 
-    again = run_cli("run", "-c", "once more", env=env)
+    again = run_agent("once more", continue_session=True)
 
     assert again.returncode == 0, again.stderr
     assert again.stdout == "Again.\n"
-    assert fake_api.requests[2].status == 200
+    assert model.rejected == [] and len(model.requests) == 3
 
 
-def test_a_prompt_with_a_byte_that_is_not_utf8_is_sent_escaped(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
-    fake_api.script(reply(text("Noted.")))
+def test_a_prompt_with_a_byte_that_is_not_utf8_is_sent_escaped(run_agent: RunAgent, model: ScriptedModel) -> None:
+    model.script(reply(text("Noted.")))
 
-    done = run_cli("run", "open " + os.fsdecode(BAD_NAME))
+    done = run_agent("open " + os.fsdecode(BAD_NAME))
 
     assert done.returncode == 0, done.stderr
-    assert fake_api.requests[0].status == 200
-    assert fake_api.requests[0].body["messages"][-1]["content"][-1]["text"].endswith(f"open {SHOWN}")
+    assert model.rejected == []
+    assert model.requests[0].messages[-1]["content"][-1]["text"].endswith(f"open {SHOWN}")
 
 
 # ------------------------------------------------------------------ malformed model output
@@ -97,62 +101,44 @@ def deeply_nested(levels: int) -> str:
     ],
 )
 def test_a_tool_input_that_cannot_be_used_gets_an_error_result_and_the_session_goes_on(
-    run_cli: RunCli, fake_api: FakeAnthropic, raw_json: str, problem: str
+    run_wire: RunAgent, fake_api: FakeAnthropic, raw_json: str, problem: str
 ) -> None:
     fake_api.script(
-        reply(text("Running it."), tool_use("Bash", {}, id="toolu_1", raw_json=raw_json), chunk=100_000),
-        reply(text("I'll stop.")),
-        reply(text("Still here.")),
+        fake.reply(fake.text("Running it."), fake.tool_use("Bash", {}, id="toolu_1", raw_json=raw_json), chunk=100_000),
+        fake.reply(fake.text("I'll stop.")),
+        fake.reply(fake.text("Still here.")),
     )
 
-    done = run_cli("run", "go", "--permission-mode", "bypassPermissions")
+    done = run_wire("go", permission_mode="bypassPermissions")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "I'll stop.\n"
     assert fake_api.requests[1].status == 200
-    [result] = tool_results(fake_api, 1)
+    [result] = tool_results(fake_api.requests[1].body["messages"])
     assert result["tool_use_id"] == "toolu_1" and result["is_error"] is True
     assert f"Invalid input for Bash: {problem}" in str(result["content"])
     [call] = [b for b in fake_api.requests[1].body["messages"][1]["content"] if b["type"] == "tool_use"]
     assert call["id"] == "toolu_1" and call["input"] == {}
     assert "✗ Bash" in done.stderr and "Traceback" not in done.stderr
 
-    again = run_cli("run", "-c", "still there?")
+    again = run_wire("still there?", continue_session=True)
 
     assert again.returncode == 0, again.stderr
     assert fake_api.requests[2].status == 200
 
 
-@pytest.mark.parametrize("fault", ["garble_after", "stray_delta_after"])
-def test_a_malformed_stream_event_is_retried_like_a_dropped_stream(
-    run_cli: RunCli, fake_api: FakeAnthropic, fault: str
-) -> None:
-    broken = reply(text("partial answer that breaks"), **{fault: 2})  # type: ignore[arg-type]
-    fake_api.script(broken, reply(text("whole answer")))
-
-    done = run_cli("run", "hi", env={"AGENTCLI_RETRY_BASE_DELAY": "0.01"})
-
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "whole answer\n"
-    assert "retrying" in done.stderr and "Traceback" not in done.stderr
-    assert len(fake_api.requests) == 2
-
-
-# ------------------------------------------------------------------ damaged transcripts
-
-
-def transcript_with_tool_calls(run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path) -> Path:
+def transcript_with_tool_calls(run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path) -> Path:
     """A real transcript: a prompt, two tool calls one after the other with their results, an answer.
 
     Lines: 1 session, 2 title, 3 prompt, 4 Read call, 5 its result, 6 Glob call, 7 its result, 8 answer.
     """
     (project / "notes.txt").write_text("alpha\n")
-    fake_api.script(
+    model.script(
         reply(text("Reading."), tool_use("Read", {"file_path": "notes.txt"}, id="toolu_1")),
         reply(text("Listing."), tool_use("Glob", {"pattern": "*.txt"}, id="toolu_2")),
         reply(text("It says alpha; it is the only file.")),
     )
-    assert run_cli("run", "what is in notes.txt?").returncode == 0
+    assert run_agent("what is in notes.txt?").returncode == 0
     [path] = transcript_files(home, project)
     return path
 
@@ -174,9 +160,9 @@ def damaged(path: Path, line: int, corruption: str) -> list[str]:
 
 
 def test_every_damaged_message_line_is_repaired_into_a_valid_conversation(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path, tmp_path: Path
+    run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path, tmp_path: Path
 ) -> None:
-    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+    path = transcript_with_tool_calls(run_agent, model, home, project)
     original = path.read_text()
     message_lines = [n for n, record in enumerate(records(path), start=1) if record["type"] == "message"]
     assert message_lines == [3, 4, 5, 6, 7, 8]
@@ -195,9 +181,9 @@ def test_every_damaged_message_line_is_repaired_into_a_valid_conversation(
 
 
 def test_an_undamaged_transcript_needs_no_repair(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path
 ) -> None:
-    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+    path = transcript_with_tool_calls(run_agent, model, home, project)
 
     loaded = load_transcript(path)
 
@@ -213,53 +199,53 @@ def test_an_undamaged_transcript_needs_no_repair(
     ],
 )
 def test_continue_repairs_a_damaged_transcript_says_which_line_and_leaves_the_file_alone(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path, line: int, corruption: str
+    run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path, line: int, corruption: str
 ) -> None:
-    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+    path = transcript_with_tool_calls(run_agent, model, home, project)
     before = damaged(path, line, corruption)
-    fake_api.script(reply(text("Going on.")), reply(text("And again.")))
+    model.script(reply(text("Going on.")), reply(text("And again.")))
 
-    done = run_cli("run", "-c", "go on")
+    done = run_agent("go on", continue_session=True)
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Going on.\n"
-    assert fake_api.requests[-1].status == 200
+    assert model.rejected == []
     assert f"line {line}" in done.stderr and "repaired" in done.stderr
     assert "Traceback" not in done.stderr
     assert path.read_text().splitlines()[: len(before)] == before  # earlier lines never rewritten
 
-    again = run_cli("run", "-c", "and again")
+    again = run_agent("and again", continue_session=True)
 
     assert again.returncode == 0, again.stderr
-    assert fake_api.requests[-1].status == 200
+    assert model.rejected == []
 
 
-def test_resume_with_a_very_long_id_is_a_usage_error(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
-    fake_api.script(reply(text("Answer-A")))
-    assert run_cli("run", "first").returncode == 0
+def test_resume_with_a_very_long_id_is_a_usage_error(run_agent: RunAgent, model: ScriptedModel) -> None:
+    model.script(reply(text("Answer-A")))
+    assert run_agent("first").returncode == 0
 
-    done = run_cli("run", "-r", "a" * 5000, "hello")
+    done = run_agent("hello", resume="a" * 5000)
 
     assert done.returncode == 2, done.stderr
     assert "No session 'aaaa" in done.stderr and "5,000 characters" in done.stderr
     assert "Recent sessions" in done.stderr and "Traceback" not in done.stderr
-    assert len(fake_api.requests) == 1
+    assert len(model.requests) == 1
 
 
 def test_a_transcript_holding_undecodable_bytes_loads_with_them_escaped(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path
 ) -> None:
     """Transcripts written before tool output was cleaned keep lone surrogates (as `\\udce9` escapes)."""
-    path = transcript_with_tool_calls(run_cli, fake_api, home, project)
+    path = transcript_with_tool_calls(run_agent, model, home, project)
     lines = path.read_text().splitlines()
     record = json.loads(lines[4])
     record["message"]["content"][0]["content"] = os.fsdecode(BAD_NAME)
     lines[4] = json.dumps(record)  # ASCII: the surrogate is written as \udce9
     path.write_text("".join(f"{line}\n" for line in lines))
-    fake_api.script(reply(text("Going on.")))
+    model.script(reply(text("Going on.")))
 
-    done = run_cli("run", "-c", "go on")
+    done = run_agent("go on", continue_session=True)
 
     assert done.returncode == 0, done.stderr
-    assert fake_api.requests[-1].status == 200
-    assert fake_api.requests[-1].body["messages"][2]["content"][0]["content"] == SHOWN
+    assert model.rejected == []
+    assert model.requests[-1].messages[2]["content"][0]["content"] == SHOWN

@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 
 from agentcli.context.paths import project_state_dir
-from tests.conftest import RunCli, StartRepl
+from agentcli.providers import scripted
+from agentcli.providers.scripted import ScriptedModel
+from tests.conftest import RunAgent, StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 
 
@@ -16,10 +18,11 @@ def transcripts(home: Path, project: Path) -> list[Path]:
 
 
 def test_continue_flag_shows_the_last_exchange_and_goes_on(
-    start_repl: StartRepl, run_cli: RunCli, fake_api: FakeAnthropic
+    start_repl: StartRepl, run_agent: RunAgent, model: ScriptedModel, fake_api: FakeAnthropic
 ) -> None:
-    fake_api.script(reply(text("The build uses make.")), reply(text("Answer-2")))
-    assert run_cli("run", "how do I build?").returncode == 0
+    model.script(scripted.reply(scripted.text("The build uses make.")))
+    assert run_agent("how do I build?").returncode == 0  # an earlier session, made in-process
+    fake_api.script(reply(text("Answer-2")))
 
     repl = start_repl("-c")
     screen = repl.wait_for("The build uses make.")
@@ -27,17 +30,18 @@ def test_continue_flag_shows_the_last_exchange_and_goes_on(
     repl.submit("and test?")
 
     repl.wait_for("Answer-2")
-    messages = fake_api.requests[1].body["messages"]
+    messages = fake_api.requests[0].body["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert "and test?" in json.dumps(messages[-1])
 
 
 def test_resume_lists_sessions_and_picks_one_by_number(
-    start_repl: StartRepl, run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    start_repl: StartRepl, run_agent: RunAgent, model: ScriptedModel, fake_api: FakeAnthropic, home: Path, project: Path
 ) -> None:
-    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")), reply(text("Answer-C")))
-    assert run_cli("run", "topic apples").returncode == 0
-    assert run_cli("run", "topic bananas").returncode == 0
+    model.script(scripted.reply(scripted.text("Answer-A")), scripted.reply(scripted.text("Answer-B")))
+    assert run_agent("topic apples").returncode == 0
+    assert run_agent("topic bananas").returncode == 0
+    fake_api.script(reply(text("Answer-C")))
     apples = next(p for p in transcripts(home, project) if "apples" in p.read_text())
     os.utime(apples, (1_700_000_000, 1_700_000_000))  # the older one: listed second
 
@@ -51,7 +55,7 @@ def test_resume_lists_sessions_and_picks_one_by_number(
     repl.submit("more about them")
 
     repl.wait_for("Answer-C")
-    messages = fake_api.requests[2].body["messages"]
+    messages = fake_api.requests[0].body["messages"]
     assert "topic apples" in json.dumps(messages[0]) and messages[1]["content"][0]["text"] == "Answer-A"
     assert "more about them" in json.dumps(messages[2])
     assert len(transcripts(home, project)) == 2  # appended to the resumed transcript
@@ -118,30 +122,31 @@ def test_compact_summarises_and_shrinks_the_next_request(
 
 
 def test_a_session_still_open_in_the_repl_cannot_be_continued_elsewhere(
-    start_repl: StartRepl, run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    start_repl: StartRepl, run_agent: RunAgent, model: ScriptedModel, fake_api: FakeAnthropic, home: Path, project: Path
 ) -> None:
-    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")), reply(text("Answer-C")))
+    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")))
+    model.script(scripted.reply(scripted.text("Answer-C")))
     repl = start_repl()
     repl.submit("first question")
     repl.wait_for_prompt("Answer-A")
     [path] = transcripts(home, project)
     before = path.read_bytes()
 
-    elsewhere = run_cli("run", "-c", "from another terminal")
+    elsewhere = run_agent("from another terminal", continue_session=True)
 
     assert elsewhere.returncode == 2
     assert "is in use by another agentcli process" in elsewhere.stderr and "--resume ID" in elsewhere.stderr
     assert "Traceback" not in elsewhere.stderr
-    assert len(fake_api.requests) == 1 and path.read_bytes() == before
+    assert len(fake_api.requests) == 1 and model.requests == [] and path.read_bytes() == before
     repl.submit("second question")  # the REPL's session goes on untouched
     repl.wait_for_prompt("Answer-B")
     repl.submit("/exit")
     assert repl.wait_exit() == 0
 
-    afterwards = run_cli("run", "-c", "now it is free")
+    afterwards = run_agent("now it is free", continue_session=True)
 
     assert afterwards.returncode == 0, afterwards.stderr
-    assert [m["role"] for m in fake_api.requests[-1].body["messages"]] == ["user", "assistant"] * 2 + ["user"]
+    assert [m["role"] for m in model.requests[-1].messages] == ["user", "assistant"] * 2 + ["user"]
 
 
 def test_resume_of_a_session_open_elsewhere_is_refused_and_the_current_one_goes_on(

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from agentcli.context.paths import legacy_state_dir, memory_dir, project_state_dir
-from tests.conftest import RunCli
-from tests.fake_anthropic import FakeAnthropic, reply, text
+from agentcli.providers.scripted import ScriptedModel, reply, text
+from tests.conftest import Ran, RunAgent
 
 
 def look_alike_projects(tmp_path: Path) -> tuple[Path, Path]:
@@ -22,61 +21,61 @@ def look_alike_projects(tmp_path: Path) -> tuple[Path, Path]:
     return first, second
 
 
-def sent(fake_api: FakeAnthropic, request: int = -1) -> str:
-    return json.dumps(fake_api.requests[request].body["messages"])
+def sent(model: ScriptedModel, request: int = -1) -> str:
+    return json.dumps(model.requests[request].messages)
 
 
-def session_id(done: subprocess.CompletedProcess[str]) -> str:
+def session_id(done: Ran) -> str:
     assert done.returncode == 0, done.stderr
     return str(json.loads(done.stdout)["session_id"])
 
 
 def test_continue_in_one_project_never_resumes_a_look_alike_projects_session(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, tmp_path: Path
+    run_agent: RunAgent, model: ScriptedModel, home: Path, tmp_path: Path
 ) -> None:
     first, second = look_alike_projects(tmp_path)
-    fake_api.script(reply(text("noted")), reply(text("still here")))
-    assert run_cli("run", "the plan of project A", cwd=first).returncode == 0
+    model.script(reply(text("noted")), reply(text("still here")))
+    assert run_agent("the plan of project A", cwd=first).returncode == 0
 
-    other = run_cli("run", "-c", "go on", cwd=second)
+    other = run_agent("go on", continue_session=True, cwd=second)
 
     assert other.returncode == 2
     assert f"No earlier session to continue in {second}" in other.stderr
-    assert len(fake_api.requests) == 1
+    assert len(model.requests) == 1
     agentcli_home = home / ".agentcli"
     assert project_state_dir(first, agentcli_home) != project_state_dir(second, agentcli_home)
 
-    same = run_cli("run", "-c", "go on", cwd=first)
+    same = run_agent("go on", continue_session=True, cwd=first)
     assert same.returncode == 0, same.stderr
-    assert "the plan of project A" in sent(fake_api)
+    assert "the plan of project A" in sent(model)
 
 
 def test_sessions_in_the_old_shared_folder_are_found_by_the_project_they_record(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, tmp_path: Path
+    run_agent: RunAgent, model: ScriptedModel, home: Path, tmp_path: Path
 ) -> None:
     first, second = look_alike_projects(tmp_path)
     agentcli_home = home / ".agentcli"
-    fake_api.script(reply(text("a")), reply(text("b")))
-    id_first = session_id(run_cli("run", "words of project A", "--output-format", "json", cwd=first))
-    id_second = session_id(run_cli("run", "words of project B", "--output-format", "json", cwd=second))
+    model.script(reply(text("a")), reply(text("b")))
+    id_first = session_id(run_agent("words of project A", output_format="json", cwd=first))
+    id_second = session_id(run_agent("words of project B", output_format="json", cwd=second))
     shared = legacy_state_dir(first, agentcli_home)
     assert shared == legacy_state_dir(second, agentcli_home)
     shared.mkdir(parents=True)
     for cwd, sid in ((first, id_first), (second, id_second)):  # as an older agentcli left them
         shutil.move(project_state_dir(cwd, agentcli_home) / f"{sid}.jsonl", shared / f"{sid}.jsonl")
 
-    fake_api.script(reply(text("resumed A")), reply(text("resumed B")))
-    resumed_first = run_cli("run", "-c", "more", "--output-format", "json", cwd=first)
+    model.script(reply(text("resumed A")), reply(text("resumed B")))
+    resumed_first = run_agent("more", continue_session=True, output_format="json", cwd=first)
     assert session_id(resumed_first) == id_first
-    assert "words of project A" in sent(fake_api) and "words of project B" not in sent(fake_api)
-    resumed_second = run_cli("run", "-r", id_second[:8], "more", "--output-format", "json", cwd=second)
+    assert "words of project A" in sent(model) and "words of project B" not in sent(model)
+    resumed_second = run_agent("more", resume=id_second[:8], output_format="json", cwd=second)
     assert session_id(resumed_second) == id_second
-    assert "words of project B" in sent(fake_api) and "words of project A" not in sent(fake_api)
+    assert "words of project B" in sent(model) and "words of project A" not in sent(model)
 
-    wrong = run_cli("run", "-r", id_second, "more", cwd=first)
+    wrong = run_agent("more", resume=id_second, cwd=first)
     assert wrong.returncode == 2
     assert f"No session {id_second!r} in {first}" in wrong.stderr
-    assert len(fake_api.requests) == 4
+    assert len(model.requests) == 4
 
 
 @pytest.fixture

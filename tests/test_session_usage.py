@@ -11,7 +11,7 @@ from agentcli.contracts import Usage
 from agentcli.sessions.store import load_transcript
 from tests.conftest import RunCli
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
-from tests.session_helpers import auto_compact_at, big_file, records, transcript_files
+from tests.session_helpers import auto_compact_over_the_wire_at, big_file, records, transcript_files
 
 HEADER = {
     "type": "session",
@@ -107,7 +107,9 @@ def test_a_compactions_summary_is_counted_in_the_compact_record(
 ) -> None:
     big_file(project / "one.txt", 20_000)
     big_file(project / "two.txt", 20_000)
-    auto_compact_at(run_cli, fake_api, project, 8_400)  # passed by the second read: a summary is asked for
+    auto_compact_over_the_wire_at(
+        run_cli, fake_api, project, 8_400
+    )  # passed by the second read: a summary is asked for
     fake_api.script(
         reply(tool_use("Read", {"file_path": "one.txt"})),
         reply(tool_use("Read", {"file_path": "two.txt"})),

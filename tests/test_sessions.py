@@ -6,14 +6,14 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentcli.contracts import FileRecord
+from agentcli.contracts import FileRecord, ModelRequest
 from agentcli.errors import UsageError
+from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.sessions.compact import (
     CLEARED,
     SUMMARY_INTRO,
@@ -23,9 +23,11 @@ from agentcli.sessions.compact import (
 )
 from agentcli.sessions.store import file_records, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter
-from tests.conftest import AGENTCLI, RunCli, cli_env
-from tests.fake_anthropic import FakeAnthropic, RecordedRequest, reply, text, tool_use, validation_error
+from tests import fake_anthropic as fake
+from tests.conftest import AGENTCLI, Ran, RunAgent, RunCli, cli_env
+from tests.fake_anthropic import FakeAnthropic, validation_error
 from tests.session_helpers import auto_compact_at, big_file, model_settings, records, transcript_files
+from tests.waiting import CEILING, wait_until
 
 
 def strip_cache_control(value: Any) -> Any:
@@ -36,12 +38,17 @@ def strip_cache_control(value: Any) -> Any:
     return value
 
 
-def session_id(done: subprocess.CompletedProcess[str]) -> str:
+def session_id(done: subprocess.CompletedProcess[str] | Ran) -> str:
     return str(json.loads(done.stdout)["session_id"])
 
 
-def is_summary_request(request: RecordedRequest) -> bool:
-    return "tools" not in request.body and "<conversation>" in json.dumps(request.body["messages"])
+def is_summary_request(request: ModelRequest) -> bool:
+    return not request.tools and "<conversation>" in json.dumps(request.messages)
+
+
+def size(request: ModelRequest) -> int:
+    """Characters of JSON the request takes."""
+    return len(json.dumps([request.system, request.tools, request.messages]))
 
 
 # ------------------------------------------------------------------ transcript + --continue
@@ -53,9 +60,9 @@ def test_continue_replays_the_earlier_messages_byte_for_byte(
     (project / "CLAUDE.md").write_text("Answer in one line.\n")
     (project / "notes.txt").write_text("alpha\n")
     fake_api.script(
-        reply(text("Reading."), tool_use("Read", {"file_path": "notes.txt"}, id="toolu_1")),
-        reply(text("It says alpha.")),
-        reply(text("Still alpha.")),
+        fake.reply(fake.text("Reading."), fake.tool_use("Read", {"file_path": "notes.txt"}, id="toolu_1")),
+        fake.reply(fake.text("It says alpha.")),
+        fake.reply(fake.text("Still alpha.")),
     )
     first = run_cli("run", "what is in notes.txt?", "--output-format", "json")
     assert first.returncode == 0, first.stderr
@@ -83,30 +90,30 @@ def test_continue_replays_the_earlier_messages_byte_for_byte(
 
 
 def test_a_claude_md_changed_since_the_earlier_run_is_sent_again(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     (project / "CLAUDE.md").write_text("Use tabs.\n")
-    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")))
-    assert run_cli("run", "first").returncode == 0
+    model.script(reply(text("Answer-A")), reply(text("Answer-B")))
+    assert run_agent("first").returncode == 0
     (project / "CLAUDE.md").write_text("Use spaces.\n")
 
-    done = run_cli("run", "-c", "second")
+    done = run_agent("second", continue_session=True)
 
     assert done.returncode == 0, done.stderr
-    new_prompt = json.dumps(fake_api.requests[1].body["messages"][-1])
+    new_prompt = json.dumps(model.requests[1].messages[-1])
     assert "Use spaces." in new_prompt and "changed during this session" in new_prompt
 
 
 def test_a_new_system_prompt_on_resume_is_recorded_and_kept(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path
 ) -> None:
-    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")), reply(text("Answer-C")))
-    assert run_cli("run", "first").returncode == 0
+    model.script(reply(text("Answer-A")), reply(text("Answer-B")), reply(text("Answer-C")))
+    assert run_agent("first").returncode == 0
 
-    assert run_cli("run", "-c", "--append-system-prompt", "Reply in French.", "second").returncode == 0
-    assert run_cli("run", "-c", "third").returncode == 0
+    assert run_agent("second", continue_session=True, append_system_prompt="Reply in French.").returncode == 0
+    assert run_agent("third", continue_session=True).returncode == 0
 
-    systems = [json.dumps(r.body["system"]) for r in fake_api.requests]
+    systems = [json.dumps(r.system) for r in model.requests]
     assert "Reply in French." not in systems[0]
     assert "Reply in French." in systems[1] and systems[2] == systems[1]
     [path] = transcript_files(home, project)
@@ -114,12 +121,12 @@ def test_a_new_system_prompt_on_resume_is_recorded_and_kept(
 
 
 def test_transcript_records_each_message_with_metadata(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path
 ) -> None:
     (project / "CLAUDE.md").write_text("Be brief.\n")
-    fake_api.script(reply(tool_use("Glob", {"pattern": "*.md"}, id="toolu_1")), reply(text("One file.")))
+    model.script(reply(tool_use("Glob", {"pattern": "*.md"}, id="toolu_1")), reply(text("One file.")))
 
-    done = run_cli("run", "list the markdown files")
+    done = run_agent("list the markdown files")
 
     assert done.returncode == 0, done.stderr
     [path] = transcript_files(home, project)
@@ -127,49 +134,49 @@ def test_transcript_records_each_message_with_metadata(
     assert [r["type"] for r in lines] == ["session", "title", "message", "message", "message", "message"]
     header = lines[0]
     assert header["cwd"] == str(project) and header["model"] == "claude-sonnet-5-5" and header["time"]
-    assert header["system"] == strip_cache_control(fake_api.requests[0].body["system"])
+    assert header["system"] == strip_cache_control(model.requests[0].system)
     assert lines[1]["title"] == "list the markdown files"
     messages = [r["message"] for r in lines[2:]]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
-    assert strip_cache_control(fake_api.requests[1].body["messages"]) == messages[:3]
+    assert strip_cache_control(model.requests[1].messages) == messages[:3]
     assert set(lines[2]["reminders"]) == {"instructions", "skills", "mode", "tasks"}  # reminder state for resuming
     assert lines[3]["context_tokens"] > 0
     assert oct(path.stat().st_mode & 0o777) == "0o600"
 
 
-def test_resume_by_id_picks_that_session(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
-    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")), reply(text("Answer-C")))
-    first = run_cli("run", "topic A", "--output-format", "json")
-    second = run_cli("run", "topic B", "--output-format", "json")
+def test_resume_by_id_picks_that_session(run_agent: RunAgent, model: ScriptedModel) -> None:
+    model.script(reply(text("Answer-A")), reply(text("Answer-B")), reply(text("Answer-C")))
+    first = run_agent("topic A", output_format="json")
+    second = run_agent("topic B", output_format="json")
     assert session_id(first) != session_id(second)
 
-    done = run_cli("run", "-r", session_id(first)[:8], "back to A", "--output-format", "json")
+    done = run_agent("back to A", resume=session_id(first)[:8], output_format="json")
 
     assert done.returncode == 0, done.stderr
     assert session_id(done) == session_id(first)
-    messages = fake_api.requests[2].body["messages"]
+    messages = model.requests[2].messages
     assert "topic A" in json.dumps(messages[0]) and messages[1]["content"][0]["text"] == "Answer-A"
     assert "topic B" not in json.dumps(messages)
 
 
-def test_unknown_session_id_is_a_usage_error_listing_recent_ones(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
-    fake_api.script(reply(text("Answer-A")))
-    first = run_cli("run", "remember me", "--output-format", "json")
+def test_unknown_session_id_is_a_usage_error_listing_recent_ones(run_agent: RunAgent, model: ScriptedModel) -> None:
+    model.script(reply(text("Answer-A")))
+    first = run_agent("remember me", output_format="json")
 
-    done = run_cli("run", "--resume", "no-such-session", "hello")
+    done = run_agent("hello", resume="no-such-session")
 
     assert done.returncode == 2
     assert "No session 'no-such-session'" in done.stderr
     assert session_id(first) in done.stderr and "remember me" in done.stderr
-    assert len(fake_api.requests) == 1
+    assert len(model.requests) == 1
 
 
-def test_continue_without_any_session_is_a_usage_error(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
-    done = run_cli("run", "-c", "hello")
+def test_continue_without_any_session_is_a_usage_error(run_agent: RunAgent, model: ScriptedModel) -> None:
+    done = run_agent("hello", continue_session=True)
 
     assert done.returncode == 2
     assert "No earlier session to continue" in done.stderr
-    assert fake_api.requests == []
+    assert model.requests == []
 
 
 # ------------------------------------------------------------------ a killed run
@@ -179,7 +186,7 @@ def test_a_run_killed_during_a_long_bash_leaves_a_transcript_that_continues(
     fake_api: FakeAnthropic, run_cli: RunCli, home: Path, project: Path
 ) -> None:
     command = "sleep 30 & echo $! > sleeper.pid; wait"
-    fake_api.script(reply(text("Waiting."), tool_use("Bash", {"command": command}, id="toolu_long")))
+    fake_api.script(fake.reply(fake.text("Waiting."), fake.tool_use("Bash", {"command": command}, id="toolu_long")))
     proc = subprocess.Popen(
         [AGENTCLI, "run", "wait a while", "--permission-mode", "bypassPermissions"],
         cwd=project,
@@ -190,19 +197,16 @@ def test_a_run_killed_during_a_long_bash_leaves_a_transcript_that_continues(
     )
     pid_file = project / "sleeper.pid"
     try:
-        deadline = time.monotonic() + 15
-        while not (pid_file.exists() and pid_file.read_text().strip()):
-            assert time.monotonic() < deadline, "the Bash command never started"
-            time.sleep(0.02)
+        wait_until(lambda: pid_file.exists() and bool(pid_file.read_text().strip()), "the Bash command starting")
         [path] = transcript_files(home, project)
         written = records(path)  # written as the turn goes, not at the end
         assert written[-1]["message"]["content"][-1]["id"] == "toolu_long"
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.wait(timeout=CEILING)
     finally:
         if pid_file.exists() and pid_file.read_text().strip():
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
-    fake_api.script(reply(text("Picked up again.")))
+    fake_api.script(fake.reply(fake.text("Picked up again.")))
 
     done = run_cli("run", "-c", "go on")
 
@@ -218,19 +222,19 @@ def test_a_run_killed_during_a_long_bash_leaves_a_transcript_that_continues(
 
 
 def test_a_torn_last_line_is_dropped_and_the_session_continues(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path
 ) -> None:
-    fake_api.script(reply(text("Answer-A")), reply(text("Answer-B")))
-    assert run_cli("run", "first").returncode == 0
+    model.script(reply(text("Answer-A")), reply(text("Answer-B")))
+    assert run_agent("first").returncode == 0
     [path] = transcript_files(home, project)
     with path.open("a") as file:
         file.write('{"type":"message","time":"2026-01-01","message":{"role":"assistant","content":[{"type":"te')
 
-    done = run_cli("run", "-c", "second")
+    done = run_agent("second", continue_session=True)
 
     assert done.returncode == 0, done.stderr
-    assert fake_api.requests[1].status == 200
-    assert [m["role"] for m in fake_api.requests[1].body["messages"]] == ["user", "assistant", "user"]
+    assert model.rejected == []
+    assert [m["role"] for m in model.requests[1].messages] == ["user", "assistant", "user"]
     lines = records(path)  # every line parses again: the torn one was cut before appending
     assert lines[-1]["message"]["content"] == [{"type": "text", "text": "Answer-B"}]
 
@@ -303,30 +307,30 @@ def test_summary_input_is_capped_and_the_new_conversation_is_valid() -> None:
 
 
 def test_auto_compact_summarises_when_the_context_fills_up(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path
 ) -> None:
     big_file(project / "one.txt", 20_000)  # about 5.6k tokens read
     big_file(project / "two.txt", 20_000)
-    auto_compact_at(run_cli, fake_api, project, 8_400)  # passed by the second read only
-    fake_api.script(
+    auto_compact_at(run_agent, model, project, 8_400)  # passed by the second read only
+    model.script(
         reply(tool_use("Read", {"file_path": "one.txt"}, id="toolu_1")),
         reply(tool_use("Read", {"file_path": "two.txt"}, id="toolu_2")),
         reply(text("SUMMARY-OF-THE-WORK: read one.txt and two.txt.")),
         reply(text("Both files hold digits.")),
     )
 
-    done = run_cli("run", "what is in one.txt and two.txt?")
+    done = run_agent("what is in one.txt and two.txt?")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Both files hold digits.\n"
     assert "Auto-compacted" in done.stderr and "summarised" in done.stderr
-    before, summary, after = fake_api.requests[2:5]
-    assert is_summary_request(summary) and summary.body["max_tokens"] <= 4_000
-    assert all(r.status == 200 for r in fake_api.requests)
-    [message] = after.body["messages"]
+    before, summary, after = model.requests[2:5]
+    assert is_summary_request(summary) and summary.max_tokens <= 4_000
+    assert model.rejected == []
+    [message] = after.messages
     sent = json.dumps(message)
     assert "SUMMARY-OF-THE-WORK" in sent and "Continue the task" in sent
-    assert len(after.raw) < len(before.raw) - 10_000
+    assert size(after) < size(before) - 10_000
     path = transcript_files(home, project)[-1]
     lines = records(path)
     boundary = next(r for r in lines if r["type"] == "compact")
@@ -338,53 +342,53 @@ def test_auto_compact_summarises_when_the_context_fills_up(
 
 
 def test_auto_compact_first_just_clears_old_tool_results(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     big_file(project / "a.txt", 24_000)  # about 6.7k tokens read
     big_file(project / "b.txt", 24_000)
     for name in ("c", "d"):
         (project / f"{name}.txt").write_text("small\n")
     big_file(project / "e.txt", 16_000)  # about 4.5k
-    auto_compact_at(run_cli, fake_api, project, 15_200)  # passed by the last read only
-    fake_api.script(
+    auto_compact_at(run_agent, model, project, 15_200)  # passed by the last read only
+    model.script(
         *(reply(tool_use("Read", {"file_path": f"{name}.txt"}, id=f"toolu_{name}")) for name in "abcde"),
         reply(text("Read them all.")),
     )
 
-    done = run_cli("run", "read a to e one by one")
+    done = run_agent("read a to e one by one")
 
     assert done.returncode == 0, done.stderr
     assert "Auto-compacted: cleared 2 old tool results" in done.stderr
-    assert not any(is_summary_request(r) for r in fake_api.requests)
-    last = fake_api.requests[-1]
-    assert last.status == 200
-    results = [b for m in last.body["messages"] for b in m["content"] if b.get("type") == "tool_result"]
+    assert not any(is_summary_request(r) for r in model.requests)
+    last = model.requests[-1]
+    assert model.rejected == []
+    results = [b for m in last.messages for b in m["content"] if b.get("type") == "tool_result"]
     assert [r["content"] == CLEARED for r in results] == [True, True, False, False, False]
-    assert len(last.raw) < len(fake_api.requests[-2].raw) - 30_000
+    assert size(last) < size(model.requests[-2]) - 30_000
 
 
-def test_auto_compact_can_be_turned_off(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_auto_compact_can_be_turned_off(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     big_file(project / "one.txt", 20_000)
     big_file(project / "two.txt", 20_000)
     model_settings(project, models={"claude-sonnet-5-5": {"context_window": 4_000}}, autoCompactPercent=False)
-    fake_api.script(
+    model.script(
         reply(tool_use("Read", {"file_path": "one.txt"})),
         reply(tool_use("Read", {"file_path": "two.txt"})),
         reply(text("done")),
     )
 
-    done = run_cli("run", "read both")
+    done = run_agent("read both")
 
     assert done.returncode == 0, done.stderr
     assert "compacted" not in done.stderr.lower()
-    assert len(fake_api.requests) == 3
+    assert len(model.requests) == 3
 
 
 @pytest.mark.parametrize("value", [150, "80", -1])
-def test_a_bad_auto_compact_setting_is_a_usage_error(run_cli: RunCli, project: Path, value: object) -> None:
+def test_a_bad_auto_compact_setting_is_a_usage_error(run_agent: RunAgent, project: Path, value: object) -> None:
     model_settings(project, autoCompactPercent=value)
 
-    done = run_cli("run", "hello")
+    done = run_agent("hello")
 
     assert done.returncode == 2
     assert "autoCompactPercent must be a number from 1 to 100" in done.stderr
@@ -411,11 +415,11 @@ def test_an_open_transcript_is_locked_and_its_line_in_progress_is_not_cut(tmp_pa
 
 
 def test_a_resumed_session_may_edit_what_it_read_unless_the_file_changed_since(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path
 ) -> None:
     (project / "a.txt").write_text("alpha\n")
     (project / "b.txt").write_text("beta\n")
-    fake_api.script(
+    model.script(
         reply(tool_use("Read", {"file_path": "a.txt"}), tool_use("Read", {"file_path": "b.txt"})),
         reply(text("Read both.")),
         reply(
@@ -424,15 +428,15 @@ def test_a_resumed_session_may_edit_what_it_read_unless_the_file_changed_since(
         ),
         reply(text("Done.")),
     )
-    assert run_cli("run", "read a.txt and b.txt").returncode == 0
+    assert run_agent("read a.txt and b.txt").returncode == 0
     (project / "b.txt").write_text("beta, edited by the user\n")
 
-    done = run_cli("run", "-c", "capitalise both", "--permission-mode", "acceptEdits")
+    done = run_agent("capitalise both", continue_session=True, permission_mode="acceptEdits")
 
     assert done.returncode == 0, done.stderr
     assert (project / "a.txt").read_text() == "ALPHA\n"  # read before the resume, unchanged since: editable
     assert (project / "b.txt").read_text() == "beta, edited by the user\n"
-    results = [b for b in fake_api.requests[-1].body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    results = [b for b in model.requests[-1].messages[-1]["content"] if b.get("type") == "tool_result"]
     assert not results[0].get("is_error")
     assert results[1]["is_error"] is True and "was modified since you read it" in results[1]["content"]
     [path] = transcript_files(home, project)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RunCli
+from agentcli.providers.scripted import ScriptedModel
+from tests.conftest import RunAgent, RunCli
 from tests.fake_anthropic import FakeAnthropic, reply, text
 from tests.session_helpers import model_settings
 
@@ -27,7 +28,7 @@ def test_a_stream_that_goes_silent_is_retried_after_the_idle_timeout(
     model_settings(project, streamIdleTimeoutSeconds=0.5)
     fake_api.script(reply(text("an answer that stops half-way"), stall_after=2), reply(text("whole answer")))
 
-    done = run_cli("run", "hi", env={"AGENTCLI_RETRY_BASE_DELAY": "0.01"})
+    done = run_cli("run", "hi")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "whole answer\n"
@@ -39,7 +40,7 @@ def test_a_stream_that_goes_silent_is_retried_after_the_idle_timeout(
 def test_an_unreachable_server_fails_with_one_clear_line(run_cli: RunCli, closed_port: int) -> None:
     url = f"http://127.0.0.1:{closed_port}"
 
-    done = run_cli("run", "hi", env={"ANTHROPIC_BASE_URL": url, "AGENTCLI_RETRY_BASE_DELAY": "0.01"})
+    done = run_cli("run", "hi", env={"ANTHROPIC_BASE_URL": url})
 
     assert done.returncode == 1
     assert done.stdout == ""
@@ -50,12 +51,12 @@ def test_an_unreachable_server_fails_with_one_clear_line(run_cli: RunCli, closed
 
 @pytest.mark.parametrize("value", [0, -5, "90", True])
 def test_a_bad_idle_timeout_setting_is_a_usage_error(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, value: object
+    run_agent: RunAgent, model: ScriptedModel, project: Path, value: object
 ) -> None:
     model_settings(project, streamIdleTimeoutSeconds=value)
 
-    done = run_cli("run", "hi")
+    done = run_agent("hi")
 
     assert done.returncode == 2
     assert "streamIdleTimeoutSeconds" in done.stderr and "positive number" in done.stderr
-    assert fake_api.requests == []
+    assert model.requests == []

@@ -47,7 +47,7 @@ class TextReporter:
     """
 
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, cwd: Path | None = None) -> None:
-        self.out = out or sys.stdout
+        self.out = out or sys.stdout  # looked up now, not at import: a redirected stdout is honoured
         self.err = err or sys.stderr
         self.cwd = cwd
         """The project: files inside it are named relative to it."""
@@ -80,9 +80,9 @@ class TextReporter:
 class JsonReporter:
     """One result object at the end (errors and notices also go to stderr as text)."""
 
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, cwd: Path | None = None) -> None:
         self.out = out or sys.stdout
-        self.text = TextReporter(out, err)
+        self.text = TextReporter(self.out, err, cwd=cwd)
 
     def start(self, init: JSON) -> None:
         pass

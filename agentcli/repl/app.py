@@ -125,7 +125,7 @@ class Repl:
         try:
             with EscWatcher() as watcher:
                 self._watcher = watcher
-                self.view.begin(typed=watcher.typeahead)
+                self.view.begin(typed=watcher.typed)
                 try:
                     self.session.send(text)
                 finally:

@@ -77,10 +77,15 @@ class EscWatcher:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._halt()
+        if self._thread is not None:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+
+    def _halt(self) -> None:
+        """Stop reading keys: what arrives from now on is left for the prompt."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=1)
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -107,7 +112,14 @@ class EscWatcher:
                 self._typed = edited(self._typed, key)
 
     def typeahead(self) -> str:
-        """What the user typed while the turn ran, for the next prompt (without trailing new lines)."""
+        """What the user typed while the turn ran, for the next prompt (without trailing new lines).
+
+        Watching stops first: a key read after this answer was put together would be lost."""
+        self._halt()
+        return self.typed()
+
+    def typed(self) -> str:
+        """What has been typed ahead so far (the live region shows it while the turn runs)."""
         return self._typed.rstrip("\n")
 
 

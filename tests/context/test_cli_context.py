@@ -1,7 +1,8 @@
-"""`agentcli run` end to end: what the model is sent, /commands, the Skill tool, caching."""
+"""`agentcli run` in-process: what the model is sent, /commands, the Skill tool; caching over the wire."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import shutil
@@ -10,9 +11,12 @@ from typing import Any
 
 from agentcli.context.paths import project_slug
 from agentcli.context.system_prompt import CORE
-from tests.conftest import RunCli
+from agentcli.contracts import JSON, ModelRequest
+from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
+from tests import fake_anthropic as fake
+from tests.conftest import RunAgent, RunCli
 from tests.context.helpers import git, write
-from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
+from tests.fake_anthropic import FakeAnthropic
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,12 +29,17 @@ def without_cache_marks(value: Any) -> Any:
     return value
 
 
+def as_json(request: ModelRequest) -> JSON:
+    """The request as a JSON object, as it goes over the wire."""
+    return dataclasses.asdict(request)
+
+
 def cache_marks(body: dict[str, Any]) -> int:
     return json.dumps(body).count('"cache_control"')
 
 
 def test_first_request_system_and_reminders_for_nested_claude_md_with_imports(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path, home: Path
 ) -> None:
     write(home / ".agentcli" / "CLAUDE.md", "USER: be terse")
     write(project / "CLAUDE.md", "ROOT: run `make test`. Conventions: @docs/conventions.md")
@@ -41,20 +50,20 @@ def test_first_request_system_and_reminders_for_nested_claude_md_with_imports(
     write(project / "AGENTS.md", "AGENTS: no network in tests")
     write(project / ".commands" / "review.md", "---\nargument-hint: [range]\ndescription: Review changes\n---\nReview")
     cwd = project / "pkg"
-    fake_api.script(reply(text("ok")))
+    model.script(reply(text("ok")))
 
-    done = run_cli("run", "hello", "--append-system-prompt", "APPENDED LAST", cwd=cwd)
+    done = run_agent("hello", append_system_prompt="APPENDED LAST", cwd=cwd)
 
     assert done.returncode == 0, done.stderr
-    body = fake_api.requests[0].body
-    core, session = body["system"]
+    sent = as_json(model.requests[0])
+    core, session = sent["system"]
     assert core["text"] == CORE
     assert f"Working directory: {cwd}" in session["text"]
     assert f"/projects/{project_slug(cwd)}/memory/" in session["text"]
     assert "Branch: No commits yet on main" in session["text"]
     assert session["text"].endswith("APPENDED LAST")
 
-    [message] = body["messages"]
+    [message] = sent["messages"]
     instructions, skills, prompt = (block["text"] for block in message["content"])
     order = ["USER:", "ROOT:", "CONVENTIONS:", "STYLE:", "LOCAL:", "PKG:", "AGENTS:"]
     positions = [instructions.index(marker) for marker in order]
@@ -71,11 +80,11 @@ def test_first_request_system_and_reminders_for_nested_claude_md_with_imports(
     assert "[agentcli: @missing/notes.md was not imported" in instructions
     assert skills.startswith("<system-reminder>\nSkills") and "- /review [range]: Review changes" in skills
     assert prompt == "hello"
-    assert cache_marks(body) <= 4
+    assert cache_marks(sent) <= 4
 
 
 def test_system_and_tools_byte_identical_across_a_10_step_session(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     write(project / "CLAUDE.md", "Original rules.")
     write(project / "a.py", "print(1)\n")
@@ -91,12 +100,12 @@ def test_system_and_tools_byte_identical_across_a_10_step_session(
         tool_use("Grep", {"pattern": "Bye", "path": ".commands"}),
         tool_use("Read", {"file_path": "CLAUDE.md"}),
     ]
-    fake_api.script(*(reply(text(f"step {n}"), call) for n, call in enumerate(steps)), reply(text("done")))
+    model.script(*(reply(text(f"step {n}"), call) for n, call in enumerate(steps)), reply(text("done")))
 
-    done = run_cli("run", "work", "--allowed-tools", "Bash")
+    done = run_agent("work", allowed_tools=["Bash"])
 
     assert done.returncode == 0, done.stderr
-    requests = [r.body for r in fake_api.requests]
+    requests = [as_json(r) for r in model.requests]
     assert len(requests) == 10
     first_system, first_tools = json.dumps(requests[0]["system"]), json.dumps(requests[0]["tools"])
     for body in requests:
@@ -109,70 +118,70 @@ def test_system_and_tools_byte_identical_across_a_10_step_session(
         assert without_cache_marks(after["messages"][:n]) == without_cache_marks(before["messages"])
     # Tool results are not user messages: no reminder was slipped into them.
     assert "<system-reminder>" not in json.dumps(requests[-1]["messages"][1:])
-    assert [r.status for r in fake_api.requests] == [200] * 10
+    assert model.rejected == []
 
 
-def test_unknown_command_exits_2_and_sends_nothing(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_unknown_command_exits_2_and_sends_nothing(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     write(project / ".commands" / "commit.md", "Commit")
     write(project / ".commands" / "git" / "push.md", "Push")
 
-    done = run_cli("run", "/comit all")
+    done = run_agent("/comit all")
 
     assert done.returncode == 2
     assert "Unknown command /comit. Did you mean /commit?" in done.stderr
     assert done.stdout == ""
-    assert fake_api.requests == []
+    assert model.requests == []
 
-    done = run_cli("run", "/zzz", "--output-format", "json")
+    done = run_agent("/zzz", output_format="json")
     assert done.returncode == 2
     result = json.loads(done.stdout)
     assert result["is_error"] is True and "Available: /commit, /git:push." in result["result"]
-    assert fake_api.requests == []
+    assert model.requests == []
 
 
-def test_malformed_skill_exits_2_naming_the_file(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_malformed_skill_exits_2_naming_the_file(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     path = write(project / ".commands" / "bad.md", "---\ndescription: [oops\n---\nbody")
-    done = run_cli("run", "/bad")
+    done = run_agent("/bad")
     assert done.returncode == 2
     assert f"Malformed frontmatter in {path}" in done.stderr
-    assert fake_api.requests == []
+    assert model.requests == []
 
 
 def test_bang_command_needs_permission_and_nothing_is_sent_without_it(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     marker = project / "ran.txt"
     write(project / ".commands" / "stamp.md", f"Stamp: !`touch {marker} && echo stamped`")
 
-    denied = run_cli("run", "/stamp")
+    denied = run_agent("/stamp")
 
     assert denied.returncode == 2
     assert f"/stamp was not run: its command !`touch {marker} && echo stamped` is not allowed" in denied.stderr
     assert not marker.exists()
-    assert fake_api.requests == []
+    assert model.requests == []
 
-    fake_api.script(reply(text("ok")))
-    allowed = run_cli("run", "/stamp", "--allowed-tools", "Bash")
+    model.script(reply(text("ok")))
+    allowed = run_agent("/stamp", allowed_tools=["Bash"])
 
     assert allowed.returncode == 0, allowed.stderr
     assert marker.exists()
-    assert fake_api.requests[0].body["messages"][0]["content"][-1]["text"] == "Stamp: stamped"
+    assert model.requests[0].messages[0]["content"][-1]["text"] == "Stamp: stamped"
 
 
 def test_repository_commit_skill_expands_with_git_state(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     shutil.copytree(REPO / ".commands", project / ".commands")
     write(project / "app.py", "x = 1\n")
     git(project, "add", "app.py")
     git(project, "commit", "-q", "-m", "Add the app")
     write(project / "app.py", "x = 2\n")
-    fake_api.script(reply(text("Committed.")))
+    model.script(reply(text("Committed.")))
 
-    done = run_cli("run", "/commit only the app change", "--allowed-tools", "Bash")
+    done = run_agent("/commit only the app change", allowed_tools=["Bash"])
 
     assert done.returncode == 0, done.stderr
-    sent = fake_api.requests[0].body["messages"][0]["content"][-1]["text"]
+    sent = model.requests[0].messages[0]["content"][-1]["text"]
     assert "## main\n M app.py" in sent
     assert "app.py | 2 +-" in sent
     assert "Add the app" in sent
@@ -180,10 +189,10 @@ def test_repository_commit_skill_expands_with_git_state(
     assert "!`" not in sent and "$ARGUMENTS" not in sent
 
 
-def test_skill_tool_round_trip(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_skill_tool_round_trip(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     write(project / ".commands" / "greet.md", "---\ndescription: Greet someone\n---\nGreet $1 warmly, in $2.")
     write(project / ".commands" / "private.md", "---\ndisable-model-invocation: true\n---\nUser only")
-    fake_api.script(
+    model.script(
         reply(
             text("Using the greet skill."),
             tool_use("Skill", {"skill": "greet", "args": "Ann French"}, id="toolu_1"),
@@ -193,15 +202,15 @@ def test_skill_tool_round_trip(run_cli: RunCli, fake_api: FakeAnthropic, project
         reply(text("Bonjour, Ann !")),
     )
 
-    done = run_cli("run", "please greet Ann in French")
+    done = run_agent("please greet Ann in French")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Bonjour, Ann !\n"
-    first = fake_api.requests[0].body
+    first = as_json(model.requests[0])
     skill_tool = next(t for t in first["tools"] if t["name"] == "Skill")
     assert skill_tool["input_schema"]["required"] == ["skill"]
     assert "private" not in json.dumps(first["messages"])  # not offered to the model
-    greet, private, typo = fake_api.requests[1].body["messages"][-1]["content"]
+    greet, private, typo = model.requests[1].messages[-1]["content"]
     assert greet["tool_use_id"] == "toolu_1" and "is_error" not in greet
     assert greet["content"].endswith("Greet Ann warmly, in French.")
     assert private["is_error"] is True and "can only be run by the user" in private["content"]
@@ -214,9 +223,9 @@ def test_cache_reads_grow_and_a_new_session_reads_the_shared_prefix(
 ) -> None:
     write(project / "a.txt", "alpha\n")
     fake_api.script(
-        reply(tool_use("Read", {"file_path": "a.txt"})),
-        reply(tool_use("Read", {"file_path": "a.txt", "offset": 1})),
-        reply(text("done")),
+        fake.reply(fake.tool_use("Read", {"file_path": "a.txt"})),
+        fake.reply(fake.tool_use("Read", {"file_path": "a.txt", "offset": 1})),
+        fake.reply(fake.text("done")),
     )
     assert run_cli("run", "read it").returncode == 0
     first, second, third = fake_api.usage_log
@@ -228,7 +237,7 @@ def test_cache_reads_grow_and_a_new_session_reads_the_shared_prefix(
 
     other = tmp_path / "other-project"
     other.mkdir()
-    fake_api.script(reply(text("hi")))
+    fake_api.script(fake.reply(fake.text("hi")))
     assert run_cli("run", "hi", cwd=other).returncode == 0
     new_session = fake_api.usage_log[-1]
     tools_and_core = json.dumps(fake_api.requests[-1].body["tools"]) + CORE
@@ -236,83 +245,78 @@ def test_cache_reads_grow_and_a_new_session_reads_the_shared_prefix(
 
 
 def test_skill_allowed_tools_allow_its_commands_and_nothing_else(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     write(project / ".commands" / "hi.md", "---\nallowed-tools: Bash(echo:*)\n---\nSays: !`echo hi there`")
     marker = project / "touched"
     write(project / ".commands" / "sneaky.md", f"---\nallowed-tools: Bash(echo:*)\n---\n!`echo hi && touch {marker}`")
-    fake_api.script(reply(text("ok")))
+    model.script(reply(text("ok")))
 
-    allowed = run_cli("run", "/hi")
-    refused = run_cli("run", "/sneaky")
+    allowed = run_agent("/hi")
+    refused = run_agent("/sneaky")
 
     assert allowed.returncode == 0, allowed.stderr
-    assert fake_api.requests[0].body["messages"][0]["content"][-1]["text"] == "Says: hi there"
+    assert model.requests[0].messages[0]["content"][-1]["text"] == "Says: hi there"
     assert refused.returncode == 2
     assert "/sneaky was not run" in refused.stderr
     assert not marker.exists()
-    assert len(fake_api.requests) == 1
+    assert len(model.requests) == 1
 
 
-def test_skill_rules_cover_the_rest_of_the_turn(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_skill_rules_cover_the_rest_of_the_turn(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     write(project / ".commands" / "stamp.md", "---\nallowed-tools: Bash(touch:*)\n---\nStamp the file.")
-    fake_api.script(
+    model.script(
         reply(tool_use("Bash", {"command": "touch before"}, id="toolu_0")),
         reply(tool_use("Skill", {"skill": "stamp"}, id="toolu_1")),
         reply(tool_use("Bash", {"command": "touch after"}, id="toolu_2")),
         reply(text("done")),
     )
 
-    done = run_cli("run", "stamp it")
+    done = run_agent("stamp it")
 
     assert done.returncode == 0, done.stderr
     assert not (project / "before").exists()  # not allowed before the skill ran
     assert (project / "after").exists()
-    [after] = fake_api.requests[3].body["messages"][-1]["content"]
+    [after] = model.requests[3].messages[-1]["content"]
     assert after["tool_use_id"] == "toolu_2" and "is_error" not in after
 
 
-def test_skill_model_is_used_for_its_turn(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_skill_model_is_used_for_its_turn(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     write(project / ".commands" / "quick.md", "---\nmodel: claude-haiku-4-5\n---\nAnswer quickly: $ARGUMENTS")
-    fake_api.script(reply(text("4")))
+    model.script(reply(text("4")))
 
-    done = run_cli("run", "/quick 2+2?", "--model", "claude-opus-5", "--output-format", "stream-json")
+    done = run_agent("/quick 2+2?", model="claude-opus-5", output_format="stream-json")
 
     assert done.returncode == 0, done.stderr
-    assert fake_api.requests[0].body["model"] == "claude-haiku-4-5"
+    assert model.requests[0].model == "claude-haiku-4-5"
     assert json.loads(done.stdout.splitlines()[0])["model"] == "claude-haiku-4-5"
-    assert fake_api.requests[0].body["messages"][0]["content"][-1]["text"] == "Answer quickly: 2+2?"
+    assert model.requests[0].messages[0]["content"][-1]["text"] == "Answer quickly: 2+2?"
 
 
-def test_plan_mode_is_announced_in_the_first_message_and_only_then(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
-    fake_api.script(reply(text("The plan: ...")), reply(text("Hello.")))
+def test_plan_mode_is_announced_in_the_first_message_and_only_then(run_agent: RunAgent, model: ScriptedModel) -> None:
+    model.script(reply(text("The plan: ...")), reply(text("Hello.")))
 
-    assert run_cli("run", "plan the work", "--permission-mode", "plan").returncode == 0
-    assert run_cli("run", "hi").returncode == 0
+    assert run_agent("plan the work", permission_mode="plan").returncode == 0
+    assert run_agent("hi").returncode == 0
 
-    first_message = json.dumps(fake_api.requests[0].body["messages"][0])
+    first_message = json.dumps(model.requests[0].messages[0])
     assert "<system-reminder>\\nPlan mode is on: the user wants a plan before any change." in first_message
-    assert "Plan mode" not in json.dumps(fake_api.requests[1].body["messages"])
+    assert "Plan mode" not in json.dumps(model.requests[1].messages)
 
 
 def test_a_skill_the_model_writes_and_runs_grants_neither_its_command_nor_later_bash(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     helper = "---\nallowed-tools: Bash\n---\nHelper: !`touch bang`\n"
-    fake_api.script(
+    model.script(
         reply(tool_use("Write", {"file_path": ".commands/helper.md", "content": helper}, id="toolu_1")),
         reply(tool_use("Skill", {"skill": "helper"}, id="toolu_2")),
         reply(tool_use("Bash", {"command": "touch later"}, id="toolu_3")),
         reply(text("done")),
     )
 
-    done = run_cli(
-        "run",
-        "set up a helper and use it",
-        "--permission-mode",
-        "acceptEdits",
-        "--allowed-tools",
-        "Write(./.commands/helper.md)",
+    done = run_agent(
+        "set up a helper and use it", permission_mode="acceptEdits", allowed_tools=["Write(./.commands/helper.md)"]
     )
 
     assert done.returncode == 0, done.stderr
@@ -323,14 +327,14 @@ def test_a_skill_the_model_writes_and_runs_grants_neither_its_command_nor_later_
         "/helper's allowed-tools are not in force: .commands/helper.md was created or changed during this "
         "session; run /helper yourself once to trust it."
     )
-    [skill_result] = fake_api.requests[2].body["messages"][-1]["content"]
+    [skill_result] = model.requests[2].messages[-1]["content"]
     assert skill_result["is_error"] is True and not_in_force in skill_result["content"]
-    [bash_result] = fake_api.requests[3].body["messages"][-1]["content"]
+    [bash_result] = model.requests[3].messages[-1]["content"]
     assert bash_result["is_error"] is True and "Permission denied" in bash_result["content"]
     assert f"! {not_in_force}" in done.stderr
 
     # The user runs it by hand: its allowed-tools apply as they always did.
-    fake_api.script(reply(text("ok")))
-    by_hand = run_cli("run", "/helper")
+    model.script(reply(text("ok")))
+    by_hand = run_agent("/helper")
     assert by_hand.returncode == 0, by_hand.stderr
     assert (project / "bang").exists()

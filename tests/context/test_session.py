@@ -1,13 +1,14 @@
 """The session's user messages: reminders first, refreshed after edits, history never rewritten.
 
-Driven in-process: SessionContext + the real Agent loop + the Anthropic adapter, against
-the fake server.
+Driven in-process: SessionContext + the real Agent loop, the model scripted (each request
+checked as the API would check it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +20,17 @@ from agentcli.contracts import JSON, ToolContext
 from agentcli.errors import UsageError
 from agentcli.executor import ToolExecutor
 from agentcli.loop import Agent, LoopConfig
-from agentcli.providers.anthropic import AnthropicModel
+from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.tools.read import ReadTool
 from agentcli.tools.registry import ToolRegistry
 from tests.context.gates import RuleGate, ShellBash
 from tests.context.helpers import write
-from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
-
-KEY = "test-key"
-
-
-MODELS: list[AnthropicModel] = []
+from tests.fake_anthropic import validation_error
 
 
 @pytest.fixture
-def api() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic(api_key=KEY) as fake:
-        yield fake
-        while MODELS:  # close their connections now, not when the garbage collector gets to them
-            MODELS.pop().close()
+def model() -> ScriptedModel:
+    return ScriptedModel(check=validation_error)
 
 
 @pytest.fixture
@@ -53,14 +46,12 @@ def cwd(tmp_path: Path) -> Path:
 
 
 def session(
-    cwd: Path, home: Path, api: FakeAnthropic, gate: RuleGate | None = None, notices: list[str] | None = None
+    cwd: Path, home: Path, model: ScriptedModel, gate: RuleGate | None = None, notices: list[str] | None = None
 ) -> tuple[SessionContext, Agent]:
     context = SessionContext(cwd, "claude-test", home=home, on_notice=(notices if notices is not None else []).append)
     gate = gate or RuleGate()
     registry = ToolRegistry([ReadTool(), ShellBash()])
     context.attach(registry, gate)
-    model = AnthropicModel(api_key=KEY, base_url=api.url)
-    MODELS.append(model)
     agent = Agent(
         model=model,
         executor=ToolExecutor(registry, gate),
@@ -91,12 +82,12 @@ def texts(message: JSON) -> list[str]:
 
 
 def test_reminders_first_then_refreshed_after_an_edit_and_history_untouched(
-    cwd: Path, home: Path, api: FakeAnthropic
+    cwd: Path, home: Path, model: ScriptedModel
 ) -> None:
     write(cwd / "CLAUDE.md", "Use tabs.")
     write(cwd / ".commands" / "deploy.md", "---\nargument-hint: <env>\n---\nDeploy the app")
-    context, agent = session(cwd, home, api)
-    api.script(reply(text("one")), reply(text("two")), reply(text("three")))
+    context, agent = session(cwd, home, model)
+    model.script(reply(text("one")), reply(text("two")), reply(text("three")))
 
     send(context, agent, "first")
     first_sent = json.dumps(agent.messages[0])
@@ -104,7 +95,7 @@ def test_reminders_first_then_refreshed_after_an_edit_and_history_untouched(
     send(context, agent, "second")
     send(context, agent, "third")
 
-    bodies = [r.body for r in api.requests]
+    bodies = [dataclasses.asdict(r) for r in model.requests]
     instructions, skills, words = texts(bodies[0]["messages"][0])
     assert instructions.startswith("<system-reminder>\n") and instructions.endswith("\n</system-reminder>")
     assert (
@@ -128,12 +119,12 @@ def test_reminders_first_then_refreshed_after_an_edit_and_history_untouched(
         without_cache_marks(bodies[1]["messages"][2])
     )
     assert json.dumps(agent.messages[0]) == first_sent
-    assert all(r.body["system"] == bodies[0]["system"] for r in api.requests)
+    assert all(r.system == bodies[0]["system"] for r in model.requests)
 
 
-def test_skill_file_changes_and_removals_are_announced(cwd: Path, home: Path, api: FakeAnthropic) -> None:
+def test_skill_file_changes_and_removals_are_announced(cwd: Path, home: Path, model: ScriptedModel) -> None:
     write(cwd / ".commands" / "a.md", "Skill A")
-    context, _ = session(cwd, home, api)
+    context, _ = session(cwd, home, model)
 
     assert "- /a: Skill A" in context.user_message("1")[0]["text"]
     write(cwd / ".commands" / "b.md", "Skill B")
@@ -149,18 +140,18 @@ def test_skill_file_changes_and_removals_are_announced(cwd: Path, home: Path, ap
     assert context.user_message("5") == [{"type": "text", "text": "5"}]
 
 
-def test_a_refused_command_does_not_use_up_the_reminders(cwd: Path, home: Path, api: FakeAnthropic) -> None:
+def test_a_refused_command_does_not_use_up_the_reminders(cwd: Path, home: Path, model: ScriptedModel) -> None:
     write(cwd / "CLAUDE.md", "rules")
-    context, agent = session(cwd, home, api)
+    context, agent = session(cwd, home, model)
     with pytest.raises(UsageError, match="Unknown command /nope"):
         context.prepare("/nope", agent.ctx)
     assert "rules" in context.prepare("hello", agent.ctx).content[0]["text"]
 
 
-def test_slash_command_expands_into_the_user_message(cwd: Path, home: Path, api: FakeAnthropic) -> None:
+def test_slash_command_expands_into_the_user_message(cwd: Path, home: Path, model: ScriptedModel) -> None:
     write(cwd / ".commands" / "git" / "fix.md", "---\nmodel: claude-other\n---\nFix issue #$1 in @$2")
     write(cwd / "src" / "a.py", "x = 1\n")
-    context, agent = session(cwd, home, api)
+    context, agent = session(cwd, home, model)
 
     prepared = context.prepare("/git:fix 42 src/a.py", agent.ctx)
 
@@ -177,12 +168,12 @@ def test_what_counts_as_a_command() -> None:
     assert parse_command("/") is None
 
 
-def test_skill_rules_hold_for_the_turn_only(cwd: Path, home: Path, api: FakeAnthropic) -> None:
+def test_skill_rules_hold_for_the_turn_only(cwd: Path, home: Path, model: ScriptedModel) -> None:
     write(cwd / ".commands" / "ship.md", "---\nallowed-tools: Bash(make ship:*)\n---\nShip it")
     write(cwd / ".commands" / "lint.md", "---\nallowed-tools: Bash(make lint:*)\n---\nLint it")
     gate = RuleGate()
-    context, agent = session(cwd, home, api, gate)
-    api.script(
+    context, agent = session(cwd, home, model, gate)
+    model.script(
         reply(tool_use("Skill", {"skill": "lint"}, id="toolu_s")),
         reply(tool_use("Bash", {"command": "make ship now"}, id="toolu_1")),
         reply(text("shipped")),
@@ -202,18 +193,18 @@ NOT_IN_FORCE = (
 )
 
 
-def results(api: FakeAnthropic, request: int) -> list[JSON]:
-    return list(api.requests[request].body["messages"][-1]["content"])
+def results(model: ScriptedModel, request: int) -> list[JSON]:
+    return list(model.requests[request].messages[-1]["content"])
 
 
 def test_a_skill_written_during_the_session_grants_the_model_nothing_until_the_user_runs_it(
-    cwd: Path, home: Path, api: FakeAnthropic
+    cwd: Path, home: Path, model: ScriptedModel
 ) -> None:
     gate = RuleGate()
     notices: list[str] = []
-    context, agent = session(cwd, home, api, gate, notices)
+    context, agent = session(cwd, home, model, gate, notices)
     write(cwd / ".commands" / "helper.md", HELPER)  # after the session began, as a model's Write would
-    api.script(
+    model.script(
         reply(tool_use("Skill", {"skill": "helper"}, id="toolu_1")),
         reply(tool_use("Bash", {"command": "touch later"}, id="toolu_2")),
         reply(text("stuck")),
@@ -222,60 +213,60 @@ def test_a_skill_written_during_the_session_grants_the_model_nothing_until_the_u
     send(context, agent, "set it up")
 
     assert not (cwd / "bang").exists() and not (cwd / "later").exists()
-    [skill_result] = results(api, 1)
+    [skill_result] = results(model, 1)
     assert skill_result["is_error"] is True
     assert "its command !`touch bang` is not allowed" in skill_result["content"]
     assert NOT_IN_FORCE in skill_result["content"]
-    [bash_result] = results(api, 2)
+    [bash_result] = results(model, 2)
     assert bash_result["is_error"] is True
     assert [rules for name, _, rules in gate.checks if name == "Bash"] == [[], []]
     assert len(notices) == 1 and notices[0].startswith(NOT_IN_FORCE)
 
     # The user runs it by hand: its rules apply, and from now on the model may run this content too.
-    api.script(reply(text("stamped")))
+    model.script(reply(text("stamped")))
     send(context, agent, "/helper")
     assert (cwd / "bang").exists()
     (cwd / "bang").unlink()
-    api.script(
+    model.script(
         reply(tool_use("Skill", {"skill": "helper"}, id="toolu_3")),
         reply(tool_use("Bash", {"command": "touch later"}, id="toolu_4")),
         reply(text("done")),
     )
     send(context, agent, "again")
     assert (cwd / "bang").exists() and (cwd / "later").exists()
-    assert "not in force" not in json.dumps(api.requests[-1].body["messages"][-3:])
+    assert "not in force" not in json.dumps(model.requests[-1].messages[-3:])
 
     # Changed once more: untrusted again.
     write(cwd / ".commands" / "helper.md", HELPER.replace("bang", "bang2"))
-    api.script(reply(tool_use("Skill", {"skill": "helper"}, id="toolu_5")), reply(text("no")))
+    model.script(reply(tool_use("Skill", {"skill": "helper"}, id="toolu_5")), reply(text("no")))
     send(context, agent, "and again")
     assert not (cwd / "bang2").exists()
-    assert NOT_IN_FORCE in results(api, -1)[0]["content"]
+    assert NOT_IN_FORCE in results(model, -1)[0]["content"]
 
 
 def test_a_skill_unchanged_since_the_session_began_grants_the_model_its_rules(
-    cwd: Path, home: Path, api: FakeAnthropic
+    cwd: Path, home: Path, model: ScriptedModel
 ) -> None:
     write(cwd / ".commands" / "helper.md", HELPER)
     notices: list[str] = []
-    context, agent = session(cwd, home, api, RuleGate(), notices)
-    api.script(reply(tool_use("Skill", {"skill": "helper"}, id="toolu_1")), reply(text("done")))
+    context, agent = session(cwd, home, model, RuleGate(), notices)
+    model.script(reply(tool_use("Skill", {"skill": "helper"}, id="toolu_1")), reply(text("done")))
 
     send(context, agent, "stamp it")
 
     assert (cwd / "bang").exists()
-    [skill_result] = results(api, 1)
+    [skill_result] = results(model, 1)
     assert "is_error" not in skill_result and skill_result["content"].endswith("Stamp:")
     assert notices == []
 
 
 def test_a_skill_the_model_runs_grants_nothing_in_the_next_user_message(
-    cwd: Path, home: Path, api: FakeAnthropic
+    cwd: Path, home: Path, model: ScriptedModel
 ) -> None:
     write(cwd / ".commands" / "helper.md", "---\nallowed-tools: Bash(touch:*)\n---\nStamp files.")
     gate = RuleGate()
-    context, agent = session(cwd, home, api, gate)
-    api.script(
+    context, agent = session(cwd, home, model, gate)
+    model.script(
         reply(tool_use("Skill", {"skill": "helper"}, id="toolu_1")),
         reply(tool_use("Bash", {"command": "touch one"}, id="toolu_2")),
         reply(text("one done")),
@@ -287,7 +278,7 @@ def test_a_skill_the_model_runs_grants_nothing_in_the_next_user_message(
     send(context, agent, "stamp two")
 
     assert (cwd / "one").exists() and not (cwd / "two").exists()
-    assert results(api, 4)[0]["is_error"] is True
+    assert results(model, 4)[0]["is_error"] is True
     assert gate.allow == []
 
 

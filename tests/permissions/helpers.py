@@ -7,7 +7,7 @@ from pathlib import Path
 from agentcli.contracts import JSON, Decision, ToolContext
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Answer, PermissionRequest
-from agentcli.permissions.rules import RuleSource, parse_rule
+from agentcli.permissions.rules import Behavior, RuleSource, parse_rule
 from agentcli.permissions.sources import RuleSet
 from agentcli.tools.base import BuiltinTool
 from agentcli.tools.bash import BashTool
@@ -43,9 +43,10 @@ FLAG = RuleSource("flag", "--allowed-tools")
 
 def rules(allow: tuple[str, ...] = (), ask: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> RuleSet:
     rule_set = RuleSet()
-    for behavior, texts in (("allow", allow), ("ask", ask), ("deny", deny)):
+    groups: tuple[tuple[Behavior, tuple[str, ...]], ...] = (("allow", allow), ("ask", ask), ("deny", deny))
+    for behavior, texts in groups:
         for text in texts:
-            rule_set.add(parse_rule(text, behavior, FLAG))  # type: ignore[arg-type]
+            rule_set.add(parse_rule(text, behavior, FLAG))
     return rule_set
 
 

@@ -14,6 +14,7 @@ from agentcli.permissions.bash_rules import (
     parse_bash_specifier,
     parse_parts,
 )
+from tests.waiting import CEILING
 
 ECHO = parse_bash_specifier("echo:*")
 GIT_DIFF = parse_bash_specifier("git diff *")
@@ -260,7 +261,7 @@ def test_covered_commands_really_run_only_the_allowed_programs(tmp_path: Path) -
             env={"PATH": str(stubs), "HOME": str(tmp_path)},
             capture_output=True,
             text=True,
-            timeout=10,
+            timeout=CEILING,
         )
         assert "not found" not in done.stderr, (command, done.stderr)
         assert list(work.iterdir()) == [], command

@@ -1,4 +1,4 @@
-"""The gate end to end: `agentcli run` as a subprocess against the fake Anthropic server."""
+"""The gate through the loop: `agentcli run` in-process with the scripted model (rules, modes, settings)."""
 
 from __future__ import annotations
 
@@ -6,28 +6,28 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import RunCli
-from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
+from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
+from tests.conftest import RunAgent
 
 
-def results(api: FakeAnthropic, request: int) -> list[dict[str, Any]]:
-    content = api.requests[request].body["messages"][-1]["content"]
+def results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
+    content = model.requests[request].messages[-1]["content"]
     return [block for block in content if block["type"] == "tool_result"]
 
 
 def test_a_denied_bash_call_is_an_error_result_naming_the_rule(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
-    fake_api.script(
+    model.script(
         reply(text("Creating it."), tool_use("Bash", {"command": "touch made.txt"}, id="toolu_1")),
         reply(text("I was not allowed to.")),
     )
 
-    done = run_cli("run", "make a file")
+    done = run_agent("make a file")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "I was not allowed to.\n"
-    [result] = results(fake_api, 1)
+    [result] = results(model, 1)
     assert result["tool_use_id"] == "toolu_1" and result["is_error"] is True
     assert "`touch made.txt` needs approval, and this run is non-interactive" in result["content"]
     assert '--allowed-tools "Bash(touch:*)"' in result["content"]
@@ -37,9 +37,9 @@ def test_a_denied_bash_call_is_an_error_result_naming_the_rule(
 
 
 def test_a_prefix_rule_lets_the_command_run_but_not_a_compound(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
-    fake_api.script(
+    model.script(
         reply(
             tool_use("Bash", {"command": "echo hi"}, id="toolu_1"),
             tool_use("Bash", {"command": "echo hi && touch x"}, id="toolu_2"),
@@ -49,10 +49,10 @@ def test_a_prefix_rule_lets_the_command_run_but_not_a_compound(
         reply(text("done")),
     )
 
-    done = run_cli("run", "go", "--allowed-tools", "Bash(echo:*)")
+    done = run_agent("go", allowed_tools=["Bash(echo:*)"])
 
     assert done.returncode == 0, done.stderr
-    ran, compound, substitution, redirect = results(fake_api, 1)
+    ran, compound, substitution, redirect = results(model, 1)
     assert "is_error" not in ran and ran["content"].startswith("hi")
     for denied in (compound, substitution, redirect):
         assert denied["is_error"] is True and "Permission denied" in denied["content"]
@@ -64,13 +64,13 @@ def test_a_prefix_rule_lets_the_command_run_but_not_a_compound(
     assert "✗ Bash(echo hi && touch x) — Permission denied" in done.stderr
 
 
-def test_rules_from_settings_files(run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path) -> None:
+def test_rules_from_settings_files(run_agent: RunAgent, model: ScriptedModel, project: Path, home: Path) -> None:
     (home / ".agentcli" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash(touch:*)"]}}))
     (project / ".agentcli").mkdir()
     (project / ".agentcli" / "settings.local.json").write_text(
         json.dumps({"permissions": {"deny": ["Bash(touch secret.txt)"]}})
     )
-    fake_api.script(
+    model.script(
         reply(
             tool_use("Bash", {"command": "touch made.txt"}, id="toolu_1"),
             tool_use("Bash", {"command": "touch secret.txt"}, id="toolu_2"),
@@ -78,21 +78,21 @@ def test_rules_from_settings_files(run_cli: RunCli, fake_api: FakeAnthropic, pro
         reply(text("done")),
     )
 
-    done = run_cli("run", "go", "--allowed-tools", "Bash(touch secret.txt)")
+    done = run_agent("go", allowed_tools=["Bash(touch secret.txt)"])
 
     assert done.returncode == 0, done.stderr
-    allowed, denied = results(fake_api, 1)
+    allowed, denied = results(model, 1)
     assert "is_error" not in allowed and (project / "made.txt").exists()
     assert denied["is_error"] is True and not (project / "secret.txt").exists()
     assert 'deny rule "Bash(touch secret.txt)"' in denied["content"]
     assert str(project / ".agentcli" / "settings.local.json") in denied["content"]
 
 
-def test_plan_mode_from_settings_refuses_commands(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_plan_mode_from_settings_refuses_commands(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     (project / ".agentcli").mkdir()
     (project / ".agentcli" / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "plan"}}))
     (project / "notes.txt").write_text("n\n")
-    fake_api.script(
+    model.script(
         reply(
             tool_use("Read", {"file_path": "notes.txt"}, id="toolu_1"),
             tool_use("Bash", {"command": "touch x"}, id="toolu_2"),
@@ -100,17 +100,17 @@ def test_plan_mode_from_settings_refuses_commands(run_cli: RunCli, fake_api: Fak
         reply(text("planned")),
     )
 
-    done = run_cli("run", "go", "--allowed-tools", "Bash")
+    done = run_agent("go", allowed_tools=["Bash"])
 
     assert done.returncode == 0, done.stderr
-    read, bash = results(fake_api, 1)
+    read, bash = results(model, 1)
     assert "is_error" not in read
     assert bash["is_error"] is True and "plan mode" in bash["content"]
     assert not (project / "x").exists()
 
 
 def test_reading_outside_the_project_needs_an_absolute_rule(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     outside = project.parent / "outside"
     outside.mkdir()
@@ -120,90 +120,92 @@ def test_reading_outside_the_project_needs_an_absolute_rule(
         tool_use("Read", {"file_path": "../outside/secret.txt"}, id="toolu_1"),
         tool_use("Read", {"file_path": "link/secret.txt"}, id="toolu_2"),
     )
-    fake_api.script(reply(*calls), reply(text("no")), reply(*calls), reply(text("yes")))
+    model.script(reply(*calls), reply(text("no")), reply(*calls), reply(text("yes")))
 
-    done = run_cli("run", "read it", "--permission-mode", "acceptEdits")
+    done = run_agent("read it", permission_mode="acceptEdits")
 
     assert done.returncode == 0, done.stderr
-    for result in results(fake_api, 1):
+    for result in results(model, 1):
         assert result["is_error"] is True and "top secret" not in result["content"]
         assert "(outside the project)" in result["content"]
         assert f'--allowed-tools "Read(/{outside.resolve()}/**)"' in result["content"]
 
-    done = run_cli("run", "read it", "--allowed-tools", f"Read(/{outside.resolve()}/**)")
+    done = run_agent("read it", allowed_tools=[f"Read(/{outside.resolve()}/**)"])
 
     assert done.returncode == 0, done.stderr
-    for result in results(fake_api, 3):
+    for result in results(model, 3):
         assert "is_error" not in result and "top secret" in result["content"]
 
 
 def test_malformed_rules_are_a_usage_error_naming_file_and_rule(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     (project / ".agentcli").mkdir()
     settings = project / ".agentcli" / "settings.json"
     settings.write_text(json.dumps({"permissions": {"allow": ["Read", "Bash(git diff:*"]}}))
 
-    done = run_cli("run", "hi")
+    done = run_agent("hi")
 
     assert done.returncode == 2
     assert f'Invalid permission rule "Bash(git diff:*" in {settings} (permissions.allow[1])' in done.stderr
-    assert fake_api.requests == []
+    assert model.requests == []
 
     settings.unlink()
-    done = run_cli("run", "hi", "--disallowed-tools", "Edit(../x)")
+    done = run_agent("hi", disallowed_tools=["Edit(../x)"])
 
     assert done.returncode == 2
     assert 'Invalid permission rule "Edit(../x)" in --disallowed-tools' in done.stderr
 
 
-def test_accept_edits_writes_inside_the_project_only(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_accept_edits_writes_inside_the_project_only(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     outside = project.parent / "outside.txt"
     calls = (
         tool_use("Write", {"file_path": "inside.txt", "content": "in\n"}, id="toolu_1"),
         tool_use("Write", {"file_path": "../outside.txt", "content": "out\n"}, id="toolu_2"),
     )
-    fake_api.script(reply(*calls), reply(text("done")), reply(*calls), reply(text("done")))
+    model.script(reply(*calls), reply(text("done")), reply(*calls), reply(text("done")))
 
-    done = run_cli("run", "write", "--permission-mode", "default")
+    done = run_agent("write", permission_mode="default")
 
     assert done.returncode == 0, done.stderr
-    inside, beyond = results(fake_api, 1)
+    inside, beyond = results(model, 1)
     assert inside["is_error"] is True and "--permission-mode acceptEdits" in inside["content"]
     assert beyond["is_error"] is True
     assert not (project / "inside.txt").exists() and not outside.exists()
 
-    done = run_cli("run", "write", "--permission-mode", "acceptEdits")
+    done = run_agent("write", permission_mode="acceptEdits")
 
     assert done.returncode == 0, done.stderr
-    inside, beyond = results(fake_api, 3)
+    inside, beyond = results(model, 3)
     assert "is_error" not in inside and (project / "inside.txt").read_text() == "in\n"
     assert beyond["is_error"] is True and "outside the project" in beyond["content"]
     assert f'--allowed-tools "Edit(/{outside.resolve()})"' in beyond["content"]
     assert not outside.exists()
 
 
-def test_a_repository_cannot_switch_every_question_off(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_a_repository_cannot_switch_every_question_off(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
     (project / ".agentcli").mkdir()
     for name in ("settings.json", "settings.local.json"):
         (project / ".agentcli" / name).write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions"}}))
-    fake_api.script(reply(tool_use("Bash", {"command": "touch pwned"}, id="toolu_1")), reply(text("done")))
+    model.script(reply(tool_use("Bash", {"command": "touch pwned"}, id="toolu_1")), reply(text("done")))
 
-    done = run_cli("run", "go")
+    done = run_agent("go")
 
     assert done.returncode == 0, done.stderr
-    [result] = results(fake_api, 1)
+    [result] = results(model, 1)
     assert result["is_error"] is True and not (project / "pwned").exists()
     assert done.stderr.count("Ignored defaultMode bypassPermissions") == 2
 
 
 def test_bypass_mode_from_the_user_settings_still_counts(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path
+    run_agent: RunAgent, model: ScriptedModel, project: Path, home: Path
 ) -> None:
     (home / ".agentcli" / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions"}}))
-    fake_api.script(reply(tool_use("Bash", {"command": "touch made"}, id="toolu_1")), reply(text("done")))
+    model.script(reply(tool_use("Bash", {"command": "touch made"}, id="toolu_1")), reply(text("done")))
 
-    done = run_cli("run", "go")
+    done = run_agent("go")
 
     assert done.returncode == 0, done.stderr
     assert (project / "made").exists()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.protected import bash_targets, protection
-from tests.conftest import RunCli
-from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
+from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
+from tests.conftest import RunAgent
 from tests.permissions.helpers import Recorder, check, outcome, rules
 
 
@@ -166,15 +167,15 @@ def test_only_an_exact_bash_rule_or_one_spelling_the_folder_allows_it(tmp_path: 
 # ----------------------------------------------------------- the reproductions
 
 
-def results(api: FakeAnthropic, request: int) -> list[dict[str, object]]:
-    content = api.requests[request].body["messages"][-1]["content"]
+def results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
+    content = model.requests[request].messages[-1]["content"]
     return [block for block in content if block["type"] == "tool_result"]
 
 
-def test_accept_edits_cannot_plant_a_git_fsmonitor(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_accept_edits_cannot_plant_a_git_fsmonitor(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     config = project / ".git" / "config"
     before = config.read_text()
-    fake_api.script(
+    model.script(
         reply(tool_use("Read", {"file_path": ".git/config"}, id="t1")),
         reply(
             tool_use(
@@ -187,59 +188,59 @@ def test_accept_edits_cannot_plant_a_git_fsmonitor(run_cli: RunCli, fake_api: Fa
         reply(text("done")),
     )
 
-    done = run_cli("run", "tidy up", "--permission-mode", "acceptEdits", "--allowed-tools", "Bash(git status:*)")
+    done = run_agent("tidy up", permission_mode="acceptEdits", allowed_tools=["Bash(git status:*)"])
 
     assert done.returncode == 0, done.stderr
-    edit, status = results(fake_api, 2)
+    edit, status = results(model, 2)
     assert edit["is_error"] is True and "can make git run programs" in str(edit["content"])
     assert "is_error" not in status
     assert config.read_text() == before
     assert not (project / "pwned").exists()
 
 
-def test_a_run_cannot_grant_itself_more_permissions(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_a_run_cannot_grant_itself_more_permissions(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     grant = json.dumps({"permissions": {"allow": ["Bash"], "defaultMode": "bypassPermissions"}})
-    fake_api.script(
+    model.script(
         reply(tool_use("Write", {"file_path": ".agentcli/settings.local.json", "content": grant}, id="t1")),
         reply(text("done")),
         reply(tool_use("Bash", {"command": "touch pwned"}, id="t2")),
         reply(text("done")),
     )
 
-    first = run_cli("run", "configure", "--permission-mode", "bypassPermissions")
-    second = run_cli("run", "go")
+    first = run_agent("configure", permission_mode="bypassPermissions")
+    second = run_agent("go")
 
     assert first.returncode == 0 and second.returncode == 0, (first.stderr, second.stderr)
-    [write] = results(fake_api, 1)
+    [write] = results(model, 1)
     assert write["is_error"] is True and "asked about every time" in str(write["content"])
     assert not (project / ".agentcli" / "settings.local.json").exists()
-    [bash] = results(fake_api, 3)
+    [bash] = results(model, 3)
     assert bash["is_error"] is True and not (project / "pwned").exists()
 
 
-def test_a_run_cannot_write_a_skill(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_a_run_cannot_write_a_skill(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     skill = "---\nallowed-tools: Bash\n---\n!`touch pwned`\n"
-    fake_api.script(
+    model.script(
         reply(tool_use("Write", {"file_path": ".commands/helper.md", "content": skill}, id="t1")),
         reply(text("done")),
     )
 
-    done = run_cli("run", "make a helper", "--permission-mode", "acceptEdits")
+    done = run_agent("make a helper", permission_mode="acceptEdits")
 
     assert done.returncode == 0, done.stderr
-    [write] = results(fake_api, 1)
+    [write] = results(model, 1)
     assert write["is_error"] is True and "can grant tools" in str(write["content"])
     assert not (project / ".commands").exists()
 
 
-def test_a_named_rule_lets_a_run_write_a_hook(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_a_named_rule_lets_a_run_write_a_hook(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     hook = project / ".git" / "hooks" / "pre-commit"
-    fake_api.script(
+    model.script(
         reply(tool_use("Write", {"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nexit 0\n"}, id="t1")),
         reply(text("done")),
     )
 
-    done = run_cli("run", "add a hook", "--allowed-tools", "Write(./.git/hooks/pre-commit)")
+    done = run_agent("add a hook", allowed_tools=["Write(./.git/hooks/pre-commit)"])
 
     assert done.returncode == 0, done.stderr
     assert hook.read_text() == "#!/bin/sh\nexit 0\n"

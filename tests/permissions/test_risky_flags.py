@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from agentcli.permissions.bash_flags import risky_flag
-from agentcli.permissions.bash_rules import covers, parse_bash_specifier
+from agentcli.permissions.bash_rules import BashPattern, covers, parse_bash_specifier
 from agentcli.permissions.gate import Gate
 from tests.permissions.helpers import check, outcome, rules
 
 
-def patterns(*specs: str) -> list:  # type: ignore[type-arg]
+def patterns(*specs: str) -> list[BashPattern]:
     return [p for p in (parse_bash_specifier(s) for s in specs) if p is not None]
 
 

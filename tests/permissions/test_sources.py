@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,9 @@ def write(path: Path, permissions: object) -> None:
     path.write_text(json.dumps({"permissions": permissions}))
 
 
-def gate_for(places: dict[str, Path], mode: str | None = None, allowed=(), disallowed=()) -> Gate:  # type: ignore[no-untyped-def]
+def gate_for(
+    places: dict[str, Path], mode: str | None = None, allowed: Sequence[str] = (), disallowed: Sequence[str] = ()
+) -> Gate:
     cwd = places["project_dir"]
     return build_gate(load_settings(cwd), cwd, mode, list(allowed), list(disallowed))
 

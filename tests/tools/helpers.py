@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ def call(tool: Tool, ctx: ToolContext, tool_input: JSON) -> ToolResult:
     return tool.run(tool_input, ctx)
 
 
-def write(root: Path, files: dict[str, str | bytes]) -> None:
+def write(root: Path, files: Mapping[str, str | bytes]) -> None:
     """Create files (and their folders) under `root`; str content is written as UTF-8 bytes."""
     for name, content in files.items():
         path = root / name

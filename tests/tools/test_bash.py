@@ -1,21 +1,27 @@
 from __future__ import annotations
 
 import _thread
+import signal
+import subprocess
 import threading
-import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.contracts import ToolContext, ToolResult
 from agentcli.tools.bash import BashTool
 from agentcli.tools.schema import validation_error
 from tests.tools.helpers import call
+from tests.waiting import wait_until
 
 BASH = BashTool()
+LONG = "sleep 600 & echo $! > child.pid; wait"
+"""A command that runs for ten minutes unless killed, writing its child's pid first."""
 
 
-def bash(ctx: ToolContext, command: str, **extra: JSON) -> ToolResult:
+def bash(ctx: ToolContext, command: str, **extra: object) -> ToolResult:
     return call(BASH, ctx, {"command": command, **extra})
 
 
@@ -28,13 +34,19 @@ def gone(pid: int) -> bool:
     return "\nState:\tZ" in status
 
 
-def wait_gone(pid: int, seconds: float = 3.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if gone(pid):
-            return True
-        time.sleep(0.02)
-    return False
+def child_pid(repo: Path) -> int:
+    return int((repo / "child.pid").read_text())
+
+
+def once_started(repo: Path, then: Callable[[], None]) -> None:
+    """In the background: as soon as the command's child has started, call `then`."""
+
+    def watch() -> None:
+        pid_file = repo / "child.pid"
+        wait_until(lambda: pid_file.exists() and bool(pid_file.read_text().strip()), "the command starting")
+        then()
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def test_output_and_exit_code(ctx: ToolContext) -> None:
@@ -66,37 +78,49 @@ def test_runs_in_the_project_directory_and_cd_does_not_persist(ctx: ToolContext,
 
 
 def test_stdin_is_closed(ctx: ToolContext) -> None:
-    started = time.monotonic()
-    result = bash(ctx, 'read line; echo "[$line] $?"', timeout=10_000)
-    assert result.content == "[] 1\nExit code 0"
-    assert time.monotonic() - started < 5
+    result = bash(ctx, 'read line; echo "[$line] $?"', timeout=600_000)
+    assert result.content == "[] 1\nExit code 0"  # read met end of file: a waiting read would have timed out
 
 
 def test_timeout_kills_the_whole_process_group(ctx: ToolContext, repo: Path) -> None:
-    started = time.monotonic()
-    result = bash(ctx, "sleep 30 & echo $! > child.pid; echo started; wait", timeout=500)
-    assert time.monotonic() - started < 5
+    result = bash(ctx, "sleep 600 & echo $! > child.pid; echo started; wait", timeout=500)
     assert result.is_error
     assert result.content.startswith("started\n")
     assert "timed out after 0.5 s" in result.content
-    assert wait_gone(int((repo / "child.pid").read_text()))
+    wait_until(lambda: gone(child_pid(repo)), "the timed-out command's child being killed")
 
 
 def test_cancellation_kills_the_command_at_once(ctx: ToolContext, repo: Path) -> None:
-    threading.Timer(0.3, ctx.cancel.set).start()
-    started = time.monotonic()
-    result = bash(ctx, "sleep 30 & echo $! > child.pid; wait")
-    assert time.monotonic() - started < 5
+    once_started(repo, ctx.cancel.set)
+    result = bash(ctx, LONG)
     assert result.is_error and "interrupted" in result.content
-    assert wait_gone(int((repo / "child.pid").read_text()))
+    wait_until(lambda: gone(child_pid(repo)), "the cancelled command's child being killed")
 
 
 def test_keyboard_interrupt_kills_the_process_group(ctx: ToolContext, repo: Path) -> None:
-    pid_file = repo / "child.pid"
-    threading.Timer(0.3, _thread.interrupt_main).start()
+    once_started(repo, _thread.interrupt_main)
     with pytest.raises(KeyboardInterrupt):
-        bash(ctx, "sleep 30 & echo $! > child.pid; wait")
-    assert wait_gone(int(pid_file.read_text()))
+        bash(ctx, LONG)
+    wait_until(lambda: gone(child_pid(repo)), "the interrupted command's child being killed")
+
+
+def test_ctrl_c_while_the_command_starts_still_kills_it(
+    ctx: ToolContext, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_popen = subprocess.Popen
+
+    def slow_to_return(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        """The child is running before Popen returns; on a busy machine Ctrl-C can land in between."""
+        proc = real_popen(*args, **kwargs)
+        wait_until(lambda: (repo / "child.pid").exists() and bool((repo / "child.pid").read_text()), "the start")
+        signal.raise_signal(signal.SIGINT)
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", slow_to_return)
+    with pytest.raises(KeyboardInterrupt):
+        bash(ctx, LONG)
+    monkeypatch.undo()
+    wait_until(lambda: gone(child_pid(repo)), "the command's child being killed")
 
 
 def test_huge_output_keeps_head_and_tail(ctx: ToolContext) -> None:
@@ -116,9 +140,8 @@ def test_endless_output_is_bounded_by_the_timeout(ctx: ToolContext) -> None:
 
 
 def test_background_job_holding_the_output_does_not_hang_the_call(ctx: ToolContext) -> None:
-    started = time.monotonic()
     result = bash(ctx, "sleep 30 & echo launched")
-    assert time.monotonic() - started < 5
+    # Waited for, the job would end by itself and leave no note; the call returns without it instead.
     assert result.content.startswith("launched\nExit code 0")
     assert "redirect its output" in result.content
 

@@ -70,7 +70,7 @@ RENAME_EXCHANGE = 2
 
 
 def run(executor: ToolExecutor, ctx: ToolContext, *specs: tuple[str, JSON]) -> list[ToolResult]:
-    calls = [
+    calls: list[JSON] = [
         {"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": inp} for n, (name, inp) in enumerate(specs)
     ]
     done: dict[str, ToolResult] = {}

@@ -18,6 +18,7 @@ from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.todo import TodoList, TodoWriteTool
 from agentcli.tools.write import WriteTool
 from tests.tools.helpers import write
+from tests.waiting import CEILING
 
 
 class AllowAll:
@@ -93,7 +94,7 @@ def run_turn(registry: ToolRegistry, batch: list[JSON], ctx: ToolContext) -> lis
 def test_four_greps_in_one_turn_run_concurrently_and_answer_in_call_order(tmp_path: Path) -> None:
     write(tmp_path, {f"file{n}.txt": f"needle{n}\n" for n in range(4)})
     tracker = Tracker()
-    barrier = threading.Barrier(4, timeout=10)  # passes only if all four run at the same time
+    barrier = threading.Barrier(4, timeout=CEILING)  # passes only if all four run at the same time
     registry = ToolRegistry([Tracked(GrepTool(), tracker, barrier)])
     batch = calls(*[("Grep", {"pattern": f"needle{n}", "output_mode": "content"}) for n in (3, 1, 0, 2)])
     results = run_turn(registry, batch, ToolContext(cwd=tmp_path))
@@ -110,7 +111,7 @@ def test_four_greps_in_one_turn_run_concurrently_and_answer_in_call_order(tmp_pa
 def test_writes_and_commands_run_alone_in_the_given_order(tmp_path: Path) -> None:
     write(tmp_path, {"a.txt": "one\n"})
     tracker = Tracker()
-    pair = threading.Barrier(2, timeout=10)
+    pair = threading.Barrier(2, timeout=CEILING)
     registry = ToolRegistry(
         [
             Tracked(ReadTool(), tracker, pair),
@@ -140,7 +141,7 @@ def test_writes_and_commands_run_alone_in_the_given_order(tmp_path: Path) -> Non
 def test_builtin_tools_order_and_read_only_flags() -> None:
     registry = builtin_tools()
     assert registry.names() == ["Read", "Write", "Edit", "Bash", "Grep", "Glob"]
-    assert {name: registry.get(name).read_only for name in registry.names()} == {  # type: ignore[union-attr]
+    assert {name: tool.read_only for name in registry.names() if (tool := registry.get(name))} == {
         "Read": True,
         "Write": False,
         "Edit": False,

@@ -15,7 +15,7 @@ def read(ctx: ToolContext, name: str) -> None:
     assert not call(ReadTool(), ctx, {"file_path": name}).is_error
 
 
-def edit(ctx: ToolContext, name: str, old: str, new: str, **extra: JSON) -> ToolResult:
+def edit(ctx: ToolContext, name: str, old: str, new: str, **extra: object) -> ToolResult:
     return call(EDIT, ctx, {"file_path": name, "old_string": old, "new_string": new, **extra})
 
 

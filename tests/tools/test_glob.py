@@ -3,14 +3,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.contracts import ToolContext, ToolResult
 from agentcli.tools.glob import MAX_RESULTS, GlobTool
 from tests.tools.helpers import call, write
 
 GLOB = GlobTool()
 
 
-def glob(ctx: ToolContext, pattern: str, **extra: JSON) -> ToolResult:
+def glob(ctx: ToolContext, pattern: str, **extra: object) -> ToolResult:
     return call(GLOB, ctx, {"pattern": pattern, **extra})
 
 

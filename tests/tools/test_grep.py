@@ -20,7 +20,7 @@ def grep_tool(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     return GrepTool(use_ripgrep=None if request.param == "ripgrep" else False)
 
 
-def grep(tool: GrepTool, ctx: ToolContext, pattern: str, **extra: JSON) -> ToolResult:
+def grep(tool: GrepTool, ctx: ToolContext, pattern: str, **extra: object) -> ToolResult:
     return call(tool, ctx, {"pattern": pattern, **extra})
 
 

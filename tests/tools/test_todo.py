@@ -36,7 +36,7 @@ def test_each_call_replaces_the_whole_list_and_reports_progress(todos: TodoList,
     assert first.summary == "1 of 3 done · now: Running the tests"
     assert "1 of 3 done" in first.content and "mark each task completed as soon as it is done" in first.content
     assert [t.content for t in todos.items] == ["Find the bug", "Run the tests", "Update the README"]
-    assert todos.current() is not None and todos.current().active_form == "Running the tests"  # type: ignore[union-attr]
+    assert (current := todos.current()) is not None and current.active_form == "Running the tests"
 
     second = call(tool, ToolContext(tmp_path), {"todos": [task("Find the bug", "completed")]})
     assert [t.content for t in todos.items] == ["Find the bug"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import random
+from typing import Literal
 
 from rich.console import Console
 
@@ -60,15 +61,24 @@ Setext heading
 Done — anything else?"""
 
 
+ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
+"""What rich's Console takes as `color_system`."""
+
+
 def make_console(
-    *, terminal: bool = False, color: str | None = None, no_color: bool | None = None, width: int = 80, height: int = 25
+    *,
+    terminal: bool = False,
+    color: ColorSystem | None = None,
+    no_color: bool | None = None,
+    width: int = 80,
+    height: int = 25,
 ) -> Console:
     return Console(
         file=io.StringIO(),
         width=width,
         height=height,
         force_terminal=terminal,
-        color_system=color,  # type: ignore[arg-type]
+        color_system=color,
         no_color=no_color,
         legacy_windows=False,
     )

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from agentcli.ui.markdown_stream import BlockSplitter, MarkdownStream
-from tests.ui.helpers import ANSWER, FakeClock, deltas, make_console, output, render_whole, stream_all
+from tests.ui.helpers import ANSWER, ColorSystem, FakeClock, deltas, make_console, output, render_whole, stream_all
 from tests.ui.screen import screen_of
 
 
@@ -144,23 +144,26 @@ def test_the_live_region_is_never_taller_than_the_screen() -> None:
 
 
 @pytest.mark.parametrize(
-    ("settings", "env"),
+    ("terminal", "color", "no_color", "env"),
     [
-        ({"terminal": True, "color": "truecolor", "no_color": True}, {}),
-        ({"terminal": True}, {"NO_COLOR": "1"}),
-        ({"terminal": True}, {"TERM": "dumb"}),
-        ({"terminal": True, "color": None}, {}),
-        ({"terminal": False}, {}),
+        (True, "truecolor", True, {}),
+        (True, "truecolor", None, {"NO_COLOR": "1"}),
+        (True, "truecolor", None, {"TERM": "dumb"}),
+        (True, None, None, {}),
+        (False, None, None, {}),
     ],
     ids=["no_color", "NO_COLOR", "TERM=dumb", "color_system=None", "not-a-tty"],
 )
 def test_plain_terminals_get_finished_blocks_without_escape_codes(
-    settings: dict[str, object], env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    terminal: bool,
+    color: ColorSystem | None,
+    no_color: bool | None,
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    color = settings.pop("color", "truecolor" if settings.get("terminal") else None)
-    console = make_console(color=color, **settings)  # type: ignore[arg-type]
+    console = make_console(terminal=terminal, color=color, no_color=no_color)
     stream = MarkdownStream(console, clock=FakeClock(step=0.1))
     assert stream.plain
 
