@@ -53,3 +53,19 @@ def auto_compact_at(run_agent: RunAgent, model: ScriptedModel, project: Path, ab
     base = usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
     window = 2 * (base + above_base)
     model_settings(project, models={"claude-sonnet-5-5": {"context_window": window}}, autoCompactPercent=50)
+
+
+def continues_after_a_killed_call(run_cli: RunCli, fake_api: FakeAnthropic, call_id: str) -> None:
+    """`-c` after a run stopped mid-tool-call: the conversation sent is valid and the call is answered."""
+    fake_api.script(fake_reply(fake_text("Picked up again.")))
+    done = run_cli("run", "-c", "go on")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Picked up again.\n"
+    request = fake_api.requests[-1]
+    assert request.status == 200  # the fake found the conversation valid
+    messages = request.body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "user"]
+    result = messages[2]["content"][0]
+    assert result["tool_use_id"] == call_id and result["is_error"] is True
+    assert "go on" in json.dumps(messages[3])

@@ -13,7 +13,7 @@ import pytest
 from tests.cli_process import gone, pid_from, start_cli
 from tests.conftest import RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
-from tests.session_helpers import records, transcript_files
+from tests.session_helpers import continues_after_a_killed_call, records, transcript_files
 
 SLEEPER = "sleep 60 & echo $! > sleeper.pid; wait"
 """A Bash call whose child, a real `sleep`, outlives agentcli unless its process group is killed."""
@@ -41,18 +41,7 @@ def test_a_signal_during_a_long_bash_kills_it_and_the_session_continues(
     last = records(path)[-1]["message"]
     assert last["role"] == "user" and last["content"][0]["tool_use_id"] == "toolu_long"
 
-    fake_api.script(reply(text("Picked up again.")))
-    done = run_cli("run", "-c", "go on")
-
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "Picked up again.\n"
-    request = fake_api.requests[1]
-    assert request.status == 200  # the fake found the conversation valid
-    messages = request.body["messages"]
-    assert [m["role"] for m in messages] == ["user", "assistant", "user", "user"]
-    result = messages[2]["content"][0]
-    assert result["tool_use_id"] == "toolu_long" and result["is_error"] is True
-    assert "go on" in json.dumps(messages[3])
+    continues_after_a_killed_call(run_cli, fake_api, "toolu_long")
 
 
 def test_json_output_reports_the_signal(fake_api: FakeAnthropic, home: Path, project: Path) -> None:

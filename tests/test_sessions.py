@@ -26,7 +26,14 @@ from agentcli.sessions.transcript import TranscriptWriter
 from tests import fake_anthropic as fake
 from tests.conftest import AGENTCLI, Ran, RunAgent, RunCli, cli_env
 from tests.fake_anthropic import FakeAnthropic, validation_error
-from tests.session_helpers import auto_compact_at, big_file, model_settings, records, transcript_files
+from tests.session_helpers import (
+    auto_compact_at,
+    big_file,
+    continues_after_a_killed_call,
+    model_settings,
+    records,
+    transcript_files,
+)
 from tests.waiting import CEILING, wait_until
 
 
@@ -206,19 +213,7 @@ def test_a_run_killed_during_a_long_bash_leaves_a_transcript_that_continues(
     finally:
         if pid_file.exists() and pid_file.read_text().strip():
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
-    fake_api.script(fake.reply(fake.text("Picked up again.")))
-
-    done = run_cli("run", "-c", "go on")
-
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "Picked up again.\n"
-    request = fake_api.requests[1]
-    assert request.status == 200  # the fake found the conversation valid
-    messages = request.body["messages"]
-    assert [m["role"] for m in messages] == ["user", "assistant", "user", "user"]
-    result = messages[2]["content"][0]
-    assert result["tool_use_id"] == "toolu_long" and result["is_error"] is True
-    assert "go on" in json.dumps(messages[3])
+    continues_after_a_killed_call(run_cli, fake_api, "toolu_long")
 
 
 def test_a_torn_last_line_is_dropped_and_the_session_continues(
