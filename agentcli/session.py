@@ -203,18 +203,23 @@ class Session:
 
     def clear(self) -> None:
         """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
-        self.transcript.close()
+        self._end_conversation()
         self._begin(None)
 
     def resume(self, earlier: SessionInfo) -> None:
         """Go on with an earlier session of this project: its messages, system prompt and transcript."""
         loaded = load_transcript(earlier.path)
         writer = TranscriptWriter.existing(loaded.path, self._notice)  # UsageError while another process has it
-        self.transcript.close()
+        self._end_conversation()
         self._begin(loaded, writer)
 
     def close(self) -> None:
         """Release the transcript (and its lock) and the tool threads; the session is not used after."""
+        self._end_conversation()
+
+    def _end_conversation(self) -> None:
+        """Release what the current conversation holds: its transcript and its agent's tool threads
+        (each conversation gets an agent of its own, so the next one starts its own threads)."""
         self.transcript.close()
         self.agent.executor.close()
 
