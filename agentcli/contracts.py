@@ -51,6 +51,55 @@ class FileRecord:
     """Of the whole file; None when only part of it was read (then only mtime and size vouch for it)."""
 
 
+class FileRecords:
+    """What each file the model has seen looked like then, keyed by real path (guards Edit/Write).
+
+    The tools' calls `remember` a file as they read or write it (from several threads at once,
+    for concurrent Reads); `take_changes` hands over the records that changed since it was last
+    called, so the transcript writes just those, whatever the number of files seen before.
+    """
+
+    def __init__(self) -> None:
+        self._records: dict[Path, FileRecord] = {}
+        self._changed: dict[Path, None] = {}
+        """The paths changed since `take_changes`, in the order they first changed (a set that keeps order)."""
+        self._lock = threading.Lock()
+
+    def get(self, path: Path) -> FileRecord | None:
+        return self._records.get(path)
+
+    def __getitem__(self, path: Path) -> FileRecord:
+        return self._records[path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._records
+
+    def remember(self, path: Path, record: FileRecord) -> None:
+        """`path` looks like `record` now (noted as a change unless it looked just so already)."""
+        with self._lock:
+            if self._records.get(path) != record:
+                self._records[path] = record
+                self._changed[path] = None
+
+    def restore(self, records: Mapping[Path, FileRecord]) -> None:
+        """Records that are already written down (a resumed transcript's): not changes."""
+        with self._lock:
+            self._records.update(records)
+
+    def clear(self) -> None:
+        """Forget every file: each must be read again before an Edit or Write."""
+        with self._lock:
+            self._records.clear()
+            self._changed.clear()
+
+    def take_changes(self) -> dict[Path, FileRecord]:
+        """The records remembered as changes since the last call, in the order they changed."""
+        with self._lock:
+            changed = {path: self._records[path] for path in self._changed}
+            self._changed.clear()
+        return changed
+
+
 @dataclass
 class ToolContext:
     """Per-session state a tool may use. Tools never ask for permission themselves."""
@@ -59,8 +108,8 @@ class ToolContext:
     """The project directory: relative paths resolve against it, Bash runs in it."""
     cancel: threading.Event = field(default_factory=threading.Event)
     """Set when the user interrupts; long-running tools stop at once."""
-    read_files: dict[Path, FileRecord] = field(default_factory=dict)
-    """Files read in this session, keyed by real path."""
+    read_files: FileRecords = field(default_factory=FileRecords)
+    """Files read or written in this session, keyed by real path."""
     checked_paths: Mapping[Path, Path] | None = None
     """For one call, set by the executor on its own copy: the real paths the permission gate
     judged, keyed by literal path (see `Decision.checked_paths`). None when no gate ran."""

@@ -16,7 +16,7 @@ from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
-from agentcli.contracts import JSON, FileRecord, Model, ToolContext, Usage
+from agentcli.contracts import JSON, Model, ToolContext, Usage
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
@@ -26,7 +26,7 @@ from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.permissions.rules import split_rule_list
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
-from agentcli.sessions.compact import Compacted
+from agentcli.sessions.compact import Compacted, ConversationSize
 from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
 from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
@@ -139,6 +139,8 @@ class Session:
         """Reminder state after the prompt being sent, recorded with it."""
         self._auto_compact_armed = True
         """Cleared by an auto-compaction, set again by the next model response: at most one per response."""
+        self._size = ConversationSize()
+        """The conversation's size, counted as it grows (checked before every request)."""
         earlier: SessionInfo | None = None
         if options.resume:
             earlier = find_session(cwd, options.resume)
@@ -201,18 +203,23 @@ class Session:
 
     def clear(self) -> None:
         """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
-        self.transcript.close()
+        self._end_conversation()
         self._begin(None)
 
     def resume(self, earlier: SessionInfo) -> None:
         """Go on with an earlier session of this project: its messages, system prompt and transcript."""
         loaded = load_transcript(earlier.path)
         writer = TranscriptWriter.existing(loaded.path, self._notice)  # UsageError while another process has it
-        self.transcript.close()
+        self._end_conversation()
         self._begin(loaded, writer)
 
     def close(self) -> None:
         """Release the transcript (and its lock) and the tool threads; the session is not used after."""
+        self._end_conversation()
+
+    def _end_conversation(self) -> None:
+        """Release what the current conversation holds: its transcript and its agent's tool threads
+        (each conversation gets an agent of its own, so the next one starts its own threads)."""
         self.transcript.close()
         self.agent.executor.close()
 
@@ -232,8 +239,6 @@ class Session:
         self.context.attach(self.registry, self.gate)
         self._todos_recorded = 0
         """The task list version last written to the transcript."""
-        self._reads_recorded: dict[Path, FileRecord] = {}
-        """The read-before-write guard's records as last written to the transcript."""
         self.resumed = loaded
         self._title = None
         self._turn_reminders = None
@@ -266,8 +271,7 @@ class Session:
         self.agent.on_message = self._record
         self.agent.before_turn = self._auto_compact
         if loaded is not None:
-            self.agent.ctx.read_files.update(loaded.read_files)  # checked against the file before any edit
-            self._reads_recorded = dict(loaded.read_files)
+            self.agent.ctx.read_files.restore(loaded.read_files)  # checked against the file before any edit
             self.agent.messages = list(loaded.messages)
             self.agent.context_tokens = loaded.context_tokens
             for message in loaded.repairs():
@@ -295,8 +299,8 @@ class Session:
             if todos.version != self._todos_recorded:  # TodoWrite ran in the turn these results answer
                 self._todos_recorded = todos.version
                 record["todos"] = [t.as_json() for t in todos.items]
-            if reads := self._new_reads():
-                record["read_files"] = reads
+            if reads := self.agent.ctx.read_files.take_changes():  # files read or written in that turn
+                record["read_files"] = {str(path): asdict(seen) for path, seen in reads.items()}
         self.transcript.write(record)
         if answered:
             self.transcript.keep()
@@ -309,16 +313,6 @@ class Session:
         self._usage_recorded = spent
         return {"usage": {key: spent[key] - recorded.get(key, 0) for key in spent}}
 
-    def _new_reads(self) -> JSON:
-        """Files read or written since the last transcript line, with what they looked like then."""
-        current = self.agent.ctx.read_files
-        new = {
-            str(path): asdict(record) for path, record in current.items() if self._reads_recorded.get(path) != record
-        }
-        if new:
-            self._reads_recorded = dict(current)
-        return new
-
     def _notice(self, text: str) -> None:
         self.on_event(Notice(text))
 
@@ -326,7 +320,7 @@ class Session:
 
     def context_size(self) -> int:
         """Tokens the conversation occupies now (measured at the last response, plus an estimate since)."""
-        return context_size(self.agent)
+        return context_size(self.agent, self._size)
 
     def auto_compact_threshold(self) -> int | None:
         if self.auto_compact_percent is None:

@@ -230,14 +230,70 @@ def json_chars(value: object) -> int:
     return len(json.dumps(value, ensure_ascii=False))
 
 
-def estimate_tokens(context_tokens: int, messages: list[JSON], fixed_chars: Callable[[], int]) -> int:
+class ConversationSize:
+    """The JSON size of a conversation as it grows, each message sized once, when it first shows up.
+
+    Messages never change once added (earlier messages are never rewritten), so a list seen
+    before is counted on from where it was left; a list that was replaced (a compaction, a
+    resume) or that shrank is counted afresh. The figures equal `json_chars` of the list and of
+    its tail after the last assistant message, which a check before every request needs
+    without a pass over the whole conversation.
+    """
+
+    def __init__(self) -> None:
+        self._restart(None)
+
+    def _restart(self, messages: list[JSON] | None) -> None:
+        self._messages = messages
+        self._counted = 0
+        self._chars = 0
+        """Of the counted messages, each alone (`json_chars`)."""
+        self._tail_messages = 0
+        self._tail_chars = 0
+        """The same for those after the last assistant message."""
+        self._answered = False
+        """An assistant message was counted."""
+
+    def of(self, messages: list[JSON]) -> ConversationSize:
+        """Bring the count up to date with `messages`; returns self."""
+        if messages is not self._messages or len(messages) < self._counted:
+            self._restart(messages)
+        for message in messages[self._counted :]:
+            chars = json_chars(message)
+            self._chars += chars
+            if message["role"] == "assistant":
+                self._answered, self._tail_messages, self._tail_chars = True, 0, 0
+            else:
+                self._tail_messages += 1
+                self._tail_chars += chars
+        self._counted = len(messages)
+        return self
+
+    @property
+    def answered(self) -> bool:
+        return self._answered
+
+    def total_chars(self) -> int:
+        """`json_chars(messages)`."""
+        return _list_chars(self._counted, self._chars)
+
+    def chars_after_answer(self) -> int:
+        """`json_chars` of the messages after the last assistant message."""
+        return _list_chars(self._tail_messages, self._tail_chars)
+
+
+def _list_chars(count: int, item_chars: int) -> int:
+    """`json_chars` of a list of `count` items of `item_chars` in all: brackets and ", " between them."""
+    return 2 + item_chars + 2 * max(count - 1, 0)
+
+
+def estimate_tokens(context_tokens: int, size: ConversationSize, fixed_chars: Callable[[], int]) -> int:
     """The conversation's size now: `context_tokens` was measured through the newest assistant
     message; what came after it (tool results, a new prompt) is estimated at 4 characters a token.
     `fixed_chars` (system and tools) is only sized when nothing was measured yet: this runs every step."""
-    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=None)
-    if last is None or not context_tokens:
-        return (fixed_chars() + json_chars(messages)) // 4
-    return context_tokens + json_chars(messages[last + 1 :]) // 4
+    if not size.answered or not context_tokens:
+        return (fixed_chars() + size.total_chars()) // 4
+    return context_tokens + size.chars_after_answer() // 4
 
 
 def scaled(tokens: int, old: list[JSON], new: list[JSON], fixed_chars: int) -> int:

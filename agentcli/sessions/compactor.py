@@ -12,6 +12,7 @@ from agentcli.sessions.compact import (
     SUMMARY_MAX_TOKENS,
     Compacted,
     CompactionFailed,
+    ConversationSize,
     clear_old_tool_results,
     estimate_tokens,
     is_plain_prompt,
@@ -28,9 +29,10 @@ def fixed_chars(agent: Agent) -> int:
     return json_chars(agent.system) + json_chars(agent.executor.manifest())
 
 
-def context_size(agent: Agent) -> int:
-    """Tokens the conversation occupies now: measured at the last response, plus an estimate since."""
-    return estimate_tokens(agent.context_tokens, agent.messages, lambda: fixed_chars(agent))
+def context_size(agent: Agent, size: ConversationSize) -> int:
+    """Tokens the conversation occupies now: measured at the last response, plus an estimate since.
+    `size` counts the agent's messages as they come (keep one: it counts on from where it was left)."""
+    return estimate_tokens(agent.context_tokens, size.of(agent.messages), lambda: fixed_chars(agent))
 
 
 def compact_agent(
@@ -49,7 +51,7 @@ def compact_agent(
     summary fails, the cleared conversation is kept and `on_notice` says why.
     """
     fixed = fixed_chars(agent)
-    before = estimate_tokens(agent.context_tokens, agent.messages, lambda: fixed)
+    before = estimate_tokens(agent.context_tokens, ConversationSize().of(agent.messages), lambda: fixed)
     messages, cleared = clear_old_tool_results(agent.messages)
     result = Compacted(messages, before, scaled(before, agent.messages, messages, fixed), cleared)
     if summarise_above is not None and result.tokens_after <= summarise_above:

@@ -24,8 +24,9 @@ def fingerprint(info: os.stat_result, data: bytes | None) -> FileRecord:
 
 
 def remember(ctx: ToolContext, real: Path, record: FileRecord) -> None:
-    """Note what the file at `real` looks like now (after a Read, or after our own Edit/Write)."""
-    ctx.read_files[real] = record
+    """Note what the file at `real` looks like now (after a Read, or after our own Edit/Write);
+    the transcript records it with the turn's results."""
+    ctx.read_files.remember(real, record)
 
 
 def require_fresh(ctx: ToolContext, real: Path, name: str, tool: str, current: Snapshot) -> None:
@@ -37,7 +38,7 @@ def require_fresh(ctx: ToolContext, real: Path, name: str, tool: str, current: S
         return
     now = fingerprint(current.info, current.data)
     if record.sha256 is not None and now.sha256 == record.sha256:  # touched but not changed
-        ctx.read_files[real] = now
+        remember(ctx, real, now)
         return
     raise ToolError(
         f"{name} was modified since you read it (by the user or a command). Read it again, then call {tool} again."
