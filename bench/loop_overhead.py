@@ -55,6 +55,9 @@ class TimedModel:
         finally:
             self.model_time.append(time.process_time() - began)
 
+    def close(self) -> None:
+        self.inner.close()
+
 
 FILES = 100
 """The project's files; the session reads each in turn, as a session reads its way through a project."""
@@ -83,6 +86,9 @@ class Replay:
         call = read_call(self.turn)
         listener.tool_call_started(call["name"])
         return ModelResponse([call], "tool_use", usage)
+
+    def close(self) -> None:
+        pass
 
 
 @contextlib.contextmanager
