@@ -222,6 +222,8 @@ class Session:
         return self._model
 
     def _end_conversation(self) -> None:
+        """Release what the current conversation holds: its transcript and its agent's tool threads
+        (each conversation gets an agent of its own, so the next one starts its own threads)."""
         self.transcript.close()
         self.agent.close()
 

@@ -7,6 +7,9 @@ the median per step of:
 - harness: CPU time of the step minus the CPU time spent inside `Model.stream`, i.e. what our
   loop, session, transcript, executor and tools cost (the model is measured apart);
 - model: CPU time inside `Model.stream`.
+Then the harness cost of every step fitted to a line a + b·step (a session's total then grows as
+a + b·n²/2: b is the growth the targets care about), read at steps 10 and 200; and this process's
+peak memory (max RSS) once 50 steps have run, and at the end.
 
 The model is a replay of prepared responses by default: unlike `ScriptedModel`, which copies
 and keeps every request (the double's CPU would count as the model's, but the garbage collector
@@ -24,6 +27,7 @@ import contextlib
 import cProfile
 import io
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -37,19 +41,25 @@ from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, StreamL
 from agentcli.runner import RunOptions, run_once
 
 WINDOWS = ((1, 10), (40, 50), (190, 200))
+FITTED_AT = (10, 200)
+MEMORY_AT = 50
 
 
 class TimedModel:
-    """Wraps a Model and records the CPU clock at the start of each step and inside each call."""
+    """Wraps a Model and records the CPU clock at the start of each step and inside each call,
+    and the peak memory once `MEMORY_AT` steps have run."""
 
     def __init__(self, inner: Model) -> None:
         self.inner = inner
         self.starts: list[float] = []
         self.model_time: list[float] = []
+        self.peak_kb_at_memory_step: int | None = None
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         began = time.process_time()
         self.starts.append(began)
+        if len(self.starts) == MEMORY_AT + 1:
+            self.peak_kb_at_memory_step = peak_memory_kb()
         try:
             return self.inner.stream(request, listener)
         finally:
@@ -89,6 +99,11 @@ class Replay:
 
     def close(self) -> None:
         pass
+
+
+def peak_memory_kb() -> int:
+    """This process's max RSS so far, in KB (what Linux's getrusage reports)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 @contextlib.contextmanager
@@ -167,6 +182,13 @@ def main() -> None:
             f"steps {first:>3}–{last:<3}  harness {statistics.median(harness[window]) * 1000:6.3f} ms/step, "
             f"model {statistics.median(timed.model_time[window]) * 1000:6.3f} ms/step"
         )
+    steps = list(range(1, len(harness) + 1))
+    fit = statistics.linear_regression(steps, [cost * 1000 for cost in harness])
+    at = ", ".join(f"{fit.intercept + fit.slope * step:.3f} ms at step {step}" for step in FITTED_AT)
+    print(f"harness fitted to a + b·step: {at} (b = {fit.slope * 1000:+.3f} µs per step)")
+    if timed.peak_kb_at_memory_step is not None:
+        print(f"peak memory (max RSS) {timed.peak_kb_at_memory_step / 1024:.1f} MB after {MEMORY_AT} steps", end=", ")
+    print(f"{peak_memory_kb() / 1024:.1f} MB after {args.steps}")
     print(
         f"{'wire' if args.wire else 'replay'} model, {args.steps} steps, python {sys.version.split()[0]}, "
         f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}"

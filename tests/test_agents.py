@@ -121,7 +121,7 @@ def test_every_event_carries_the_id_of_the_agent_that_emitted_it(tmp_path: Path)
         )
         agent(model, tmp_path, events, agent_id=agent_id).run([{"type": "text", "text": "what is in a.txt?"}])
 
-    by_agent = {agent_id: [type(e).__name__ for e in events if e.agent_id == agent_id] for agent_id in ("main", "explore-1")}
+    by_agent = {name: [type(e).__name__ for e in events if e.agent_id == name] for name in ("main", "explore-1")}
     assert by_agent["main"] == by_agent["explore-1"]
     assert len(by_agent["main"]) * 2 == len(events)  # no other id
     kinds = set(by_agent["explore-1"])

@@ -5,6 +5,7 @@ conversation is (for auto-compaction)."""
 from __future__ import annotations
 
 import functools
+import threading
 from pathlib import Path
 
 from agentcli.contracts import JSON, FileRecord, FileRecords, ModelRequest
@@ -142,3 +143,36 @@ def test_the_context_size_before_each_request_counts_the_conversation_as_it_is(
     assert [running for running, _ in checks.sizes] == [from_scratch for _, from_scratch in checks.sizes]
     first, after_read, next_prompt, *_ = (running for running, _ in checks.sizes)
     assert first < after_read < next_prompt
+
+
+# ------------------------------------------------------------------ threads
+
+
+def test_a_new_conversation_ends_the_tool_threads_of_the_last_one(in_process_env: None, project: Path) -> None:
+    for name in "ab":
+        (project / f"{name}.txt").write_text(f"{name}\n")
+    before = set(threading.enumerate())  # other tests' sessions may still hold threads of their own
+
+    def tool_threads() -> list[str]:
+        return [thread.name for thread in set(threading.enumerate()) - before if thread.name.startswith("tool")]
+
+    model = ScriptedModel()
+    session = Session(SessionOptions(), project, lambda event: None, model=model)
+    both = [tool_use("Read", {"file_path": "a.txt"}), tool_use("Read", {"file_path": "b.txt"})]  # run concurrently
+    model.script(reply(*both), reply(text("Read both.")))
+    session.send("read a and b")
+    earlier = session.id
+    assert tool_threads()
+
+    session.clear()
+    assert tool_threads() == []
+    model.script(reply(*both), reply(text("Read both again.")))
+    session.send("read them again")
+    assert tool_threads()
+    session.resume(find_session(project, earlier))
+    assert tool_threads() == []
+    model.script(reply(*both), reply(text("And once more.")))
+    session.send("read them once more")
+    assert tool_threads()
+    session.close()
+    assert tool_threads() == []

@@ -1,5 +1,6 @@
-"""A session releases what it holds when closed: its transcript's lock, the tool threads of
-each conversation, and the model's connections. In-process, with the scripted model."""
+"""A session releases what it holds when closed: its transcript's lock, the tool threads and
+the model's connections. In-process, with the scripted model (a new conversation's release of
+the last one's threads: tests/test_session_bookkeeping.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from agentcli.errors import UsageError
 from agentcli.events import MAIN_AGENT, Event
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.session import Session, SessionOptions
-from agentcli.sessions.store import find_session
 from agentcli.sessions.transcript import TranscriptWriter
 from tests.conftest import RunAgent
 
@@ -47,25 +47,6 @@ def test_leaving_a_with_block_releases_the_threads_the_transcript_and_the_model(
     assert model.closed == 1
     TranscriptWriter.existing(path, lambda note: None).close()  # the lock is free: another agentcli may go on
     assert {event.agent_id for event in events} == {MAIN_AGENT}
-
-
-def test_a_new_conversation_releases_the_previous_ones_threads(
-    in_process_env: None, project: Path, model: ScriptedModel
-) -> None:
-    read_three(project, model)
-    with Session(SessionOptions(), project, lambda event: None, model=model) as session:
-        before = tool_threads()
-        session.send("read a, b and c")
-        first = tool_threads() - before
-        session.clear()
-        assert first and not any(thread.is_alive() for thread in first)
-        read_three(project, model)
-        session.send("read them again")
-        earlier = session.id
-        second = tool_threads() - before - first
-        session.clear()
-        session.resume(find_session(project, earlier))
-        assert second and not any(thread.is_alive() for thread in second)
 
 
 def test_a_run_closes_the_model_when_it_ends(run_agent: RunAgent, model: ScriptedModel) -> None:
