@@ -186,9 +186,10 @@ def main() -> None:
     fit = statistics.linear_regression(steps, [cost * 1000 for cost in harness])
     at = ", ".join(f"{fit.intercept + fit.slope * step:.3f} ms at step {step}" for step in FITTED_AT)
     print(f"harness fitted to a + b·step: {at} (b = {fit.slope * 1000:+.3f} µs per step)")
-    if timed.peak_kb_at_memory_step is not None:
-        print(f"peak memory (max RSS) {timed.peak_kb_at_memory_step / 1024:.1f} MB after {MEMORY_AT} steps", end=", ")
-    print(f"{peak_memory_kb() / 1024:.1f} MB after {args.steps}")
+    memory = [f"{peak_memory_kb() / 1024:.1f} MB after {args.steps} steps"]
+    if timed.peak_kb_at_memory_step is not None and args.steps > MEMORY_AT:
+        memory.insert(0, f"{timed.peak_kb_at_memory_step / 1024:.1f} MB after {MEMORY_AT} steps")
+    print(f"peak memory (max RSS) {', '.join(memory)}")
     print(
         f"{'wire' if args.wire else 'replay'} model, {args.steps} steps, python {sys.version.split()[0]}, "
         f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}"
