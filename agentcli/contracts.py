@@ -283,10 +283,16 @@ class Unwatched:
 
 
 class Model(Protocol):
-    """The model seam: stream one turn, reporting its progress to `listener` as it arrives."""
+    """The model seam: stream one turn, reporting its progress to `listener` as it arrives;
+    `close` when done with it."""
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         """Raise `TransientModelError` for a retryable fault (a malformed or stalled stream
         included), `ModelAPIError` for a fatal one. Every tool_use input in the response is a
         JSON object the conversation can carry (`ModelResponse.invalid_inputs` says which were not)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the model holds open (an HTTP client and its connections). Safe to call
+        more than once; a later `stream` opens them again."""
         ...

@@ -1,21 +1,50 @@
-"""Typed events the agent loop emits. Front ends (terminal, json, stream-json) consume them."""
+"""Typed events an agent emits. Front ends (terminal, json, stream-json) and the session's
+bookkeeping (transcript recorder, auto-compaction) subscribe to them.
+
+Every event carries `agent_id`, the id of the agent that produced it: `MAIN_AGENT` for the
+session's own, a sub-agent's own id otherwise. The agent stamps it on each event as it emits
+it (`Agent.emit`), so whoever builds an event leaves it at its default.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentcli.contracts import JSON, ToolResult, Usage
 
+MAIN_AGENT = "main"
+"""The id of the session's own agent (the one the user talks to)."""
+
 
 @dataclass(frozen=True)
-class TextDelta:
+class AgentEvent:
+    """What every event has: the id of the agent that produced it."""
+
+    agent_id: str = field(default=MAIN_AGENT, kw_only=True)
+
+
+@dataclass(frozen=True)
+class MessageAdded(AgentEvent):
+    """A message joined the conversation (`Agent.messages`), exactly as it will be sent."""
+
+    message: JSON
+
+
+@dataclass(frozen=True)
+class TurnStarting(AgentEvent):
+    """The agent is about to send a request. A subscriber may still replace `Agent.messages`
+    (auto-compaction): subscribers run synchronously, before the request is built."""
+
+
+@dataclass(frozen=True)
+class TextDelta(AgentEvent):
     text: str
 
 
 @dataclass(frozen=True)
-class AssistantMessage:
+class AssistantMessage(AgentEvent):
     """A complete assistant turn, exactly as appended to the conversation."""
 
     message: JSON
@@ -24,14 +53,14 @@ class AssistantMessage:
 
 
 @dataclass(frozen=True)
-class ToolCallStreaming:
+class ToolCallStreaming(AgentEvent):
     """The model began writing a call to the tool `name`; its input is still streaming in."""
 
     name: str
 
 
 @dataclass(frozen=True)
-class ToolCallStarted:
+class ToolCallStarted(AgentEvent):
     """The executor took up a call; the permission gate has not judged it yet (it may ask)."""
 
     id: str
@@ -40,7 +69,7 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True)
-class ToolCallRunning:
+class ToolCallRunning(AgentEvent):
     """The call was admitted (by a rule, a mode or the user's yes) and its tool is running now."""
 
     id: str
@@ -52,7 +81,7 @@ class ToolCallRunning:
 
 
 @dataclass(frozen=True)
-class ToolCallFinished:
+class ToolCallFinished(AgentEvent):
     """A call's result, exactly one per call: also for a call that was denied, invalid or interrupted."""
 
     id: str
@@ -64,14 +93,14 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True)
-class ToolResultsMessage:
+class ToolResultsMessage(AgentEvent):
     """The one user message carrying every tool result of a turn."""
 
     message: JSON
 
 
 @dataclass(frozen=True)
-class Retrying:
+class Retrying(AgentEvent):
     """A request failed and is tried again after `delay` seconds."""
 
     attempt: int
@@ -92,14 +121,16 @@ class Retrying:
 
 
 @dataclass(frozen=True)
-class Notice:
+class Notice(AgentEvent):
     """Something the user should know that is not an error ending the run."""
 
     text: str
 
 
 Event = (
-    TextDelta
+    MessageAdded
+    | TurnStarting
+    | TextDelta
     | AssistantMessage
     | ToolCallStreaming
     | ToolCallStarted

@@ -1,15 +1,19 @@
 """The agent loop: stream a turn, run the tools it asked for, send every result back, repeat.
 
-UI-agnostic: it reports through an `EventSink` and never prints. Control leaves through
-the typed exceptions in `agentcli.errors`. An `Agent` is a plain value, so a sub-agent is
-just a second instance.
+UI-agnostic: it reports through events (`agentcli.events`) and never prints. Control leaves
+through the typed exceptions in `agentcli.errors`. An `Agent` is a plain value, so a sub-agent
+is just a second instance; build one with `agentcli.agents.build_agent`, and `close` it when
+done (its tool threads).
+
+Whatever keeps track of the conversation subscribes to its events (`subscribe`) instead of
+being called back through attributes: the transcript records each `MessageAdded`, and
+auto-compaction may replace `messages` on `TurnStarting`, before the request is built.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agentcli.cache import with_cache_breakpoints
 from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, ToolContext, ToolResult, Usage
@@ -21,7 +25,18 @@ from agentcli.errors import (
     NoProgress,
     TransientModelError,
 )
-from agentcli.events import AssistantMessage, EventSink, Notice, Retrying, TextDelta, ToolCallStreaming
+from agentcli.events import (
+    MAIN_AGENT,
+    AssistantMessage,
+    Event,
+    EventSink,
+    MessageAdded,
+    Notice,
+    Retrying,
+    TextDelta,
+    ToolCallStreaming,
+    TurnStarting,
+)
 from agentcli.executor import ToolExecutor, close_pending
 from agentcli.progress import ProgressWatch
 from agentcli.providers.retry import RetryPolicy
@@ -66,33 +81,53 @@ class Agent:
         system: list[JSON],
         on_event: EventSink,
         ctx: ToolContext,
+        agent_id: str = MAIN_AGENT,
     ) -> None:
+        """`on_event` is the front end's sink; `agent_id` goes on every event this agent emits."""
         self.model = model
         self.executor = executor
         self.config = config
         self.system = system
-        self.emit = on_event
         self.ctx = ctx
+        self.agent_id = agent_id
         self.messages: list[JSON] = []
         self.usage = Usage()
         self.context_tokens = 0
         """Tokens the conversation occupies in the context window, as of the latest turn."""
-        self.on_message: Callable[[JSON], None] | None = None
-        """Called with each message as it joins the conversation (the transcript records it)."""
-        self.before_turn: Callable[[], None] | None = None
-        """Called before each model request; may replace `messages` (auto-compaction)."""
+        self._subscribers: list[EventSink] = []
+        self._front_end = on_event
+
+    def subscribe(self, sink: EventSink) -> None:
+        """Hand every event to `sink` too, synchronously, before the front end sees it (so what
+        is on screen is already recorded). Subscribers are called in the order they subscribed."""
+        self._subscribers.append(sink)
+
+    def emit(self, event: Event) -> None:
+        """Report `event`, stamped with this agent's id, to the subscribers and then the front end."""
+        if event.agent_id != self.agent_id:
+            event = replace(event, agent_id=self.agent_id)
+        for sink in self._subscribers:
+            sink(event)
+        self._front_end(event)
+
+    def tool_names(self) -> list[str]:
+        """The tools the model is offered, in manifest order."""
+        return self.executor.registry.names()
+
+    def close(self) -> None:
+        """Release what this agent holds (its tool threads); the model is its owner's to close."""
+        self.executor.close()
 
     def run(self, user_content: list[JSON]) -> RunResult:
         """Send one user message and loop until the model answers without tools."""
         self.ctx.cancel.clear()  # an interrupt of the previous turn must not cancel this one
-        self._add({"role": "user", "content": [_safe_block(block) for block in user_content]})
+        self.add_message({"role": "user", "content": [_safe_block(block) for block in user_content]})
         turns = 0
         pauses = 0
         watch = ProgressWatch()
         boost = False
         while True:
-            if self.before_turn is not None:
-                self.before_turn()
+            self.emit(TurnStarting())
             response = self._complete_turn(self.config.model_max_output_tokens if boost else None)
             turns += 1
             boosted, boost = boost, False
@@ -128,10 +163,10 @@ class Agent:
             if reason := watch.observe(calls, results):
                 raise NoProgress(reason)
 
-    def _add(self, message: JSON) -> None:
+    def add_message(self, message: JSON) -> None:
+        """Append `message` to the conversation; subscribers see it as `MessageAdded`."""
         self.messages.append(message)
-        if self.on_message is not None:
-            self.on_message(message)
+        self.emit(MessageAdded(message))
 
     # ------------------------------------------------------------------ one turn
 
@@ -191,13 +226,13 @@ class Agent:
             "Your previous response was cut off at the output token limit while writing a tool "
             "call, so that call was not run. Continue, splitting large content into smaller steps."
         )
-        self._add({"role": "user", "content": [{"type": "text", "text": note}]})
+        self.add_message({"role": "user", "content": [{"type": "text", "text": note}]})
         return None
 
     def _append_assistant(self, response: ModelResponse) -> None:
         message = {"role": "assistant", "content": response.content}
         if response.content:
-            self._add(message)
+            self.add_message(message)
         self.emit(AssistantMessage(message, response.stop_reason, response.usage))
 
     def _finish_without_tools(self, response: ModelResponse, why: str) -> None:
@@ -231,14 +266,14 @@ class Agent:
             self.ctx.cancel.set()
             self._add_interrupted(calls, done)
             raise
-        self._add({"role": "user", "content": results})
+        self.add_message({"role": "user", "content": results})
         self.executor.announce(self.messages[-1], self.emit)
         return results
 
     def _close_pending(self, why: str) -> None:
         last = self.messages[-1] if self.messages else None
         if last and last["role"] == "assistant" and (results := close_pending(last, why)):
-            self._add({"role": "user", "content": results})
+            self.add_message({"role": "user", "content": results})
             self.executor.announce(self.messages[-1], self.emit)
 
     def record_interrupt(self) -> None:
@@ -252,7 +287,7 @@ class Agent:
     def _add_interrupted(self, calls: list[JSON], done: dict[str, ToolResult]) -> None:
         """The user message after an interrupt: a result for each of `calls`, then the marker."""
         results = self.executor.interrupted(calls, done, self.emit)
-        self._add({"role": "user", "content": [*results, {"type": "text", "text": INTERRUPTED_MARKER}]})
+        self.add_message({"role": "user", "content": [*results, {"type": "text", "text": INTERRUPTED_MARKER}]})
 
 
 class _StreamEvents:

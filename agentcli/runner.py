@@ -57,7 +57,7 @@ def run_once(
                 "session_id": session.id,
                 "cwd": str(cwd),
                 "model": prepared.model or session.agent.config.model,
-                "tools": session.registry.names(),
+                "tools": session.agent.tool_names(),
             }
         )
         result = session.run(prepared)

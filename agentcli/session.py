@@ -3,37 +3,44 @@
 Both front ends build one: `agentcli run` sends a single message, the REPL many. Every
 message is appended to the session's transcript as it completes; a session can start from
 an earlier transcript (`--continue`, `--resume`, `/resume`) and compact its conversation.
+
+The conversation's agent comes from `build_agent`, with the built-in tools and the
+conversation's own (Skill, TodoWrite) as its tool sources. What keeps track of it subscribes
+to its events: the transcript recorder (`sessions.recorder`) and auto-compaction
+(`sessions.autocompact`). Close a session when done (`with Session(...)`, or `close()`): its
+transcript, the agent's tool threads and the model's connections are released then.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 
+from agentcli.agents.build import build_agent
+from agentcli.agents.sources import builtin_source
 from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
-from agentcli.contracts import JSON, Model, ToolContext, Usage
+from agentcli.contracts import Model, ToolContext, Usage
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
-from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
-from agentcli.executor import ToolExecutor
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.permissions.rules import split_rule_list
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
+from agentcli.sessions.autocompact import AutoCompaction, auto_compact_percent
 from agentcli.sessions.compact import Compacted, ConversationSize
 from agentcli.sessions.compactor import adopt, compact_agent, context_size
+from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
-from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
+from agentcli.sessions.transcript import TranscriptWriter, now
 from agentcli.settings import Settings, load_settings
 from agentcli.skills.trust import SkillTrust
-
-DEFAULT_AUTO_COMPACT_PERCENT = 80
 
 
 @dataclass
@@ -62,19 +69,6 @@ def resolve_model(flag: str | None, settings: Settings) -> str:
     return flag or os.environ.get("AGENTCLI_MODEL") or settings.get("model") or DEFAULT_MODEL
 
 
-def auto_compact_percent(settings: Settings) -> float | None:
-    """The `autoCompactPercent` setting (default 80); None when auto-compaction is off (false or 0)."""
-    value = settings.get("autoCompactPercent", DEFAULT_AUTO_COMPACT_PERCENT)
-    if value is False or value == 0:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 100:
-        raise UsageError(
-            f"Setting autoCompactPercent must be a number from 1 to 100 (or false to turn auto-compaction off), "
-            f"not {value!r}."
-        )
-    return float(value)
-
-
 class Session:
     """Raises UsageError (exit 2) on malformed settings or rules, before anything is sent."""
 
@@ -91,9 +85,8 @@ class Session:
     ) -> None:
         """`prompter` asks about tool calls and `approve_outside` about `@` imports outside the
         project; without them (agentcli run) what would be asked is denied or left out.
-        `retry_base_delay` paces the loop's retries of a broken stream (tests make it short)."""
-        from agentcli.tools import builtin_tools
-
+        `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
+        A `model` given is the session's from then on: `close` closes it."""
         self.options = options
         self.cwd = cwd
         self.on_event = on_event
@@ -111,7 +104,7 @@ class Session:
             on_event(Notice(text))
         self._model = model
         self.retry_base_delay = retry_base_delay
-        self.registry = builtin_tools()
+        self.builtins = builtin_source()
         self.model_name = resolve_model(options.model, self.settings)
         self.auto_compact_percent = auto_compact_percent(self.settings)
         self.timeouts = Timeouts.from_setting(self.settings.get(IDLE_SETTING), self.settings.sources.get(IDLE_SETTING))
@@ -128,17 +121,9 @@ class Session:
         self.context: SessionContext
         self.agent: Agent
         self.transcript: TranscriptWriter
+        self.recorder: TranscriptRecorder
         self.resumed: LoadedTranscript | None = None
         """The transcript this conversation continues, if it does."""
-        self._usage_recorded: dict[str, int] = {}
-        """The agent's usage (`Usage.as_dict()`) as of the last transcript record that carries `usage`."""
-        self._title: str | None = None
-        """The first prompt, written to the transcript with the first message."""
-        self._title_due = True
-        self._turn_reminders: dict[str, str] | None = None
-        """Reminder state after the prompt being sent, recorded with it."""
-        self._auto_compact_armed = True
-        """Cleared by an auto-compaction, set again by the next model response: at most one per response."""
         self._size = ConversationSize()
         """The conversation's size, counted as it grows (checked before every request)."""
         earlier: SessionInfo | None = None
@@ -169,8 +154,7 @@ class Session:
     def prepare(self, text: str) -> PreparedMessage:
         """Expand a /command and add due reminders; raises UsageError for an unknown command."""
         prepared = self.context.prepare(text, self.agent.ctx)
-        if self._title_due:
-            self._title = text.strip()
+        self.recorder.offer_title(text)
         return prepared
 
     def run(self, prepared: PreparedMessage) -> RunResult:
@@ -178,7 +162,7 @@ class Session:
         session_model = config.model
         if prepared.model:
             config.model = prepared.model
-        self._turn_reminders = self.context.reminders.snapshot()
+        self.recorder.prompt_reminders(self.context.reminders.snapshot())
         try:
             with self.context.turn(prepared):
                 result = self.agent.run(prepared.content)
@@ -214,14 +198,34 @@ class Session:
         self._begin(loaded, writer)
 
     def close(self) -> None:
-        """Release the transcript (and its lock) and the tool threads; the session is not used after."""
+        """Release the transcript (and its lock), the tool threads and the model's connections;
+        the session is not used after. Safe to call again."""
         self._end_conversation()
+        if self._model is not None:
+            self._model.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def model(self) -> Model:
+        """The model client, made on first use (importing the provider is not on the start-up path)."""
+        if self._model is None:
+            from agentcli.providers.anthropic import AnthropicModel
+
+            self._model = AnthropicModel(timeouts=self.timeouts)
+        return self._model
 
     def _end_conversation(self) -> None:
         """Release what the current conversation holds: its transcript and its agent's tool threads
         (each conversation gets an agent of its own, so the next one starts its own threads)."""
         self.transcript.close()
-        self.agent.executor.close()
+        self.agent.close()
 
     def _begin(self, loaded: LoadedTranscript | None, writer: TranscriptWriter | None = None) -> None:
         """Set up a conversation: a new one, or `loaded` replayed exactly (so the prompt cache hits).
@@ -235,14 +239,8 @@ class Session:
             outside=self.outside_files,
             on_notice=self._notice,
         )
-        self.registry = self.registry.without(["Skill", "TodoWrite"])
-        self.context.attach(self.registry, self.gate)
-        self._todos_recorded = 0
-        """The task list version last written to the transcript."""
+        own_tools = self.context.tool_source(self.gate, self.builtins)
         self.resumed = loaded
-        self._title = None
-        self._turn_reminders = None
-        self._auto_compact_armed = True
         if loaded is None:
             self.id = str(uuid.uuid4())
             path = project_state_dir(self.cwd) / f"{self.id}.jsonl"
@@ -254,7 +252,6 @@ class Session:
                 system=self.context.system,
                 on_error=self._notice,
             )
-            self._title_due = True
         else:
             self.id = loaded.session_id
             self.transcript = writer or TranscriptWriter.existing(loaded.path, self._notice)
@@ -264,54 +261,28 @@ class Session:
                 self.transcript.write({"type": "system", "time": now(), "system": self.context.system})
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
-            self._todos_recorded = self.context.todos.version
-            self._title_due = not loaded.title
-        self.agent = self._new_agent()
-        self._usage_recorded = self.agent.usage.as_dict()
-        self.agent.on_message = self._record
-        self.agent.before_turn = self._auto_compact
+        self.agent = build_agent(
+            sources=[self.builtins, own_tools],
+            system=self.context.system,
+            model=self.model,
+            gate=self.gate,
+            config=self._config(self.model_name),
+            ctx=ToolContext(cwd=self.cwd, env_passthrough=self.env_passthrough),
+            on_event=self.on_event,
+        )
+        self.recorder = TranscriptRecorder(
+            self.transcript, self.agent, self.context.todos, titled=loaded is not None and bool(loaded.title)
+        )
+        self.agent.subscribe(self.recorder)
+        self.agent.subscribe(AutoCompaction(self, self._notice))
         if loaded is not None:
             self.agent.ctx.read_files.restore(loaded.read_files)  # checked against the file before any edit
             self.agent.messages = list(loaded.messages)
             self.agent.context_tokens = loaded.context_tokens
             for message in loaded.repairs():
-                self.agent.messages.append(message)
-                self._record(message)
+                self.agent.add_message(message)
             if note := loaded.describe_repairs():
                 self._notice(note)
-
-    def _record(self, message: JSON) -> None:
-        """The transcript line for a message that just joined the conversation."""
-        if self._title is not None:
-            self.transcript.write({"type": "title", "time": now(), "title": self._title[:TITLE_CHARS]})
-            self._title = None
-            self._title_due = False
-        record: JSON = {"type": "message", "time": now(), "message": message, **self._unrecorded_usage()}
-        answered = message["role"] == "assistant"
-        if answered:
-            record["context_tokens"] = self.agent.context_tokens
-            self._auto_compact_armed = True
-        else:
-            if self._turn_reminders is not None:
-                record["reminders"] = self._turn_reminders
-                self._turn_reminders = None
-            todos = self.context.todos
-            if todos.version != self._todos_recorded:  # TodoWrite ran in the turn these results answer
-                self._todos_recorded = todos.version
-                record["todos"] = [t.as_json() for t in todos.items]
-            if reads := self.agent.ctx.read_files.take_changes():  # files read or written in that turn
-                record["read_files"] = {str(path): asdict(seen) for path, seen in reads.items()}
-        self.transcript.write(record)
-        if answered:
-            self.transcript.keep()
-
-    def _unrecorded_usage(self) -> JSON:
-        """`{"usage": …}`, the tokens used since the last record that said: nothing when none were."""
-        spent, recorded = self.agent.usage.as_dict(), self._usage_recorded
-        if spent == recorded:
-            return {}
-        self._usage_recorded = spent
-        return {"usage": {key: spent[key] - recorded.get(key, 0) for key in spent}}
 
     def _notice(self, text: str) -> None:
         self.on_event(Notice(text))
@@ -343,49 +314,8 @@ class Session:
         )
         if result.changed:
             adopt(self.agent, result)
-            self._record_compaction(result, auto)
+            self.recorder.record_compaction(result, auto=auto, reminders=self.context.reminders.snapshot())
         return result
-
-    def _record_compaction(self, result: Compacted, auto: bool) -> None:
-        self.transcript.write(
-            {
-                "type": "compact",
-                "time": now(),
-                "trigger": "auto" if auto else "manual",
-                "cleared": result.cleared,
-                "summarised": result.summarised,
-                "tokens_before": result.tokens_before,
-                "tokens_after": result.tokens_after,
-                "context_tokens": self.agent.context_tokens,
-                "reminders": self.context.reminders.snapshot(),
-                **self._unrecorded_usage(),  # the summary's
-            }
-        )
-        for message in result.messages:
-            self.transcript.write({"type": "message", "time": now(), "message": message})
-        self.transcript.sync()
-
-    def _auto_compact(self) -> None:
-        """Before each request: compact once the conversation passed autoCompactPercent of the window."""
-        threshold = self.auto_compact_threshold()
-        if threshold is None or not self._auto_compact_armed or self.context_size() <= threshold:
-            return
-        self._auto_compact_armed = False
-        self._notice(self.compact(auto=True).describe(auto=True))
-
-    def _new_agent(self) -> Agent:
-        if self._model is None:
-            from agentcli.providers.anthropic import AnthropicModel
-
-            self._model = AnthropicModel(timeouts=self.timeouts)
-        return Agent(
-            model=self._model,
-            executor=ToolExecutor(self.registry, self.gate),
-            config=self._config(self.model_name),
-            system=self.context.system,
-            on_event=self.on_event,
-            ctx=ToolContext(cwd=self.cwd, env_passthrough=self.env_passthrough),
-        )
 
     def _config(self, name: str) -> LoopConfig:
         info = model_info(name, self.settings.get("models"))

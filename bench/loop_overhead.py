@@ -65,6 +65,9 @@ class TimedModel:
         finally:
             self.model_time.append(time.process_time() - began)
 
+    def close(self) -> None:
+        self.inner.close()
+
 
 FILES = 100
 """The project's files; the session reads each in turn, as a session reads its way through a project."""
@@ -93,6 +96,9 @@ class Replay:
         call = read_call(self.turn)
         listener.tool_call_started(call["name"])
         return ModelResponse([call], "tool_use", usage)
+
+    def close(self) -> None:
+        pass
 
 
 def peak_memory_kb() -> int:

@@ -11,15 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.agents.build import build_agent
 from agentcli.contracts import ToolContext
 from agentcli.errors import ModelAPIError
 from agentcli.events import Event, Retrying
-from agentcli.executor import ToolExecutor
-from agentcli.loop import Agent, LoopConfig
+from agentcli.loop import LoopConfig
 from agentcli.providers.anthropic import AnthropicModel
 from agentcli.providers.retry import MAX_RETRY_AFTER, RetryPolicy, retry_after, should_retry, status_fault
 from agentcli.providers.timeouts import Timeouts
-from agentcli.tools.registry import ToolRegistry
 from tests.context.gates import RuleGate
 from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, http_error, reply, text
 
@@ -107,13 +106,14 @@ def run(url: str, tmp_path: Path, timeouts: Timeouts | None = None) -> tuple[str
     """One user message through the real loop and Anthropic adapter; the answer and the retries seen."""
     events: list[Event] = []
     model = AnthropicModel(api_key=KEY, base_url=url, timeouts=timeouts)
-    agent = Agent(
-        model=model,
-        executor=ToolExecutor(ToolRegistry([]), RuleGate()),
-        config=LoopConfig(model="claude-test", retry_base_delay=0.01),
+    agent = build_agent(
+        sources=[],
         system=[],
-        on_event=events.append,
+        model=model,
+        gate=RuleGate(),
+        config=LoopConfig(model="claude-test", retry_base_delay=0.01),
         ctx=ToolContext(cwd=tmp_path),
+        on_event=events.append,
     )
     try:
         answer = agent.run([{"type": "text", "text": "hi"}]).text
@@ -121,6 +121,7 @@ def run(url: str, tmp_path: Path, timeouts: Timeouts | None = None) -> tuple[str
         error.add_note(repr([e for e in events if isinstance(e, Retrying)]))
         raise
     finally:
+        agent.close()
         model.close()
     return answer, [event for event in events if isinstance(event, Retrying)]
 

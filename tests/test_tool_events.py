@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.agents.build import build_agent
+from agentcli.agents.sources import ToolList
 from agentcli.contracts import (
     JSON,
     Decision,
@@ -20,11 +22,13 @@ from agentcli.contracts import (
 from agentcli.events import (
     AssistantMessage,
     Event,
+    MessageAdded,
     TextDelta,
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
     ToolCallStreaming,
+    TurnStarting,
 )
 from agentcli.executor import ToolExecutor
 from agentcli.loop import INTERRUPTED_MARKER, Agent, LoopConfig
@@ -114,6 +118,9 @@ class ScriptedModel:
             listener.tool_call_started(name)
         return response
 
+    def close(self) -> None:
+        pass
+
 
 class Interrupting:
     """A Bash stand-in that is interrupted while it runs, as Ctrl-C does to the real one."""
@@ -131,13 +138,14 @@ class Interrupting:
 
 
 def agent(model: ScriptedModel, registry: ToolRegistry, events: list[Event], cwd: Path) -> Agent:
-    return Agent(
-        model=model,
-        executor=ToolExecutor(registry, DenyPath()),
-        config=LoopConfig(model="test"),
+    return build_agent(
+        sources=[ToolList("test", tuple(registry))],
         system=[],
-        on_event=events.append,
+        model=model,
+        gate=DenyPath(),
+        config=LoopConfig(model="test"),
         ctx=ToolContext(cwd=cwd),
+        on_event=events.append,
     )
 
 
@@ -151,7 +159,7 @@ def test_a_tool_call_the_model_starts_writing_is_reported_before_the_turn_ends(t
 
     agent(model, builtin_tools(), events, tmp_path).run([{"type": "text", "text": "write it"}])
 
-    order = [type(e).__name__ for e in events if not isinstance(e, TextDelta)]
+    order = [type(e).__name__ for e in events if not isinstance(e, TextDelta | MessageAdded | TurnStarting)]
     assert order[:3] == ["ToolCallStreaming", "AssistantMessage", "ToolCallStarted"]
     assert next(e for e in events if isinstance(e, ToolCallStreaming)).name == "Write"
     assert isinstance(events[-1], AssistantMessage)

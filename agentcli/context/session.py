@@ -4,8 +4,8 @@
 a message to the agent loop:
 
     context = SessionContext(cwd, model, append)
-    context.attach(registry, gate)            # registers the Skill tool
-    agent = Agent(system=context.system, ...)
+    own = context.tool_source(gate, builtins)     # the Skill and TodoWrite tools
+    agent = build_agent(sources=[builtins, own], system=context.system, ...)
     prepared = context.prepare(text, agent.ctx)   # /commands expanded, reminders added
     with context.turn(prepared):                  # the skill's allowed-tools, for this turn
         agent.run(prepared.content)
@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.agents.sources import SESSION, ToolList, ToolSource
 from agentcli.context.facts import gather_facts
 from agentcli.context.instructions import (
     MAX_IMPORT_DEPTH,
@@ -39,7 +40,6 @@ from agentcli.skills.loader import Skill, SkillCatalog, load_skills
 from agentcli.skills.tool import SkillTool
 from agentcli.skills.trust import SkillTrust
 from agentcli.tools.read import ReadTool
-from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
 
 PLAN_MODE = (
@@ -141,12 +141,15 @@ class SessionContext:
         """Skills as they are on disk now (files are re-read, so edits show up)."""
         return load_skills(self.cwd, self.home)
 
-    def attach(self, registry: ToolRegistry, gate: PermissionGate) -> None:
-        """Register the Skill and TodoWrite tools; skills' `!` commands are checked by `gate` as Bash calls."""
-        read = registry.get("Read") or ReadTool()
-        self._invoker = SkillInvoker(gate, registry.get("Bash"), read, self.skill_trust, self.outside, self.on_notice)
-        registry.register(SkillTool(self.skills, self._invoker))
-        registry.register(TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks")))
+    def tool_source(self, gate: PermissionGate, alongside: ToolSource) -> ToolList:
+        """This conversation's own tools, Skill and TodoWrite, as a tool source. A skill's `!`
+        commands run with the Bash tool of `alongside`, each checked by `gate` as a Bash call,
+        and its files are read with its Read tool. Needed before `prepare` runs a /command."""
+        tools = {tool.name: tool for tool in alongside.tools()}
+        read = tools.get("Read") or ReadTool()
+        self._invoker = SkillInvoker(gate, tools.get("Bash"), read, self.skill_trust, self.outside, self.on_notice)
+        todo = TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks"))
+        return ToolList(SESSION, (SkillTool(self.skills, self._invoker), todo))
 
     def restore_todos(self, todos: tuple[Todo, ...]) -> None:
         """The task list of a resumed conversation (its messages or last reminder already show it)."""
@@ -171,7 +174,7 @@ class SessionContext:
         name, args = command
         skill = self.skills().require(name)
         if self._invoker is None:
-            raise RuntimeError("SessionContext.attach() must be called before running skills")
+            raise RuntimeError("SessionContext.tool_source() must be called before running skills")
         expanded = self._invoker.for_user(skill, args, ctx)
         return PreparedMessage(self.user_message(expanded), skill)
 

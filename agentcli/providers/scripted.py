@@ -115,6 +115,8 @@ class ScriptedModel:
         """Every request, in order, as sent (rejected ones included)."""
         self.rejected: list[str] = []
         """Why each rejected request was rejected: empty while the API would have accepted them all."""
+        self.closed = 0
+        """How often `close` was called (whoever owns the model closes it when done)."""
 
     def script(self, *entries: ScriptEntry) -> None:
         """Append entries; each accepted request consumes the next one."""
@@ -143,6 +145,11 @@ class ScriptedModel:
         if isinstance(scripted, BaseException):
             raise scripted
         return _streamed(scripted, body, listener)
+
+    def close(self) -> None:
+        """Counted, nothing more: like a provider's, the model stays usable (a later session may reuse it)."""
+        with self._lock:
+            self.closed += 1
 
 
 def _wire_body(request: ModelRequest) -> JSON:

@@ -201,10 +201,11 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
         return error.exit_code
     # Started once our own imports are done, so it does not compete with drawing the prompt.
     threading.Thread(target=_warm_up_sdk, name="import-anthropic", daemon=True).start()
-    try:
-        return repl.loop()
-    except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
-        return stop.exit_code
+    with repl.session:
+        try:
+            return repl.loop()
+        except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
+            return stop.exit_code
 
 
 def _warm_up_sdk() -> None:

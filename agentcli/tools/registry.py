@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from agentcli.contracts import JSON, Tool
 
@@ -21,12 +21,12 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def __iter__(self) -> Iterator[Tool]:
+        """The tools in manifest order."""
+        return iter(self._tools.values())
+
     def names(self) -> list[str]:
         return list(self._tools)
-
-    def without(self, names: Iterable[str]) -> ToolRegistry:
-        drop = set(names)
-        return ToolRegistry(t for n, t in self._tools.items() if n not in drop)
 
     def manifest(self) -> list[JSON]:
         """The `tools` field of a request: stable order, so the prompt cache keeps hitting."""

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
+from agentcli.agents.build import build_agent
+from agentcli.agents.sources import ToolList
 from agentcli.context.outside import OutsideFile, OutsideFiles
 from agentcli.context.session import SessionContext, parse_command
 from agentcli.contracts import JSON, ToolContext
 from agentcli.errors import UsageError
-from agentcli.executor import ToolExecutor
 from agentcli.loop import Agent, LoopConfig
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.tools.read import ReadTool
-from agentcli.tools.registry import ToolRegistry
 from tests.context.gates import RuleGate, ShellBash
 from tests.context.helpers import write
 from tests.fake_anthropic import validation_error
@@ -50,15 +50,15 @@ def session(
 ) -> tuple[SessionContext, Agent]:
     context = SessionContext(cwd, "claude-test", home=home, on_notice=(notices if notices is not None else []).append)
     gate = gate or RuleGate()
-    registry = ToolRegistry([ReadTool(), ShellBash()])
-    context.attach(registry, gate)
-    agent = Agent(
-        model=model,
-        executor=ToolExecutor(registry, gate),
-        config=LoopConfig(model="claude-test"),
+    tools = ToolList("test", (ReadTool(), ShellBash()))
+    agent = build_agent(
+        sources=[tools, context.tool_source(gate, tools)],
         system=context.system,
-        on_event=lambda event: None,
+        model=model,
+        gate=gate,
+        config=LoopConfig(model="claude-test"),
         ctx=ToolContext(cwd=cwd),
+        on_event=lambda event: None,
     )
     return context, agent
 
@@ -296,7 +296,7 @@ def test_outside_imports_are_asked_about_once_and_again_only_for_new_ones(tmp_pa
 
     local = project / ".agentcli" / "settings.local.json"
     context = SessionContext(project, "claude-test", home=home, outside=OutsideFiles(project, save_to=local, ask=ask))
-    context.attach(ToolRegistry([ReadTool()]), RuleGate())
+    context.tool_source(RuleGate(), ToolList("test", (ReadTool(),)))
     ctx = ToolContext(cwd=project)
 
     first = context.prepare("one", ctx).content[0]["text"]

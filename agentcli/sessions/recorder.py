@@ -1,0 +1,106 @@
+"""Recording a conversation in its transcript, as a subscriber to its agent's events.
+
+Each `MessageAdded` becomes a `message` line (format: `sessions.transcript`) carrying what goes
+with that message: the prompt's reminders, the tokens spent since the last line that said
+(`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
+when that turn changed them. The first prompt goes before it as the `title`. An answer makes
+the transcript worth keeping (`TranscriptWriter.keep`).
+
+The session tells the recorder what only it knows (the title, the reminders sent with a prompt)
+and has it write a compaction's boundary, whose `usage` is the summary request's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from agentcli.contracts import JSON
+from agentcli.events import Event, MessageAdded
+from agentcli.loop import Agent
+from agentcli.sessions.compact import Compacted
+from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
+from agentcli.tools.todo import TodoList
+
+
+class TranscriptRecorder:
+    """Writes `agent`'s conversation to `transcript` as it grows; subscribe it to the agent."""
+
+    def __init__(self, transcript: TranscriptWriter, agent: Agent, todos: TodoList, *, titled: bool) -> None:
+        """`todos` is the conversation's task list, as recorded so far; `titled`: the transcript
+        has its title already (a resumed one)."""
+        self.transcript = transcript
+        self.agent = agent
+        self.todos = todos
+        self._todos_recorded = todos.version
+        """The task list version last written to the transcript."""
+        self._usage_recorded = agent.usage.as_dict()
+        """The agent's usage (`Usage.as_dict()`) as of the last record that carries `usage`."""
+        self._title_due = not titled
+        self._title: str | None = None
+        """The first prompt, written with the next message."""
+        self._prompt_reminders: dict[str, str] | None = None
+        """Reminder state after the prompt being sent, recorded with it."""
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, MessageAdded):
+            self.record(event.message)
+
+    def offer_title(self, prompt: str) -> None:
+        """`prompt` is about to be sent: the transcript's title, unless it has one already."""
+        if self._title_due:
+            self._title = prompt.strip()
+
+    def prompt_reminders(self, snapshot: dict[str, str]) -> None:
+        """The reminder state (`ReminderTracker.snapshot`) to record with the next user message."""
+        self._prompt_reminders = snapshot
+
+    def record(self, message: JSON) -> None:
+        """The transcript line for a message that just joined the conversation."""
+        if self._title is not None:
+            self.transcript.write({"type": "title", "time": now(), "title": self._title[:TITLE_CHARS]})
+            self._title = None
+            self._title_due = False
+        record: JSON = {"type": "message", "time": now(), "message": message, **self._unrecorded_usage()}
+        answered = message["role"] == "assistant"
+        if answered:
+            record["context_tokens"] = self.agent.context_tokens
+        else:
+            if self._prompt_reminders is not None:
+                record["reminders"] = self._prompt_reminders
+                self._prompt_reminders = None
+            if self.todos.version != self._todos_recorded:  # TodoWrite ran in the turn these results answer
+                self._todos_recorded = self.todos.version
+                record["todos"] = [t.as_json() for t in self.todos.items]
+            if reads := self.agent.ctx.read_files.take_changes():  # files read or written in that turn
+                record["read_files"] = {str(path): asdict(seen) for path, seen in reads.items()}
+        self.transcript.write(record)
+        if answered:
+            self.transcript.keep()
+
+    def record_compaction(self, result: Compacted, *, auto: bool, reminders: dict[str, str]) -> None:
+        """The `compact` boundary, then the new conversation (the agent has adopted it already)."""
+        self.transcript.write(
+            {
+                "type": "compact",
+                "time": now(),
+                "trigger": "auto" if auto else "manual",
+                "cleared": result.cleared,
+                "summarised": result.summarised,
+                "tokens_before": result.tokens_before,
+                "tokens_after": result.tokens_after,
+                "context_tokens": self.agent.context_tokens,
+                "reminders": reminders,
+                **self._unrecorded_usage(),  # the summary's
+            }
+        )
+        for message in result.messages:
+            self.transcript.write({"type": "message", "time": now(), "message": message})
+        self.transcript.sync()
+
+    def _unrecorded_usage(self) -> JSON:
+        """`{"usage": …}`, the tokens used since the last record that said: nothing when none were."""
+        spent, recorded = self.agent.usage.as_dict(), self._usage_recorded
+        if spent == recorded:
+            return {}
+        self._usage_recorded = spent
+        return {"usage": {key: spent[key] - recorded.get(key, 0) for key in spent}}
