@@ -127,6 +127,34 @@ class Notice(AgentEvent):
     text: str
 
 
+@dataclass(frozen=True)
+class SubagentStarted(AgentEvent):
+    """A Task call started a sub-agent. `agent_id` is the parent's; the sub-agent's own events
+    carry `subagent_id` as their `agent_id` until its `SubagentFinished`."""
+
+    subagent_id: str
+    parent_tool_use_id: str
+    """The id of the Task call that started it."""
+    subagent_type: str
+    """`Explore`, `general-purpose` or a definition's name."""
+    description: str
+    """The Task call's 3-5 words, for the UI."""
+
+
+@dataclass(frozen=True)
+class SubagentFinished(AgentEvent):
+    """A sub-agent ended: with its final answer, or with `error` saying what stopped it."""
+
+    subagent_id: str
+    parent_tool_use_id: str
+    turns: int
+    tool_calls: int
+    usage: Usage
+    error: str | None = None
+    transcript: str | None = None
+    """The path of the sub-agent's own transcript, when one was written."""
+
+
 Event = (
     MessageAdded
     | TurnStarting
@@ -139,5 +167,7 @@ Event = (
     | ToolResultsMessage
     | Retrying
     | Notice
+    | SubagentStarted
+    | SubagentFinished
 )
 EventSink = Callable[[Event], None]
