@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.contracts import ModelRequest, Unwatched
+from agentcli.credentials import child_environment
 from agentcli.errors import ModelAPIError, UsageError
 from agentcli.providers.anthropic import AnthropicModel
 from agentcli.providers.anthropic_cloud import bedrock_client, vertex_client
@@ -126,3 +127,9 @@ def test_both_platforms_at_once_is_refused(monkeypatch: pytest.MonkeyPatch) -> N
 
     with pytest.raises(UsageError, match="Both AGENTCLI_USE_BEDROCK and AGENTCLI_USE_VERTEX are set"):
         AnthropicModel().stream(HI, Unwatched())
+
+
+def test_the_platforms_tokens_are_kept_from_child_processes() -> None:
+    environ = {"AWS_BEARER_TOKEN_BEDROCK": "bedrock-secret", "ANTHROPIC_VERTEX_ACCESS_TOKEN": "ya29.x", "PATH": "/bin"}
+
+    assert child_environment(environ=environ) == {"PATH": "/bin"}
