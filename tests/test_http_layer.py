@@ -275,7 +275,7 @@ def test_no_proxy_sends_requests_straight_to_the_server(
 
 
 def route() -> DirectRoute:
-    return DirectRoute(Endpoint("http://127.0.0.1:9", {}, "ANTHROPIC_BASE_URL", {}), Timeouts(), ())
+    return DirectRoute(Endpoint("http://127.0.0.1:9", {}, "ANTHROPIC_BASE_URL", {}), Timeouts())
 
 
 SYSTEM: list[JSON] = [{"type": "text", "text": "core", "cache_control": {"type": "ephemeral"}}]

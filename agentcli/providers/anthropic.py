@@ -94,7 +94,7 @@ class AnthropicModel:
 
                     self._route = cloud_route(platform, self._timeouts, self._betas)
                 else:
-                    self._route = DirectRoute(self._endpoint(), self._timeouts, self._betas)
+                    self._route = DirectRoute(self._endpoint(), self._timeouts)
             return self._route
 
     def _endpoint(self) -> Endpoint:
@@ -126,10 +126,9 @@ class AnthropicModel:
 class DirectRoute:
     """The Messages API over our own HTTP layer."""
 
-    def __init__(self, endpoint: Endpoint, timeouts: Timeouts, betas: Sequence[str]) -> None:
+    def __init__(self, endpoint: Endpoint, timeouts: Timeouts) -> None:
         self._http = HttpClient(endpoint, timeouts)
         self._fragments = JsonFragments()
-        self._betas = tuple(betas)
 
     @contextmanager
     def events(self, request: ModelRequest) -> Iterator[Iterator[JSON]]:
