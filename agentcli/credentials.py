@@ -5,7 +5,9 @@
   environment without the `CREDENTIAL_VARIABLES`, except those the user names in the
   `subprocessEnvPassthrough` setting (for testing your own API client, say).
 - `anthropic_credential()` is the key (or bearer token) requests are sent with; front ends
-  check for it at start-up, so a missing key is reported before anything else happens.
+  check for it at start-up, so a missing key is reported before anything else happens. On
+  Amazon Bedrock or Google Vertex AI (`cloud_platform()`) the platform's own credentials are
+  used instead, which the SDK finds.
 - `redact(text)` replaces the value of each credential agentcli holds with `[REDACTED]`, for
   tool output that shows it anyway (a file holding the key, a program printing it).
 """
@@ -24,6 +26,8 @@ CREDENTIAL_VARIABLES = (
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "ANTHROPIC_VERTEX_ACCESS_TOKEN",
 )
 PASSTHROUGH_SETTING = "subprocessEnvPassthrough"
 REDACTED = "[REDACTED]"
@@ -36,21 +40,43 @@ MIN_SECRET_LENGTH = 12
 redacting them would garble ordinary output."""
 
 
+PLATFORM_VARIABLES = {"AGENTCLI_USE_BEDROCK": "bedrock", "AGENTCLI_USE_VERTEX": "vertex"}
+"""Set to 1 to reach Claude through a cloud platform instead of the Anthropic API."""
+_TRUE = ("1", "true", "yes", "on")
+
+
 class AnthropicCredential(NamedTuple):
-    """One of the two is set: an API key (`x-api-key`), else a bearer token."""
+    """An API key (`x-api-key`), else a bearer token; neither on a cloud platform (its own credentials)."""
 
     api_key: str | None
     auth_token: str | None
 
 
 def anthropic_credential(environ: Mapping[str, str] | None = None) -> AnthropicCredential | None:
-    """ANTHROPIC_API_KEY, else ANTHROPIC_AUTH_TOKEN; None when neither is set (or both are empty)."""
+    """ANTHROPIC_API_KEY, else ANTHROPIC_AUTH_TOKEN; None when neither is set (or both are empty)
+    and no cloud platform is chosen."""
     source = os.environ if environ is None else environ
+    if _chosen_platforms(source):
+        return AnthropicCredential(None, None)
     if key := source.get("ANTHROPIC_API_KEY"):
         return AnthropicCredential(key, None)
     if token := source.get("ANTHROPIC_AUTH_TOKEN"):
         return AnthropicCredential(None, token)
     return None
+
+
+def cloud_platform(environ: Mapping[str, str] | None = None) -> str | None:
+    """`bedrock` or `vertex` when AGENTCLI_USE_BEDROCK or AGENTCLI_USE_VERTEX is set to 1; else None.
+
+    UsageError when both are: which one was meant cannot be guessed."""
+    chosen = _chosen_platforms(os.environ if environ is None else environ)
+    if len(chosen) > 1:
+        raise UsageError("Both AGENTCLI_USE_BEDROCK and AGENTCLI_USE_VERTEX are set: unset the one you do not mean.")
+    return PLATFORM_VARIABLES[chosen[0]] if chosen else None
+
+
+def _chosen_platforms(environ: Mapping[str, str]) -> list[str]:
+    return [name for name in PLATFORM_VARIABLES if environ.get(name, "").strip().lower() in _TRUE]
 
 
 def child_environment(passthrough: Collection[str] = (), environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -15,13 +15,24 @@ class UsageError(AgentcliError):
     exit_code = 2
 
 
+def _note_request_id(error: Exception, request_id: str | None) -> None:
+    """A note shows in a traceback (`--verbose`) but not in `str(error)`, the line every user sees."""
+    if request_id:
+        error.add_note(f"Request id: {request_id} (quote it when you report this to the API's provider)")
+
+
 class ModelAPIError(AgentcliError):
     """The API refused the request for good (400/401/403/404…), or retries ran out."""
 
-    def __init__(self, message: str, *, status: int | None = None, hint: str = "") -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, hint: str = "", request_id: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.hint = hint
+        self.request_id = request_id
+        """The server's id for the failed response, when it sent one."""
+        _note_request_id(self, request_id)
 
     def __str__(self) -> str:
         base = super().__str__()
@@ -40,6 +51,7 @@ class TransientModelError(AgentcliError):
         retry_after: float | None = None,
         status: int | None = None,
         hint: str = "",
+        request_id: str | None = None,
     ) -> None:
         super().__init__(message)
         self.fault = fault
@@ -49,6 +61,9 @@ class TransientModelError(AgentcliError):
         self.status = status
         self.hint = hint
         """What to do next, should the retries run out."""
+        self.request_id = request_id
+        """The server's id for the failed response, when it sent one."""
+        _note_request_id(self, request_id)
 
 
 class StopRun(AgentcliError):

@@ -194,6 +194,7 @@ class Agent:
                         f"{_plural(policy.max_retries, 'retry', 'retries')})",
                         status=error.status,
                         hint=error.hint or "Try again in a moment.",
+                        request_id=error.request_id,
                     ) from error
                 delay = policy.delay(attempt, error.retry_after)
                 self.emit(Retrying(attempt, delay, str(error), error.fault, policy.max_retries))

@@ -12,7 +12,9 @@ other client) can be pointed at it with ``base_url`` / ``ANTHROPIC_BASE_URL``::
         ...  # run the client against api.url
         assert api.requests[-1].body["messages"][-1]["role"] == "user"
 
-Each ``POST /v1/messages`` that passes validation consumes one scripted entry. Requests
+Each ``POST /v1/messages`` that passes validation consumes one scripted entry, as does a
+``POST`` to Vertex AI's ``…/publishers/anthropic/models/{model}:streamRawPredict`` (the model in
+the path, ``anthropic_version`` in the body, a bearer token). Requests
 are checked first, and a malformed conversation gets the same 400 the real API gives
 (see :func:`validation_error`); a rejected request does not consume an entry. Prompt
 caching is simulated (see :class:`PromptCache`) so tests can measure cache hits.
@@ -68,6 +70,10 @@ OVERLOADED_ERROR: Final[JSONObject] = {
 
 MESSAGES_PATH: Final = "/v1/messages"
 COUNT_TOKENS_PATH: Final = "/v1/messages/count_tokens"
+VERTEX_PATH: Final = re.compile(
+    r"^/v1/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/([^/:]+):streamRawPredict$"
+)
+"""Vertex AI's streaming route; the group is the model."""
 MAX_CACHE_BREAKPOINTS: Final = 4
 CACHE_LOOKBACK_BLOCKS: Final = 20
 _SAMPLING_PARAMS: Final = ("temperature", "top_p", "top_k")
@@ -247,6 +253,8 @@ class RecordedRequest:
     """True if the client hung up before the response was fully written."""
     answered: bool = False
     """True once the fake is done with the request: the response written, or cut off as scripted."""
+    request_id: str = ""
+    """The ``request-id`` header of the response (set once the response started)."""
 
 
 ScriptEntry = Reply | HttpError | Callable[[RecordedRequest], Reply | HttpError]
@@ -978,6 +986,10 @@ class _Handler(BaseHTTPRequestHandler):
         return RecordedRequest(self.command, path, headers, _json_object(raw) or {}, raw)
 
     def _serve(self, request: RecordedRequest) -> None:
+        vertex = VERTEX_PATH.match(request.path)
+        if vertex is not None and self.command == "POST":
+            self._serve_vertex(request, vertex.group(1))
+            return
         if self.command != "POST" or request.path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
             raise ApiError(404, "not_found_error", f"Not found: {self.command} {request.path}")
         self.fake._check_auth(request.headers)
@@ -990,9 +1002,26 @@ class _Handler(BaseHTTPRequestHandler):
             tokens = sum(s.tokens for s in _segments(request.body))
             self._send_json(request, 200, {"input_tokens": tokens})
             return
-        self._serve_scripted(request)
+        self._serve_scripted(request, str(request.body["model"]))
 
-    def _serve_scripted(self, request: RecordedRequest) -> None:
+    def _serve_vertex(self, request: RecordedRequest, model: str) -> None:
+        """Vertex AI's streamRawPredict: a Messages body without `model`, with `anthropic_version`."""
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token or (self.fake.api_key is not None and token != self.fake.api_key):
+            raise ApiError(401, "authentication_error", "Request had invalid authentication credentials.")
+        if _json_object(request.raw) is None:
+            raise _invalid("There was an error parsing the body of your request as JSON.")
+        if "model" in request.body:
+            raise _invalid("model: Extra inputs are not permitted")
+        if not request.body.get("anthropic_version"):
+            raise _invalid("anthropic_version: Field required")
+        if not request.body.get("stream"):
+            raise _invalid("stream: streamRawPredict streams; send `stream: true`")
+        body = {k: v for k, v in request.body.items() if k != "anthropic_version"}
+        _validate({**body, "model": model})
+        self._serve_scripted(request, model)
+
+    def _serve_scripted(self, request: RecordedRequest, model: str) -> None:
         entry = self.fake._next_entry()
         if entry is None:
             raise ApiError(500, "api_error", "FakeAnthropic: the script ran out; no reply for this request")
@@ -1005,9 +1034,9 @@ class _Handler(BaseHTTPRequestHandler):
         request.usage = usage
         self.fake._log_usage(usage)
         if request.body.get("stream"):
-            self._send_stream(request, scripted, usage)
+            self._send_stream(request, model, scripted, usage)
         else:
-            self._send_message(request, scripted, usage)
+            self._send_message(request, model, scripted, usage)
 
     def _call(
         self, entry: Callable[[RecordedRequest], Reply | HttpError], request: RecordedRequest
@@ -1036,19 +1065,20 @@ class _Handler(BaseHTTPRequestHandler):
         self, request: RecordedRequest, status: int, content_type: str, headers: Mapping[str, str]
     ) -> None:
         request.status = status
+        request.request_id = _new_id("req_")
         self.send_response(status)
         self.send_header("content-type", content_type)
-        self.send_header("request-id", _new_id("req_"))
+        self.send_header("request-id", request.request_id)
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
 
-    def _send_message(self, request: RecordedRequest, scripted: Reply, usage: Mapping[str, int]) -> None:
+    def _send_message(self, request: RecordedRequest, model: str, scripted: Reply, usage: Mapping[str, int]) -> None:
         """A non-streamed reply: one JSON Message."""
         if scripted.error_after is not None:
             raise ApiError(529, "overloaded_error", "Overloaded")
         content = [_content_json(b) for b in scripted.blocks]
-        data = json.dumps(_message(str(request.body["model"]), content, scripted.final_stop_reason(), usage)).encode()
+        data = json.dumps(_message(model, content, scripted.final_stop_reason(), usage)).encode()
         self._start_response(request, 200, "application/json", {"content-length": str(len(data))})
         if scripted.drop_after is not None:
             self.wfile.write(data[: len(data) // 2])
@@ -1056,9 +1086,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(data)
 
-    def _send_stream(self, request: RecordedRequest, scripted: Reply, usage: Mapping[str, int]) -> None:
+    def _send_stream(self, request: RecordedRequest, model: str, scripted: Reply, usage: Mapping[str, int]) -> None:
         """A streamed reply: SSE over chunked transfer-encoding."""
-        events = _stream_events(scripted, str(request.body["model"]), usage)
+        events = _stream_events(scripted, model, usage)
         failure = _failure_point(events, scripted)
         inserted = _insertions(events, scripted)
         stop_at = failure[1] if failure else len(events)

@@ -1,33 +1,43 @@
-"""The Anthropic Messages API behind the `Model` seam, streaming with the official SDK.
+"""The Anthropic Messages API behind the `Model` seam: `POST /v1/messages`, `stream: true`, over
+agentcli's own HTTP layer (`agentcli.providers.http`).
 
-The SDK is imported when the first request is made, never at start-up (it costs ~1.5 s).
-Content blocks are rebuilt from the raw stream events as plain dicts, exactly as the
-API sent them, so they can go back verbatim (thinking signatures included).
-
-The SDK's own retries are off. A failure worth retrying (which ones:
-`agentcli.providers.retry`) is raised as `TransientModelError`, with the server's
-`retry-after` when it sent one, and the loop retries it where the user can see it.
+- **Where and who.** `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`); `x-api-key`
+  with ANTHROPIC_API_KEY, else `Authorization: Bearer` with ANTHROPIC_AUTH_TOKEN;
+  `anthropic-version`, `anthropic-beta` when betas are asked for, and the headers of
+  `ANTHROPIC_CUSTOM_HEADERS` (one `Name: value` a line), which win, as the SDK let them.
+- **The body** is assembled from JSON encoded once per message (`agentcli.providers.body`).
+- **Amazon Bedrock and Google Vertex AI** (`AGENTCLI_USE_BEDROCK=1`, `AGENTCLI_USE_VERTEX=1`)
+  go through the `anthropic` SDK instead (`agentcli.providers.anthropic_cloud`), imported only
+  then: it signs the requests and speaks those platforms' streams. Everything below is shared.
+- **The answer.** Content blocks are rebuilt from the raw stream events as plain dicts, exactly
+  as the API sent them, so they can go back verbatim (thinking signatures included). An
+  `error` event is retried when `STREAM_FAULTS` names its type, as are a dropped or silent
+  stream and an event that does not parse (`TransientModelError`); the loop does the retrying,
+  where the user sees it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol
 
+from agentcli import __version__
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
-from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential
+from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
 from agentcli.errors import ModelAPIError, TransientModelError
-from agentcli.providers.retry import retry_after, should_retry, status_fault
+from agentcli.providers.body import JsonFragments, encode
+from agentcli.providers.http import Endpoint, EventStream, HttpClient, error_message, error_type
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
 
-if TYPE_CHECKING:
-    import anthropic
-    from anthropic import Stream
-    from anthropic.types import RawMessageStreamEvent
-
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+MESSAGES_PATH = "/v1/messages"
+API_VERSION = "2026-10-21"
+"""The `anthropic-version` sent (the one the SDK sent before; it rejects temperature, top_p and top_k)."""
 HINTS = {
     400: "The API rejected the request as malformed. Re-run with --verbose for details.",
     401: "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN): the server did not accept it.",
@@ -37,7 +47,6 @@ HINTS = {
     429: "Rate limited: wait a minute and try again.",
     529: "The API is overloaded: try again shortly.",
 }
-SERVER_ERROR_HINT = "The API failed on its side: try again shortly."
 
 STREAM_FAULTS = {
     "overloaded_error": "overloaded",
@@ -50,99 +59,150 @@ MAX_BLOCKS = 10_000
 """More content blocks than any turn has: a larger index is a broken stream, not a reason to allocate."""
 
 
+class Route(Protocol):
+    """How a request reaches the model: the raw stream events of its answer, as plain dicts."""
+
+    def events(self, request: ModelRequest) -> AbstractContextManager[Iterator[JSON]]: ...
+
+    def close(self) -> None: ...
+
+
 class AnthropicModel:
-    """Streams turns from any Anthropic-compatible server (ANTHROPIC_BASE_URL)."""
+    """Streams turns from any Anthropic-compatible server (ANTHROPIC_BASE_URL), or Bedrock or Vertex."""
 
     def __init__(
-        self, *, api_key: str | None = None, base_url: str | None = None, timeouts: Timeouts | None = None
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeouts: Timeouts | None = None,
+        betas: Sequence[str] = (),
     ) -> None:
         self._api_key = api_key
         self._base_url = base_url
         self._timeouts = timeouts or Timeouts()
-        self._client: anthropic.Anthropic | None = None
+        self._betas = tuple(betas)
+        self._route: Route | None = None
+        self._lock = threading.Lock()
 
-    def _sdk(self) -> anthropic.Anthropic:
-        if self._client is None:
-            import anthropic
-            import httpx2
+    def _connect(self) -> Route:
+        with self._lock:
+            if self._route is None:
+                platform = cloud_platform() if self._api_key is None and self._base_url is None else None
+                if platform is not None:
+                    from agentcli.providers.anthropic_cloud import cloud_route
 
-            credential = AnthropicCredential(self._api_key, None) if self._api_key else anthropic_credential()
-            if credential is None:
-                raise ModelAPIError(MISSING_CREDENTIAL)
-            self._client = anthropic.Anthropic(
-                api_key=credential.api_key,
-                auth_token=credential.auth_token,
-                base_url=self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
-                max_retries=0,  # the loop retries, so that every retry is shown (providers.retry)
-                # read: the longest silence between two reads of a response, stream events included
-                timeout=httpx2.Timeout(self._timeouts.stream_idle, connect=self._timeouts.connect),
-            )
-        return self._client
+                    self._route = cloud_route(platform, self._timeouts, self._betas)
+                else:
+                    self._route = DirectRoute(self._endpoint(), self._timeouts)
+            return self._route
+
+    def _endpoint(self) -> Endpoint:
+        credential = AnthropicCredential(self._api_key, None) if self._api_key else anthropic_credential()
+        if credential is None or not (credential.api_key or credential.auth_token):
+            raise ModelAPIError(MISSING_CREDENTIAL)
+        return Endpoint(
+            base_url=(self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/"),
+            headers=request_headers(credential, self._betas),
+            base_url_variable="ANTHROPIC_BASE_URL",
+            hints=HINTS,
+        )
 
     def close(self) -> None:
-        """Close the HTTP connections (a new client is made if the model is used again)."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """Close the HTTP connections (new ones are made if the model is used again)."""
+        with self._lock:
+            if self._route is not None:
+                self._route.close()
+                self._route = None
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
-        import anthropic
-        import httpx2
-
-        client = self._sdk()
-        try:
-            events: Stream[RawMessageStreamEvent] = client.messages.create(
-                model=request.model,
-                max_tokens=request.max_tokens,
-                system=request.system,  # type: ignore[arg-type]
-                tools=request.tools or anthropic.omit,  # type: ignore[arg-type]
-                messages=request.messages,  # type: ignore[arg-type]
-                stream=True,
-            )  # type: ignore[assignment]
-        except anthropic.APIStatusError as error:
-            raise _status_error(error) from error
-        except anthropic.APIConnectionError as error:
-            problem = _connection_problem(error)
-            if _never_connected(error):  # a wrong address or no network: retrying would only delay the news
-                raise ModelAPIError(
-                    f"Could not reach the API at {client.base_url} ({problem}). "
-                    "Check ANTHROPIC_BASE_URL and your network."
-                ) from error
-            if isinstance(error, anthropic.APITimeoutError):
-                idle = self._timeouts.stream_idle
-                raise TransientModelError(
-                    f"the API sent no response for {idle:g} s (streamIdleTimeoutSeconds)", fault="no response"
-                ) from error
-            raise TransientModelError(
-                f"the connection failed before the response came ({problem})", fault="connection failed"
-            ) from error
         assembler = _MessageAssembler(listener)
-        try:
-            with events:
-                for event in events:
-                    assembler.feed(_event_dict(event))
-        except json.JSONDecodeError as error:  # a `data:` line cut short or garbled
-            raise TransientModelError(
-                f"the stream sent an event that is not valid JSON ({error})", fault="malformed stream"
-            ) from error
-        except anthropic.APIStatusError as error:
-            kind = _error_type(error.body)
-            if kind in STREAM_FAULTS or kind is None:
-                raise TransientModelError(
-                    f"the stream reported an error: {_api_message(error)}",
-                    fault=STREAM_FAULTS.get(kind or "", "stream error"),
-                ) from error
-            raise _fatal(error) from error
-        except (anthropic.APITimeoutError, httpx2.TimeoutException) as error:
-            idle = self._timeouts.stream_idle
-            raise TransientModelError(
-                f"the stream sent nothing for {idle:g} s (streamIdleTimeoutSeconds)", fault="stream went silent"
-            ) from error
-        except (anthropic.APIConnectionError, httpx2.TransportError) as error:
-            raise TransientModelError(
-                f"the connection dropped mid-stream ({error})", fault="connection dropped"
-            ) from error
+        with self._connect().events(request) as events:
+            for event in events:
+                assembler.feed(event)
         return assembler.finish()
+
+
+class DirectRoute:
+    """The Messages API over our own HTTP layer."""
+
+    def __init__(self, endpoint: Endpoint, timeouts: Timeouts) -> None:
+        self._http = HttpClient(endpoint, timeouts)
+        self._fragments = JsonFragments()
+
+    @contextmanager
+    def events(self, request: ModelRequest) -> Iterator[Iterator[JSON]]:
+        with self._http.stream(MESSAGES_PATH, self.body(request)) as stream:
+            yield _decoded(stream)
+
+    def body(self, request: ModelRequest) -> bytes:
+        """The request as JSON: what `messages.create(..., stream=True)` of the SDK sent, each message encoded once."""
+        fields = [
+            f'"model":{encode(request.model)}',
+            f'"max_tokens":{encode(request.max_tokens)}',
+            f'"system":{self._fragments.array(request.system)}',
+        ]
+        if request.tools:
+            fields.append(f'"tools":{self._fragments.array(request.tools)}')
+        fields += [f'"messages":{self._fragments.array(request.messages)}', '"stream":true']
+        self._fragments.next_request()
+        return ("{" + ",".join(fields) + "}").encode()
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def request_headers(credential: AnthropicCredential, betas: Sequence[str] = ()) -> dict[str, str]:
+    """The headers every request carries."""
+    headers = {"user-agent": f"agentcli/{__version__}", "anthropic-version": API_VERSION, "accept": "application/json"}
+    if credential.api_key:
+        headers["x-api-key"] = credential.api_key
+    elif credential.auth_token:
+        headers["authorization"] = f"Bearer {credential.auth_token}"
+    if betas:
+        headers["anthropic-beta"] = ",".join(betas)
+    return {**headers, **custom_headers()}
+
+
+def custom_headers(value: str | None = None) -> dict[str, str]:
+    """`ANTHROPIC_CUSTOM_HEADERS`: one `Name: value` a line; lines without a colon are skipped."""
+    text = os.environ.get("ANTHROPIC_CUSTOM_HEADERS", "") if value is None else value
+    headers: dict[str, str] = {}
+    for line in text.splitlines():
+        name, colon, rest = line.partition(":")
+        if colon and name.strip():
+            headers[name.strip().lower()] = rest.strip()
+    return headers
+
+
+def _decoded(stream: EventStream) -> Iterator[JSON]:
+    """The stream's events as the dicts the API sent; an `error` event raised as one of our errors."""
+    for event in stream:
+        if event.event == "ping":
+            continue
+        try:
+            data = json.loads(event.data)
+        except json.JSONDecodeError as error:  # a `data:` line cut short or garbled
+            raise stream.fault(
+                f"the stream sent an event that is not valid JSON ({error})", "malformed stream"
+            ) from None
+        if not isinstance(data, dict):
+            raise stream.fault(
+                f"the stream sent an event that is not a JSON object ({type(data).__name__})", "malformed stream"
+            )
+        if event.event == "error" or data.get("type") == "error":
+            raise stream_error(data, stream.request_id)
+        yield data
+
+
+def stream_error(body: object, request_id: str | None = None) -> ModelAPIError | TransientModelError:
+    """An `error` event inside a stream: retried unless its type says asking again cannot help."""
+    kind = error_type(body)
+    message = error_message(body) or "no details"
+    if kind in STREAM_FAULTS or kind is None:
+        fault = STREAM_FAULTS.get(kind or "", "stream error")
+        return TransientModelError(f"the stream reported an error: {message}", fault=fault, request_id=request_id)
+    return ModelAPIError(f"The stream reported an error ({kind}): {message}", request_id=request_id)
 
 
 class _MessageAssembler:
@@ -251,20 +311,6 @@ class _MessageAssembler:
         return ModelResponse(self.blocks, self.stop_reason, self.usage, incomplete, self.invalid_inputs)
 
 
-def _event_dict(event: RawMessageStreamEvent) -> JSON:
-    """A stream event as the plain dict the API sent."""
-    value: object
-    try:
-        value = event.to_dict()
-    except AttributeError:  # data the SDK could not type (a JSON list, a number) is passed on as it is
-        value = event
-    if not isinstance(value, dict):
-        raise TransientModelError(
-            f"the stream sent an event that is not a JSON object ({type(value).__name__})", fault="malformed stream"
-        )
-    return value
-
-
 def _block_index(event: JSON) -> int:
     index = event["index"]
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < MAX_BLOCKS:
@@ -272,68 +318,3 @@ def _block_index(event: JSON) -> int:
             f"the stream sent a {event['type']} with an invalid index {index!r}", fault="malformed stream"
         )
     return index
-
-
-def _connection_problem(error: anthropic.APIConnectionError) -> str:
-    """`connection refused`, `timed out`…: what the transport said, without the errno noise."""
-    import anthropic
-
-    if isinstance(error, anthropic.APITimeoutError):
-        return "timed out"
-    cause = str(error.__cause__ or error)
-    return re.sub(r"^\[Errno -?\d+\]\s*", "", cause).strip().rstrip(".").lower() or "connection error"
-
-
-def _error_type(body: object) -> str | None:
-    if isinstance(body, dict):
-        error = body.get("error")
-        kind = error.get("type") if isinstance(error, dict) else None
-        if isinstance(kind, str):
-            return kind
-    return None
-
-
-def _api_message(error: anthropic.APIStatusError) -> str:
-    body = error.body
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        message = body["error"].get("message")
-        if message:
-            return str(message)
-    return str(error.message)
-
-
-def _status_error(error: anthropic.APIStatusError) -> ModelAPIError | TransientModelError:
-    """An HTTP error response: retried (overloaded, rate limited…) or the end of the turn."""
-    status, headers = error.status_code, error.response.headers
-    if not should_retry(status, headers):
-        return _fatal(error)
-    return TransientModelError(
-        f"API error {status}: {_api_message(error)}",
-        fault=status_fault(status),
-        retry_after=retry_after(headers),
-        status=status,
-        hint=_hint(status),
-    )
-
-
-def _fatal(error: anthropic.APIStatusError) -> ModelAPIError:
-    status = error.status_code
-    return ModelAPIError(f"API error {status}: {_api_message(error)}", status=status, hint=_hint(status))
-
-
-def _hint(status: int) -> str:
-    return HINTS.get(status) or (SERVER_ERROR_HINT if status >= 500 else "")
-
-
-def _never_connected(error: anthropic.APIConnectionError) -> bool:
-    """True when no connection was made at all (refused, unknown host, connect timeout)."""
-    import httpx2
-
-    cause = error.__cause__
-    for _ in range(8):  # a few links of the chain are enough (and a cycle ends)
-        if cause is None:
-            return False
-        if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout):
-            return True
-        cause = cause.__cause__
-    return False

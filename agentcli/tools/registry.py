@@ -10,6 +10,7 @@ from agentcli.contracts import JSON, Tool
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._entries: dict[str, tuple[Tool, JSON]] = {}
         for tool in tools:
             self.register(tool)
 
@@ -29,7 +30,18 @@ class ToolRegistry:
         return list(self._tools)
 
     def manifest(self) -> list[JSON]:
-        """The `tools` field of a request: stable order, so the prompt cache keeps hitting."""
-        return [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in self._tools.values()
-        ]
+        """The `tools` field of a request: stable order, so the prompt cache keeps hitting.
+
+        A tool's entry is the same object request after request while the tool is unchanged, so a
+        provider encodes it once (`agentcli.providers.body`); treat it as read-only."""
+        return [self._entry(tool) for tool in self._tools.values()]
+
+    def _entry(self, tool: Tool) -> JSON:
+        kept = self._entries.get(tool.name)
+        if kept is not None:
+            same, entry = kept
+            if same is tool and entry["description"] == tool.description and entry["input_schema"] is tool.input_schema:
+                return entry
+        entry = {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+        self._entries[tool.name] = (tool, entry)
+        return entry

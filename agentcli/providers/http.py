@@ -1,0 +1,234 @@
+"""The HTTP layer under every model provider: JSON POSTed, server-sent events streamed back,
+and every way that can fail turned into one of our errors.
+
+Provider-neutral: a provider names its base URL, headers and hints (`Endpoint`) and reads
+the events; nothing here knows a wire format beyond HTTP, SSE and the error body the model
+APIs share (`{"error": {"type" or "status": ..., "message": ...}}`).
+
+- **One kept client.** An `httpx2.Client` per `HttpClient`, made at the first request and
+  kept, so connections are reused turn after turn; `close()` ends it. Proxies come from the
+  environment (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`), as curl reads them.
+- **Timeouts** (`agentcli.providers.timeouts`): `connect`, and `stream_idle` for the longest
+  silence between two reads, stream events included.
+- **Before the response.** A server that cannot be reached is a `ModelAPIError` at once
+  (retrying would only delay the news). An error status is a `TransientModelError` when
+  `agentcli.providers.retry` says it is worth asking again (with the server's `retry-after-ms`
+  or `retry-after`), else a `ModelAPIError`; its message is the server's own.
+- **During the stream.** Silence, a dropped connection or an event beyond `MAX_EVENT_BYTES`
+  are `TransientModelError`s.
+- **Nothing is retried here**: the loop retries, where the user sees each attempt.
+- Every error carries the response's request id (`Endpoint.request_id_headers`), which
+  `--verbose` shows, for a report to the API's provider.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import httpx2
+
+from agentcli.errors import ModelAPIError, TransientModelError
+from agentcli.providers.retry import retry_after, should_retry, status_fault
+from agentcli.providers.timeouts import Timeouts
+
+__all__ = [
+    "MAX_EVENT_BYTES",
+    "SERVER_ERROR_HINT",
+    "Endpoint",
+    "EventStream",
+    "HttpClient",
+    "ServerSentEvent",
+    "connection_error",
+    "error_message",
+    "error_type",
+    "request_id_of",
+    "status_error",
+]
+
+ServerSentEvent = httpx2.ServerSentEvent
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+"""The largest single event accepted (a whole Write of a big file arrives in deltas, so no event is near this)."""
+SERVER_ERROR_HINT = "The API failed on its side: try again shortly."
+_ERROR_TEXT_LIMIT = 300
+"""How much of an error body that is not JSON (a proxy's HTML page) goes into the message."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a provider's requests go and what they carry."""
+
+    base_url: str
+    headers: Mapping[str, str]
+    """Sent with every request: credentials, API version, user-agent."""
+    base_url_variable: str
+    """The setting that moves `base_url`, named when the server cannot be reached."""
+    hints: Mapping[int, str]
+    """What to do next, by HTTP status (a 5xx without one gets `SERVER_ERROR_HINT`)."""
+    request_id_headers: tuple[str, ...] = ("request-id", "x-request-id")
+
+
+class EventStream:
+    """The events of one streamed response; faults while reading are `TransientModelError`s."""
+
+    def __init__(self, response: httpx2.Response, timeouts: Timeouts, request_id: str | None) -> None:
+        self._response = response
+        self._timeouts = timeouts
+        self.request_id = request_id
+        """The server's id for this response, for errors the provider finds in the events."""
+
+    def __iter__(self) -> Iterator[ServerSentEvent]:
+        try:
+            yield from httpx2.EventSource(self._response, max_event_size=MAX_EVENT_BYTES)
+        except httpx2.TimeoutException as error:
+            idle = self._timeouts.stream_idle
+            raise self.fault(
+                f"the stream sent nothing for {idle:g} s (streamIdleTimeoutSeconds)", "stream went silent"
+            ) from error
+        except httpx2.SSEError as error:
+            raise self.fault(f"the stream sent an event it could not finish ({error})", "malformed stream") from error
+        except httpx2.TransportError as error:
+            raise self.fault(f"the connection dropped mid-stream ({_problem(error)})", "connection dropped") from error
+
+    def fault(self, message: str, fault: str) -> TransientModelError:
+        """A retryable fault of this stream, carrying its request id."""
+        return TransientModelError(message, fault=fault, request_id=self.request_id)
+
+
+class HttpClient:
+    """POSTs JSON to one endpoint over a kept connection and streams the answer's events."""
+
+    def __init__(self, endpoint: Endpoint, timeouts: Timeouts) -> None:
+        self.endpoint = endpoint
+        self.timeouts = timeouts
+        self._client: httpx2.Client | None = None
+
+    def _http(self) -> httpx2.Client:
+        if self._client is None:
+            self._client = httpx2.Client(
+                base_url=self.endpoint.base_url,
+                headers=dict(self.endpoint.headers),
+                # read and write: the longest silence between two reads (or writes), stream events included
+                timeout=httpx2.Timeout(self.timeouts.stream_idle, connect=self.timeouts.connect),
+                trust_env=True,
+                follow_redirects=False,
+            )
+        return self._client
+
+    def close(self) -> None:
+        """Close the connections (a new client is made if this one is used again)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    @contextmanager
+    def stream(self, path: str, body: bytes) -> Iterator[EventStream]:
+        """POST `body` (JSON) to `path` and yield the response's events; the response is closed on exit."""
+        client = self._http()
+        request = client.build_request("POST", path, content=body, headers={"content-type": "application/json"})
+        try:
+            response = client.send(request, stream=True)
+        except httpx2.TransportError as error:
+            raise connection_error(error, self.endpoint, self.timeouts) from error
+        try:
+            request_id = request_id_of(response, self.endpoint)
+            if response.status_code >= 400:
+                raise status_error(response, _body_text(response), self.endpoint, request_id)
+            kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+            if kind != "text/event-stream":
+                raise ModelAPIError(
+                    f"The API answered with {kind or 'no content type'} instead of a stream of events "
+                    f"(HTTP {response.status_code}). Check {self.endpoint.base_url_variable}.",
+                    request_id=request_id,
+                )
+            yield EventStream(response, self.timeouts, request_id)
+        finally:
+            response.close()
+
+
+def connection_error(
+    error: httpx2.TransportError, endpoint: Endpoint, timeouts: Timeouts
+) -> ModelAPIError | TransientModelError:
+    """A request that got no response: the server unreachable (not retried), or the exchange broken off."""
+    if isinstance(error, httpx2.ConnectError | httpx2.ConnectTimeout):
+        return ModelAPIError(
+            f"Could not reach the API at {endpoint.base_url} ({_problem(error)}). "
+            f"Check {endpoint.base_url_variable} and your network."
+        )
+    if isinstance(error, httpx2.TimeoutException):
+        return TransientModelError(
+            f"the API sent no response for {timeouts.stream_idle:g} s (streamIdleTimeoutSeconds)", fault="no response"
+        )
+    return TransientModelError(
+        f"the connection failed before the response came ({_problem(error)})", fault="connection failed"
+    )
+
+
+def status_error(
+    response: httpx2.Response, body: str, endpoint: Endpoint, request_id: str | None
+) -> ModelAPIError | TransientModelError:
+    """An HTTP error response with its `body`: retried (overloaded, rate limited…) or the end of the turn."""
+    status, headers = response.status_code, response.headers
+    text = f"API error {status}: {_body_message(body) or response.reason_phrase or 'no details'}"
+    hint = endpoint.hints.get(status) or (SERVER_ERROR_HINT if status >= 500 else "")
+    if should_retry(status, headers):
+        return TransientModelError(
+            text,
+            fault=status_fault(status),
+            retry_after=retry_after(headers),
+            status=status,
+            hint=hint,
+            request_id=request_id,
+        )
+    return ModelAPIError(text, status=status, hint=hint, request_id=request_id)
+
+
+def request_id_of(response: httpx2.Response, endpoint: Endpoint) -> str | None:
+    """The server's id for `response`, from the first of `endpoint.request_id_headers` it sent."""
+    return next((value for name in endpoint.request_id_headers if (value := response.headers.get(name))), None)
+
+
+def error_message(value: object) -> str | None:
+    """`error.message` of a parsed error body, if it has one."""
+    error = value.get("error") if isinstance(value, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message) if message else None
+
+
+def error_type(value: object) -> str | None:
+    """`error.type` (Anthropic, OpenAI) or `error.status` (Gemini) of a parsed error body."""
+    error = value.get("error") if isinstance(value, dict) else None
+    if isinstance(error, dict):
+        kind = error.get("type") or error.get("status")
+        if isinstance(kind, str):
+            return kind
+    return None
+
+
+def _body_message(body: str) -> str:
+    """What an error body says: its JSON's `error.message`, else the start of its text."""
+    try:
+        message = error_message(json.loads(body))
+    except ValueError:
+        message = None
+    return message or " ".join(body.split())[:_ERROR_TEXT_LIMIT]
+
+
+def _body_text(response: httpx2.Response) -> str:
+    """The body of an error response; empty when it broke off (its status says enough)."""
+    try:
+        response.read()
+    except httpx2.TransportError:
+        return ""
+    return response.text
+
+
+def _problem(error: Exception) -> str:
+    """`connection refused`, `timed out`…: what the transport said, without the errno noise."""
+    if isinstance(error, httpx2.TimeoutException):
+        return "timed out"
+    text = re.sub(r"^\[Errno -?\d+\]\s*", "", str(error)).strip().rstrip(".").lower()
+    return text or type(error).__name__
