@@ -462,9 +462,10 @@ def test_session_usage_includes_sub_agents(project: Path, in_process_env: None) 
 
 def test_a_sub_agent_spends_the_runs_token_budget(model: ScriptedModel, run_agent: RunAgent, project: Path) -> None:
     model.script(
-        reply(task("look", id="toolu_task"), usage=usage(100, 10)),
-        reply(tool_use("Glob", {"pattern": "*"}), usage=usage(2000, 10)),
-        reply(text("over budget, answering anyway")),
+        reply(task("look", id="toolu_task"), usage=usage(990, 10)),
+        reply(tool_use("Glob", {"pattern": "*"}), usage=usage(990, 10)),  # 2,000 in all: over the budget
+        reply(text("found")),
+        reply(text("done")),
     )
 
     ran = run_agent("go", max_budget_tokens=1500)
