@@ -88,14 +88,13 @@ class AgentType:
 BUILT_IN_TYPES = (
     AgentType(
         "general-purpose",
-        "For research and multi-step tasks: searching the code, changing it, running commands. "
-        "Has every tool but Task.",
+        "For research and multi-step tasks: searching the code, changing it, running commands.",
         GENERAL_PURPOSE_PROMPT,
     ),
     AgentType(
         "Explore",
         "Fast, read-only search of the code base: finds files and code and answers questions about "
-        "them with file paths and line numbers. Cannot change anything.",
+        "them with file paths and line numbers.",
         EXPLORE_PROMPT,
         tools=("Read", "Grep", "Glob"),
     ),
