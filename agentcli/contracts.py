@@ -100,13 +100,51 @@ class FileRecords:
         return changed
 
 
+class Cancellation(threading.Event):
+    """The event set when the user interrupts. Each `linked()` event is set along with it, so an
+    interrupt of an agent also stops the sub-agents it started (each of which clears its own
+    when it starts, without clearing the parent's, and stays set while the parent's is)."""
+
+    def __init__(self, parent: Cancellation | None = None) -> None:
+        super().__init__()
+        self._parent = parent
+        self._linked: list[Cancellation] = []
+        self._links_lock = threading.Lock()
+
+    def linked(self) -> Cancellation:
+        """A new event, set whenever this one is (now, if it is set already). `unlink` it when done."""
+        child = Cancellation(self)
+        with self._links_lock:
+            self._linked.append(child)
+        if self.is_set():
+            child.set()
+        return child
+
+    def unlink(self, child: Cancellation) -> None:
+        with self._links_lock:
+            if child in self._linked:
+                self._linked.remove(child)
+
+    def set(self) -> None:
+        super().set()
+        with self._links_lock:
+            linked = list(self._linked)
+        for child in linked:
+            child.set()
+
+    def clear(self) -> None:
+        super().clear()
+        if self._parent is not None and self._parent.is_set():  # interrupted just as it was cleared
+            super().set()
+
+
 @dataclass
 class ToolContext:
     """Per-session state a tool may use. Tools never ask for permission themselves."""
 
     cwd: Path
     """The project directory: relative paths resolve against it, Bash runs in it."""
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: Cancellation = field(default_factory=Cancellation)
     """Set when the user interrupts; long-running tools stop at once."""
     read_files: FileRecords = field(default_factory=FileRecords)
     """Files read or written in this session, keyed by real path."""
@@ -116,6 +154,11 @@ class ToolContext:
     env_passthrough: frozenset[str] = frozenset()
     """API credentials the user lets through to child processes (setting `subprocessEnvPassthrough`;
     see `agentcli.credentials.child_environment`)."""
+    agent_label: str = ""
+    """Whose calls these are, for the permission question: a sub-agent's type (`Explore`); empty
+    for the session's own agent."""
+    call_id: str = ""
+    """For one call, set by the executor on its own copy: the id of the tool_use being run."""
 
     def resolve(self, file_path: str) -> Path:
         """An absolute path for `file_path` (relative paths are taken from `cwd`)."""
@@ -147,8 +190,13 @@ class Tool(Protocol):
     """A capability the model may call. Built-in, MCP and sub-agent tools all look like this."""
 
     name: str
-    description: str
-    """Written for the model: what it does, when not to use it, what failure looks like."""
+
+    @property
+    def description(self) -> str:
+        """Written for the model: what it does, when not to use it, what failure looks like. Read
+        for every request: it must stay the same text unless what it describes changed (the cache)."""
+        ...
+
     input_schema: JSON
     read_only: bool
     """True when the tool never changes files or runs commands (may run concurrently)."""
@@ -164,6 +212,22 @@ def runs_concurrently(tool: Tool) -> bool:
     """May a call run alongside its read-only neighbours? Read-only tools may, unless they set
     `concurrency_safe = False` because they change the session's own state (TodoWrite, Skill)."""
     return tool.read_only and bool(getattr(tool, "concurrency_safe", True))
+
+
+@runtime_checkable
+class IndependentCalls(Protocol):
+    """A tool whose calls are independent of each other, whatever they do (each Task call is a
+    conversation of its own): neighbouring calls of it run concurrently, with each other only."""
+
+    independent_calls: Literal[True]
+
+
+def concurrency_group(tool: Tool) -> str | None:
+    """Neighbouring calls of the same group run concurrently: read-only tools' calls together
+    (`runs_concurrently`), an `IndependentCalls` tool's calls together. None: the call runs alone."""
+    if isinstance(tool, IndependentCalls):
+        return f"independent:{tool.name}"
+    return "read-only" if runs_concurrently(tool) else None
 
 
 @runtime_checkable

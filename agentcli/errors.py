@@ -100,6 +100,11 @@ class Halt(KeyboardInterrupt):
     exit_code = 130
 
 
+class Cancelled(KeyboardInterrupt):
+    """The agent's cancel event was set from outside its thread (the user interrupted the agent that
+    started it): it stops as on Ctrl-C. Not a Halt: only the turn ends, not the program."""
+
+
 class Terminated(Halt):
     """SIGTERM (exit 143) or SIGHUP (exit 129) arrived: a CI timeout, `kill`, a closed terminal."""
 

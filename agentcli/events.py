@@ -9,6 +9,7 @@ it (`Agent.emit`), so whoever builds an event leaves it at its default.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -76,8 +77,8 @@ class ToolCallRunning(AgentEvent):
     name: str
     input: JSON
     parallel: bool = False
-    """True when it runs alongside other read-only calls of its turn; their `ToolCallFinished`
-    events come in call order once each is done."""
+    """True when it runs alongside other calls of its turn (read-only ones, or Task calls); their
+    `ToolCallFinished` events come in call order once each is done."""
 
 
 @dataclass(frozen=True)
@@ -171,3 +172,16 @@ Event = (
     | SubagentFinished
 )
 EventSink = Callable[[Event], None]
+
+
+class SerializedSink:
+    """Hands events to `sink` one at a time, whichever thread emits them (sub-agents run in threads
+    of their own), so a front end never handles two at once."""
+
+    def __init__(self, sink: EventSink) -> None:
+        self._sink = sink
+        self._lock = threading.RLock()
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            self._sink(event)

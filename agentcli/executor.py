@@ -1,9 +1,11 @@
 """Running one turn's tool calls: look up, validate, ask the gate, run, cap, answer in order.
 
 Read-only calls that stand next to each other run concurrently (unless the tool changes the
-session's own state, see `runs_concurrently`); anything else runs alone, in the order the
-model gave. Results always come back in call order, one per call, made safe for the
-conversation (`safe_text.for_conversation`: valid Unicode, credentials redacted) and capped.
+session's own state, see `runs_concurrently`), and so do neighbouring calls of a tool that
+declares them independent (Task: each call is a conversation of its own; see
+`contracts.concurrency_group`); anything else runs alone, in the order the model gave. Results
+always come back in call order, one per call, made safe for the conversation
+(`safe_text.for_conversation`: valid Unicode, credentials redacted) and capped.
 
 Events, per call: `ToolCallStarted` before the gate judges it, `ToolCallRunning` once it is
 admitted and its tool starts, `ToolCallFinished` with its result. A batch of concurrent calls
@@ -11,8 +13,8 @@ reports every `ToolCallRunning` first and then every `ToolCallFinished` in call 
 denied call's too), so a front end can print each call with its result and never interleave.
 After an interrupt, `interrupted` reports every call that had not finished.
 
-Each call runs with its own copy of the ToolContext carrying the real paths the gate judged
-(`Decision.checked_paths`), so the tool touches exactly what was checked; the copy shares
+Each call runs with its own copy of the ToolContext carrying its id and the real paths the gate
+judged (`Decision.checked_paths`), so the tool touches exactly what was checked; the copy shares
 the session's state (read-file records, the cancel event) with every other call.
 """
 
@@ -23,7 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from types import MappingProxyType
 
-from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult, runs_concurrently
+from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult, concurrency_group
 from agentcli.events import EventSink, ToolCallFinished, ToolCallRunning, ToolCallStarted, ToolResultsMessage
 from agentcli.safe_text import for_conversation
 from agentcli.tools.registry import ToolRegistry
@@ -117,6 +119,8 @@ class ToolExecutor:
     def _admit(self, call: JSON, ctx: ToolContext, input_problem: str | None, emit: EventSink) -> _Admitted:
         """The tool and the context to run it with, or the error result when it may not run."""
         emit(ToolCallStarted(call["id"], call["name"], _shown_input(call)))
+        if ctx.cancel.is_set():  # a sub-agent's turn, interrupted from its parent's thread
+            return INTERRUPTED
         tool = self.registry.get(call["name"])
         if tool is None:
             names = ", ".join(self.registry.names())
@@ -131,9 +135,7 @@ class ToolExecutor:
         decision = self.gate.check(tool, tool_input, ctx)
         if not decision.allowed:
             return ToolResult(decision.message, is_error=True, summary=decision.message)
-        if decision.checked_paths is None:
-            return tool, ctx
-        return tool, replace(ctx, checked_paths=decision.checked_paths)
+        return tool, replace(ctx, checked_paths=decision.checked_paths, call_id=call["id"])
 
     @staticmethod
     def _finish(call: JSON, result: ToolResult, emit: EventSink, done: dict[str, ToolResult]) -> None:
@@ -166,15 +168,15 @@ def _run_safely(tool: Tool, call: JSON, ctx: ToolContext) -> ToolResult:
 
 
 def _batches(calls: list[JSON], registry: ToolRegistry) -> list[list[JSON]]:
-    """Group neighbouring calls that may run concurrently; every other call is a batch of its own."""
+    """Group neighbouring calls of the same concurrency group; every other call is a batch of its own."""
     batches: list[list[JSON]] = []
-    last_concurrent = False
+    last_group: str | None = None
     for call in calls:
         tool = registry.get(call["name"])
-        concurrent = tool is not None and runs_concurrently(tool)
-        if concurrent and last_concurrent:
+        group = None if tool is None else concurrency_group(tool)
+        if group is not None and group == last_group:
             batches[-1].append(call)
         else:
             batches.append([call])
-        last_concurrent = concurrent
+        last_group = group
     return batches

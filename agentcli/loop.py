@@ -19,6 +19,7 @@ from agentcli.cache import with_cache_breakpoints
 from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, ToolContext, ToolResult, Usage
 from agentcli.errors import (
     BudgetExceeded,
+    Cancelled,
     MaxTurnsReached,
     ModelAPIError,
     ModelStopped,
@@ -127,6 +128,7 @@ class Agent:
         watch = ProgressWatch()
         boost = False
         while True:
+            self._stop_if_cancelled()
             self.emit(TurnStarting())
             response = self._complete_turn(self.config.model_max_output_tokens if boost else None)
             turns += 1
@@ -261,6 +263,9 @@ class Agent:
 
     def _run_tools(self, calls: list[JSON], invalid_inputs: dict[str, str]) -> list[JSON]:
         done: dict[str, ToolResult] = {}
+        if self.ctx.cancel.is_set():  # interrupted while the turn streamed in: none of its calls runs
+            self._add_interrupted(calls, done)
+            raise Cancelled("Interrupted by the user.")
         try:
             results = self.executor.run_all(calls, self.ctx, self.emit, done, invalid_inputs)
         except KeyboardInterrupt:
@@ -269,7 +274,14 @@ class Agent:
             raise
         self.add_message({"role": "user", "content": results})
         self.executor.announce(self.messages[-1], self.emit)
+        self._stop_if_cancelled()
         return results
+
+    def _stop_if_cancelled(self) -> None:
+        """A sub-agent runs outside the main thread, where Ctrl-C raises nothing: its cancel event
+        (linked to its parent's) says the user interrupted, and it stops here, between steps."""
+        if self.ctx.cancel.is_set():
+            raise Cancelled("Interrupted by the user.")
 
     def _close_pending(self, why: str) -> None:
         last = self.messages[-1] if self.messages else None

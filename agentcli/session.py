@@ -4,11 +4,13 @@ Both front ends build one: `agentcli run` sends a single message, the REPL many.
 message is appended to the session's transcript as it completes; a session can start from
 an earlier transcript (`--continue`, `--resume`, `/resume`) and compact its conversation.
 
-The conversation's agent comes from `build_agent`, with the built-in tools and the
-conversation's own (Skill, TodoWrite) as its tool sources. What keeps track of it subscribes
-to its events: the transcript recorder (`sessions.recorder`) and auto-compaction
-(`sessions.autocompact`). Close a session when done (`with Session(...)`, or `close()`): its
-transcript, the agent's tool threads and the model's connections are released then.
+The conversation's agent comes from `build_agent`, with the built-in tools, the
+conversation's own (Skill, TodoWrite) and Task (`agents.task`: sub-agents, which get the
+built-in tools) as its tool sources. What keeps track of it subscribes to its events: the
+transcript recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`).
+Sub-agents emit from their own threads: the front end's sink is handed one event at a time.
+Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
+tool threads and the model's connections are released then.
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from types import TracebackType
 
 from agentcli.agents.build import build_agent
 from agentcli.agents.sources import builtin_source
+from agentcli.agents.subagent import SubagentRunner
+from agentcli.agents.task import AgentTypes, task_source
 from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import Model, ToolContext, Usage
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
-from agentcli.events import EventSink, Notice
+from agentcli.events import EventSink, Notice, SerializedSink
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Prompter
@@ -39,7 +43,7 @@ from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter, now
-from agentcli.settings import Settings, load_settings
+from agentcli.settings import Settings, agentcli_home, load_settings
 from agentcli.skills.trust import SkillTrust
 
 
@@ -89,7 +93,8 @@ class Session:
         A `model` given is the session's from then on: `close` closes it."""
         self.options = options
         self.cwd = cwd
-        self.on_event = on_event
+        self.on_event: EventSink = SerializedSink(on_event)
+        on_event = self.on_event
         self.settings = load_settings(cwd)
         self.gate: Gate = build_gate(
             self.settings,
@@ -116,6 +121,8 @@ class Session:
         self.outside_files = OutsideFiles.for_session(
             self.settings, cwd, save_to=self.gate.local_settings, ask=approve_outside, on_notice=self._notice
         )
+        self.agent_types = AgentTypes(cwd, agentcli_home(), self._notice)
+        """The types the Task tool may start; kept across /clear so a bad definition is reported once."""
         # Set by _begin() for each conversation:
         self.id: str
         self.context: SessionContext
@@ -139,8 +146,9 @@ class Session:
 
     @property
     def usage(self) -> Usage:
-        """Tokens this conversation has used: before it was resumed (as its transcript recorded
-        them) and since. `agent.usage` counts only the latter (the token budget applies to it)."""
+        """Tokens this conversation has used, its sub-agents' included: before it was resumed (as
+        its transcript recorded them) and since. `agent.usage` counts only the latter (the token
+        budget applies to it)."""
         total = Usage()
         if self.resumed is not None:
             total.add(self.resumed.usage)
@@ -183,7 +191,7 @@ class Session:
 
     def set_model(self, name: str) -> None:
         self.model_name = name
-        self.agent.config = self._config(name)
+        self.agent.config = self.loop_config(name)
 
     def clear(self) -> None:
         """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
@@ -261,12 +269,14 @@ class Session:
                 self.transcript.write({"type": "system", "time": now(), "system": self.context.system})
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
+        transcripts = project_state_dir(self.cwd) / self.id / "subagents"
+        subagents = SubagentRunner(self, [self.builtins], self.context.facts, transcripts, self.on_event)
         self.agent = build_agent(
-            sources=[self.builtins, own_tools],
+            sources=[self.builtins, own_tools, task_source(self.agent_types, subagents)],
             system=self.context.system,
             model=self.model,
             gate=self.gate,
-            config=self._config(self.model_name),
+            config=self.loop_config(self.model_name),
             ctx=ToolContext(cwd=self.cwd, env_passthrough=self.env_passthrough),
             on_event=self.on_event,
         )
@@ -317,7 +327,8 @@ class Session:
             self.recorder.record_compaction(result, auto=auto, reminders=self.context.reminders.snapshot())
         return result
 
-    def _config(self, name: str) -> LoopConfig:
+    def loop_config(self, name: str) -> LoopConfig:
+        """The loop's configuration for the model `name` (its output limits; the run's turn limit and budget)."""
         info = model_info(name, self.settings.get("models"))
         budget = self.options.max_budget_tokens or self.settings.get("tokenBudget") or LoopConfig.token_budget
         return LoopConfig(

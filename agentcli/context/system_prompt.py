@@ -123,6 +123,14 @@ def session_text(facts: SessionFacts, append: str | None = None) -> str:
         "save short Markdown notes when you learn something worth keeping (how to build and test, "
         "conventions, the user's preferences). Never store secrets there."
     )
+    text = f"{memory}\n\n{environment_text(facts)}"
+    if append and append.strip():
+        text += f"\n\n{append}"
+    return text
+
+
+def environment_text(facts: SessionFacts) -> str:
+    """The environment and the git snapshot: also what a sub-agent's system prompt ends with."""
     env = (
         "# Environment\n"
         f"Working directory: {facts.cwd}\n"
@@ -132,7 +140,4 @@ def session_text(facts: SessionFacts, append: str | None = None) -> str:
         f"Today's date: {facts.date}"
     )
     git = f"# Git (a snapshot from the start of this session; it is not updated)\n{facts.git}"
-    text = f"{memory}\n\n{env}\n\n{git}"
-    if append and append.strip():
-        text += f"\n\n{append}"
-    return text
+    return f"{env}\n\n{git}"

@@ -77,6 +77,8 @@ class Gate:
             if isinstance(judged, Decision):
                 return judged
             call, checked, request = judged
+            if ctx.cancel.is_set():  # queued behind a question while the user interrupted
+                return Decision(False, messages.interrupted(call))
             assert self.prompter is not None
             return self._apply(self.prompter(request), call, checked)
 
@@ -180,6 +182,8 @@ class Gate:
             diff=diff,
             outside=bool(call.outside),
             note=note,
+            agent=ctx.agent_label,
+            cancel=ctx.cancel,
         )
 
     def _notify(self, text: str) -> None:

@@ -105,6 +105,11 @@ def _how_to_allow(call: Call, verdict: Verdict, suggestion: Suggestion | None) -
     return f"No narrower rule can allow it; only {' or '.join(options)} would."
 
 
+def interrupted(call: Call) -> str:
+    """A call that was waiting to be asked about when the user interrupted the turn."""
+    return f"Not run: the user interrupted the turn before {describe(call)} was asked about."
+
+
 def user_denied(call: Call, reason: str) -> str:
     head = f"The user denied permission for {describe(call)}; it did not run."
     if reason.strip():

@@ -6,8 +6,9 @@ in call order, and turns the `Answer` into a decision.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from agentcli.contracts import JSON
@@ -68,6 +69,20 @@ class PermissionRequest:
     """The call touches paths outside the project."""
     note: str = ""
     """The call's own description (Bash `description`), or a problem with the preview."""
+    agent: str = ""
+    """The sub-agent whose call it is (its type, `Explore`); empty for the session's own agent."""
+    cancel: threading.Event | None = field(default=None, compare=False, repr=False)
+    """Set when the user interrupts the turn: a front end still asking stops and answers No."""
+
+    @property
+    def heading(self) -> str:
+        """The question's title, naming the sub-agent that asks: `Explore · Bash command`."""
+        return f"{self.agent} · {self.title}" if self.agent else self.title
+
+    @property
+    def asked_label(self) -> str:
+        """`label`, naming the sub-agent that asks: `Explore · Bash(ls -R)`."""
+        return f"{self.agent} · {self.label}" if self.agent else self.label
 
     @property
     def label(self) -> str:

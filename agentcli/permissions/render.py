@@ -89,7 +89,7 @@ class CallPreview:
         if request.diff:
             body.append(diff_text(request.diff.rstrip("\n"), self.limit, self.full_above))
         body.append(Text(for_terminal(request.reason), style="dim"))
-        yield Panel(Group(*body), title=for_terminal(request.title), title_align="left", border_style="yellow")
+        yield Panel(Group(*body), title=for_terminal(request.heading), title_align="left", border_style="yellow")
 
 
 class OptionList:

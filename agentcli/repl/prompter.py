@@ -12,6 +12,7 @@ for good. On a terminal that cannot move the cursor the question is printed once
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ ROWS_KEPT_FREE = 4
 """Terminal rows a question leaves free below it: for the reason line, which may wrap."""
 FILES_NAMED = 3
 """Outside files named in the answer's line; the rest are counted."""
+CANCEL_POLL_S = 0.05
+"""How often a question checks whether the turn was interrupted meanwhile."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class Choices:
     """The option taken on Ctrl-C or end of input."""
     in_full: RenderableType | None = None
     """Printed for good when `d` is pressed, if the drawn question leaves part of the call out."""
+    cancel: threading.Event | None = None
+    """Set when the turn is interrupted from elsewhere (a sub-agent's question): taken as `refused`."""
 
 
 class TerminalPrompter:
@@ -105,6 +110,7 @@ class TerminalPrompter:
             meaning,
             refused=len(options) - 1,
             in_full=CallPreview(request) if limit is not None else None,
+            cancel=request.cancel,
         )
         with question:
             key, picked = self._choose(question, choices)
@@ -124,7 +130,9 @@ class TerminalPrompter:
         try:
             with cbreak(fd):
                 while True:
-                    key = read_key(fd)
+                    key = read_key(fd, None if choices.cancel is None else CANCEL_POLL_S)
+                    if choices.cancel is not None and choices.cancel.is_set():
+                        return CTRL_C, choices.refused
                     if key is None:
                         continue
                     if key == "":  # end of input: nobody is there to say yes
@@ -202,8 +210,8 @@ class Redrawn:
 
 
 def _echo(request: PermissionRequest, answer: Answer) -> Text:
-    """`✓ Allowed Edit(calc.py)`, `✗ Denied Bash(rm -rf build) · use make clean`."""
-    label = for_terminal(request.label)
+    """`✓ Allowed Edit(calc.py)`, `✗ Denied Explore · Bash(rm -rf build) · use make clean`."""
+    label = for_terminal(request.asked_label)
     if answer.choice == "no":
         line = Text.assemble(("✗ ", "red"), "Denied ", (label, "bold"))
         if answer.reason:

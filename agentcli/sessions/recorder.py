@@ -3,7 +3,8 @@
 Each `MessageAdded` becomes a `message` line (format: `sessions.transcript`) carrying what goes
 with that message: the prompt's reminders, the tokens spent since the last line that said
 (`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
-when that turn changed them. The first prompt goes before it as the `title`. An answer makes
+when that turn changed them, and its `subagents` (Task call id → the sub-agent's transcript, from
+`SubagentFinished`). The first prompt goes before it as the `title`. An answer makes
 the transcript worth keeping (`TranscriptWriter.keep`).
 
 The session tells the recorder what only it knows (the title, the reminders sent with a prompt)
@@ -15,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from agentcli.contracts import JSON
-from agentcli.events import Event, MessageAdded
+from agentcli.events import Event, MessageAdded, SubagentFinished
 from agentcli.loop import Agent
 from agentcli.sessions.compact import Compacted
 from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
@@ -40,10 +41,14 @@ class TranscriptRecorder:
         """The first prompt, written with the next message."""
         self._prompt_reminders: dict[str, str] | None = None
         """Reminder state after the prompt being sent, recorded with it."""
+        self._subagents: dict[str, str] = {}
+        """Task call id → its sub-agent's transcript, recorded with the next tool results."""
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, MessageAdded):
             self.record(event.message)
+        elif isinstance(event, SubagentFinished) and event.transcript is not None:
+            self._subagents[event.parent_tool_use_id] = event.transcript
 
     def offer_title(self, prompt: str) -> None:
         """`prompt` is about to be sent: the transcript's title, unless it has one already."""
@@ -73,6 +78,8 @@ class TranscriptRecorder:
                 record["todos"] = [t.as_json() for t in self.todos.items]
             if reads := self.agent.ctx.read_files.take_changes():  # files read or written in that turn
                 record["read_files"] = {str(path): asdict(seen) for path, seen in reads.items()}
+            if self._subagents:
+                record["subagents"], self._subagents = self._subagents, {}
         self.transcript.write(record)
         if answered:
             self.transcript.keep()

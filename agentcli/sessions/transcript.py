@@ -23,7 +23,10 @@ a resumed session's `/cost` includes what was spent before. Older transcripts ha
 A `message` record of tool results also carries `todos` when that turn changed the task
 list (TodoWrite): the whole list, which a resumed session takes up again; and `read_files`
 for files read or written in that turn (path → mtime_ns, size, sha256; null for a file read only in part), so a resumed
-session's Edit and Write know what the model has seen (and still refuse a file that changed).
+session's Edit and Write know what the model has seen (and still refuse a file that changed);
+and `subagents` when that turn ran Task calls: the id of each Task call → the path of its
+sub-agent's own transcript (`<session id>/subagents/<sub-agent id>.jsonl` beside this file, in
+this format; not a session of its own, so `/resume` does not list it).
 
 Each line goes to the file with one `write()` as soon as its message completes, so a killed
 run loses at most the line being written (the reader drops a torn last line).

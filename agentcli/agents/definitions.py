@@ -1,0 +1,235 @@
+"""Agent types: what a Task call may start. Two built in, more defined in Markdown files.
+
+- `general-purpose`: every tool the parent has but Task, for multi-step work.
+- `Explore`: read-only (Read, Grep, Glob), told to search fast and report with paths and lines.
+- Definitions: `*.md` in `.agentcli/agents/` and `.claude/agents/` (from the working directory
+  up to the repository's top, nearest first) and in `$AGENTCLI_HOME/agents/`. The first
+  definition of a name wins: project over user, `.agentcli/` over `.claude/`, and a definition
+  over a built-in type of the same name. A file is YAML frontmatter then the system prompt:
+
+      ---
+      name: reviewer
+      description: Reviews a change for bugs and missing tests.
+      tools: Read, Grep, Glob     # omitted: every tool but Task
+      model: inherit              # omitted or `inherit`: the parent's model
+      maxTurns: 20                # omitted: 50
+      ---
+      You review code changes. ...
+
+A file that cannot be used (unreadable, no name or description, a field of the wrong kind, a
+name taken by another file of the same folder) is skipped; `AgentCatalog.invalid` says why,
+for a notice. `load_agent_types` is what `/agents` lists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli.regular_file import read_regular_file
+from agentcli.settings import agentcli_home
+from agentcli.skills.frontmatter import SkillFileError, split_frontmatter
+from agentcli.skills.loader import project_roots
+
+BUILT_IN = "built-in"
+DEFAULT_MAX_TURNS = 50
+MAX_DEFINITION_BYTES = 256 * 1024
+TASK_TOOL = "Task"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+
+GENERAL_PURPOSE_PROMPT = """\
+You are a sub-agent of agentcli, a coding assistant: another agent gave you the task below and
+sees only your final message, not your tool calls. Work on your own until the task is done:
+search and read the code you need, make the changes the task asks for in the project's style,
+and check them when you can. Do not ask questions; when something is ambiguous, choose the
+sensible reading and say which.
+
+End with one final message that stands on its own: what you found or changed (with file paths
+and line numbers), how you checked it, and anything left undone or uncertain. Be concise."""
+
+EXPLORE_PROMPT = """\
+You are Explore, a fast, read-only search agent of agentcli, a coding assistant: another agent
+asked you the question below and sees only your final message. You cannot change anything:
+you have Read, Grep and Glob only.
+
+Search fast: Glob for file names, Grep (files_with_matches first) to find where something is,
+then Read only the parts that matter. Call several searches at once when they are independent.
+Stop as soon as you can answer.
+
+Report your findings concisely: the answer first, then the evidence as `path/to/file.py:42`
+references with a few words on each. Say what you did not find and where you looked."""
+
+
+@dataclass(frozen=True)
+class AgentType:
+    """One type of sub-agent a Task call may start."""
+
+    name: str
+    description: str
+    """For the model (the Task tool lists it) and for `/agents`."""
+    prompt: str
+    """Its system prompt (the environment facts are added to it)."""
+    tools: tuple[str, ...] | None = None
+    """The tools it is offered, by name; None: every tool the parent has but Task."""
+    model: str | None = None
+    """None: the parent's model."""
+    max_turns: int = DEFAULT_MAX_TURNS
+    source: str = BUILT_IN
+    """`built-in`, or the path of its definition file."""
+
+    @property
+    def tools_text(self) -> str:
+        """`Read, Grep, Glob`, or `all tools but Task`: for listings."""
+        return ", ".join(self.tools) if self.tools is not None else "all tools but Task"
+
+
+BUILT_IN_TYPES = (
+    AgentType(
+        "general-purpose",
+        "For research and multi-step tasks: searching the code, changing it, running commands.",
+        GENERAL_PURPOSE_PROMPT,
+    ),
+    AgentType(
+        "Explore",
+        "Fast, read-only search of the code base: finds files and code and answers questions about "
+        "them with file paths and line numbers.",
+        EXPLORE_PROMPT,
+        tools=("Read", "Grep", "Glob"),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class InvalidDefinition:
+    path: Path
+    problem: str
+    """A sentence naming the file: what is wrong and what to change."""
+
+
+@dataclass(frozen=True)
+class AgentCatalog:
+    types: tuple[AgentType, ...]
+    """In listing order: the built-in types, then definitions by name."""
+    invalid: tuple[InvalidDefinition, ...] = ()
+
+    def get(self, name: str) -> AgentType | None:
+        return next((t for t in self.types if t.name == name), None)
+
+    def names(self) -> list[str]:
+        return [t.name for t in self.types]
+
+
+def definition_folders(cwd: Path, home: Path | None = None) -> list[Path]:
+    """Where definitions live, highest precedence first."""
+    folders = [folder for root in project_roots(cwd) for folder in (root / ".agentcli/agents", root / ".claude/agents")]
+    return [*folders, (home or agentcli_home()) / "agents"]
+
+
+def definition_files(cwd: Path, home: Path | None = None) -> list[Path]:
+    """Every `*.md` of the definition folders, in precedence order (sorted within a folder)."""
+    found: list[Path] = []
+    for folder in definition_folders(cwd, home):
+        with contextlib.suppress(OSError):  # no such folder (the usual case), or unreadable
+            found.extend(sorted(p for p in folder.iterdir() if p.suffix == ".md" and not p.name.startswith(".")))
+    return found
+
+
+def load_agent_catalog(cwd: Path, home: Path | None = None) -> AgentCatalog:
+    """The built-in types and the definitions on disk now, and the files that could not be used."""
+    defined: dict[str, AgentType] = {}
+    invalid: list[InvalidDefinition] = []
+    for path in definition_files(cwd, home):
+        try:
+            agent_type = read_definition(path)
+        except SkillFileError as error:
+            invalid.append(InvalidDefinition(path, str(error)))
+            continue
+        earlier = defined.get(agent_type.name)
+        if earlier is not None and Path(earlier.source).parent == path.parent:
+            invalid.append(
+                InvalidDefinition(
+                    path,
+                    f"{path} defines the agent type {agent_type.name!r}, as {earlier.source} "
+                    "does already; rename one of them.",
+                )
+            )
+        elif earlier is None:
+            defined[agent_type.name] = agent_type
+    built_in = [t for t in BUILT_IN_TYPES if t.name not in defined]
+    return AgentCatalog((*built_in, *sorted(defined.values(), key=lambda t: t.name.lower())), tuple(invalid))
+
+
+def load_agent_types(cwd: Path, home: Path | None = None) -> list[AgentType]:
+    """The agent types a Task call may start here, in listing order (for `/agents`)."""
+    return list(load_agent_catalog(cwd, home).types)
+
+
+def read_definition(path: Path) -> AgentType:
+    """The agent type `path` defines; SkillFileError saying what is wrong with it."""
+    try:
+        data = read_regular_file(path, MAX_DEFINITION_BYTES)  # a FIFO is refused, not waited on
+    except OSError as error:
+        raise SkillFileError(f"Cannot read the agent definition {path}: {error.strerror or error}.") from None
+    if len(data) >= MAX_DEFINITION_BYTES:
+        raise SkillFileError(f"The agent definition {path} is over {MAX_DEFINITION_BYTES // 1024} KiB; shorten it.")
+    fields, body = split_frontmatter(data.decode("utf-8", errors="replace"), str(path))
+    name = _text(fields, "name", path)
+    if not NAME.fullmatch(name):
+        raise SkillFileError(
+            f"The agent definition {path} needs a `name:` in its frontmatter: letters, digits, `-`, `_`, `.` or `:` "
+            f"(up to 64){f', not {name!r}' if name else ''}."
+        )
+    description = _text(fields, "description", path)
+    if not description:
+        raise SkillFileError(
+            f"The agent definition {path} needs a `description:` in its frontmatter: when the model should use it."
+        )
+    if not body.strip():
+        raise SkillFileError(f"The agent definition {path} has no system prompt: write it below the frontmatter.")
+    model = _text(fields, "model", path)
+    return AgentType(
+        name=name,
+        description=description,
+        prompt=body.strip(),
+        tools=_tools(fields.get("tools"), path),
+        model=None if model in ("", "inherit") else model,
+        max_turns=_max_turns(fields.get("maxTurns"), path),
+        source=str(path),
+    )
+
+
+def _text(fields: dict[str, object], key: str, path: Path) -> str:
+    value = fields.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise SkillFileError(f"In the agent definition {path}, `{key}:` must be text.")
+    return " ".join(value.split())
+
+
+def _tools(value: object, path: Path) -> tuple[str, ...] | None:
+    """`tools: Read, Grep` or a YAML list; None when omitted (every tool but Task)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        names = [name.strip() for name in value.split(",")]
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        names = [item.strip() for item in value]
+    else:
+        raise SkillFileError(f"In the agent definition {path}, `tools:` must be a comma-separated list of tool names.")
+    names = [name for name in names if name]
+    if TASK_TOOL in names:
+        raise SkillFileError(
+            f"In the agent definition {path}, `tools:` names Task, but sub-agents cannot start sub-agents; remove it."
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def _max_turns(value: object, path: Path) -> int:
+    if value is None:
+        return DEFAULT_MAX_TURNS
+    if type(value) is not int or value < 1:  # not a bool either
+        raise SkillFileError(f"In the agent definition {path}, `maxTurns:` must be a whole number of 1 or more.")
+    return value

@@ -1,0 +1,265 @@
+"""Running a sub-agent: one Task call's own conversation, from its prompt to its final text.
+
+A sub-agent is an `Agent` built like any other (`build_agent`), with what its type says
+(`definitions.AgentType`): its system prompt followed by the session's environment facts, its
+tools (the parent's shared sources, minus any the type leaves out; never Task, so sub-agents
+cannot start sub-agents), its model and its turn limit. The rest it shares with its parent:
+
+- the permission gate, so the same mode and rules apply and its questions queue with everyone
+  else's (the question names it: `ToolContext.agent_label`);
+- the token budget: it may spend what the parent has left, and what it spent is added to the
+  parent's usage when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
+- the interrupt: its cancel event is linked to the parent's (`Cancellation.linked`).
+
+Its events carry its own id and go straight to the front end, not through the parent's
+subscribers (the parent's transcript and auto-compaction never see them), between the parent's
+`SubagentStarted` and `SubagentFinished`. Its conversation is written to its own transcript,
+`<session id>/subagents/<sub-agent id>.jsonl` beside the session's (a folder, so `/resume` does
+not list it), whose path `SubagentFinished.transcript` carries into the parent's transcript.
+
+The parent sees only the `ToolResult`: the final text and a footer line with the turns, tool
+calls and tokens; or, when the sub-agent failed, hit a limit or was interrupted, an error
+saying so and what it had done by then.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+from agentcli.agents.build import build_agent
+from agentcli.agents.definitions import BUILT_IN, AgentType
+from agentcli.agents.sources import ToolList, ToolSource, collect_tools
+from agentcli.context.facts import SessionFacts
+from agentcli.context.system_prompt import environment_text
+from agentcli.contracts import Model, PermissionGate, ToolContext, ToolResult, Usage
+from agentcli.errors import AgentcliError, BudgetExceeded, Cancelled, MaxTurnsReached
+from agentcli.events import (
+    AssistantMessage,
+    Event,
+    EventSink,
+    Notice,
+    SubagentFinished,
+    SubagentStarted,
+    ToolCallFinished,
+)
+from agentcli.loop import Agent, LoopConfig, RunResult
+from agentcli.sessions.recorder import TranscriptRecorder
+from agentcli.sessions.transcript import TranscriptWriter
+from agentcli.tools.todo import TodoList, TodoWriteTool
+
+LAST_TEXT_CHARS = 500
+"""Of the sub-agent's last text, quoted in an error result."""
+SUBAGENT = "subagent"
+
+
+class Parent(Protocol):
+    """What a sub-agent takes from the conversation that starts it (a `Session`), as it is now."""
+
+    @property
+    def agent(self) -> Agent:
+        """The parent's agent: its model name, its budget and usage, and its events."""
+        ...
+
+    @property
+    def model(self) -> Model: ...
+
+    @property
+    def gate(self) -> PermissionGate: ...
+
+    def loop_config(self, model: str) -> LoopConfig:
+        """The loop configuration the session uses for `model` (output limits, retries, budget)."""
+        ...
+
+
+@dataclass
+class _Progress:
+    """What a sub-agent has done so far, from its events (for the footer and for an error)."""
+
+    turns: int = 0
+    tool_calls: Counter[str] = field(default_factory=Counter)
+    last_text: str = ""
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, AssistantMessage):
+            self.turns += 1
+            said = "".join(b.get("text", "") for b in event.message["content"] if b.get("type") == "text").strip()
+            self.last_text = said or self.last_text
+        elif isinstance(event, ToolCallFinished):
+            self.tool_calls[event.name] += 1
+
+    def described(self, usage: Usage) -> str:
+        """`3 turns, 5 tool calls, 12,345 tokens`."""
+        calls = sum(self.tool_calls.values())
+        tokens = usage.total_input + usage.output_tokens
+        return f"{_plural(self.turns, 'turn')}, {_plural(calls, 'tool call')}, {tokens:,} tokens"
+
+
+class SubagentRunner:
+    """Starts the sub-agents of one conversation (the Task tool's calls), each on its own."""
+
+    def __init__(
+        self,
+        parent: Parent,
+        sources: Sequence[ToolSource],
+        facts: SessionFacts,
+        transcripts: Path | None,
+        on_event: EventSink,
+    ) -> None:
+        """`sources`: the parent's tools a sub-agent may have (never Task); `facts`: the session's,
+        for the system prompt; `transcripts`: the folder for their transcripts (None: none written);
+        `on_event`: the front end."""
+        self.parent = parent
+        self.sources = sources
+        self.facts = facts
+        self.transcripts = transcripts
+        self.on_event = on_event
+        self._usage_lock = threading.Lock()
+        """Concurrent sub-agents add their usage to the parent's as each ends."""
+
+    def tool_names(self) -> list[str]:
+        """Every tool a sub-agent may be given."""
+        return collect_tools(self._sources()).names()
+
+    def run(self, agent_type: AgentType, description: str, prompt: str, ctx: ToolContext) -> ToolResult:
+        """Run a sub-agent of `agent_type` on `prompt` to its end; `ctx` is the Task call's."""
+        parent = self.parent.agent
+        model = agent_type.model or parent.config.model
+        try:
+            tools = collect_tools(self._sources(), agent_type.tools)
+        except ValueError as unusable:  # a definition naming a tool there is not
+            where = "" if agent_type.source == BUILT_IN else f" ({agent_type.source})"
+            message = f"The agent type {agent_type.name!r}{where} cannot be started: {unusable}"
+            return ToolResult(message, is_error=True, summary=f"{agent_type.name}: cannot be started")
+        subagent_id = f"{SUBAGENT}-{uuid.uuid4().hex[:12]}"
+        system = [
+            {"type": "text", "text": agent_type.prompt},
+            {"type": "text", "text": environment_text(replace(self.facts, model=model))},
+        ]
+        spent = parent.usage.total_input + parent.usage.output_tokens
+        config = replace(
+            self.parent.loop_config(model),
+            max_turns=agent_type.max_turns,
+            token_budget=max(0, parent.config.token_budget - spent),
+        )
+        sub_ctx = ToolContext(
+            cwd=ctx.cwd, cancel=ctx.cancel.linked(), env_passthrough=ctx.env_passthrough, agent_label=agent_type.name
+        )
+        agent = build_agent(
+            sources=[ToolList(SUBAGENT, tuple(tools))],
+            system=system,
+            model=self.parent.model,
+            gate=self.parent.gate,
+            config=config,
+            ctx=sub_ctx,
+            on_event=self.on_event,
+            agent_id=subagent_id,
+        )
+        progress = _Progress()
+        agent.subscribe(progress)
+        transcript = self._transcript(agent, subagent_id, model, description)
+        parent.emit(SubagentStarted(subagent_id, ctx.call_id, agent_type.name, description))
+        error: str | None = None
+        try:
+            result = agent.run([{"type": "text", "text": prompt}])
+        except Cancelled:  # the parent was interrupted: it has moved on and does not read this result
+            agent.record_interrupt()
+            error = "it was interrupted by the user"
+            return self._failed(agent_type, error, progress, agent.usage)
+        except KeyboardInterrupt:  # Ctrl-C in this thread: the parent's turn stops too
+            agent.record_interrupt()
+            error = "it was interrupted by the user"
+            raise
+        except AgentcliError as problem:
+            error = _why(problem, agent_type)
+            return self._failed(agent_type, error, progress, agent.usage)
+        except Exception as problem:  # a bug of ours must not end the parent's turn
+            error = f"internal error: {type(problem).__name__}: {problem}"
+            return self._failed(agent_type, error, progress, agent.usage)
+        finally:
+            agent.close()
+            ctx.cancel.unlink(sub_ctx.cancel)
+            kept = self._close_transcript(transcript)
+            with self._usage_lock:
+                parent.usage.add(agent.usage)
+            finished = SubagentFinished(
+                subagent_id,
+                ctx.call_id,
+                progress.turns,
+                sum(progress.tool_calls.values()),
+                agent.usage,
+                error,
+                str(transcript.path) if kept and transcript is not None else None,
+            )
+            parent.emit(finished)
+        return self._answered(agent_type, result, progress, agent.usage)
+
+    def _sources(self) -> list[ToolSource]:
+        """The parent's shared sources and a task list of the sub-agent's own."""
+        return [*self.sources, ToolList(SUBAGENT, (TodoWriteTool(TodoList()),))]
+
+    def _transcript(self, agent: Agent, subagent_id: str, model: str, description: str) -> TranscriptWriter | None:
+        if self.transcripts is None:
+            return None
+        writer = TranscriptWriter.new(
+            self.transcripts / f"{subagent_id}.jsonl",
+            session_id=subagent_id,
+            cwd=agent.ctx.cwd,
+            model=model,
+            system=agent.system,
+            on_error=lambda text: self.on_event(Notice(text, agent_id=subagent_id)),
+        )
+        recorder = TranscriptRecorder(writer, agent, TodoList(), titled=False)
+        recorder.offer_title(description)
+        agent.subscribe(recorder)
+        return writer
+
+    @staticmethod
+    def _close_transcript(transcript: TranscriptWriter | None) -> bool:
+        """Close it; True when it holds the whole conversation."""
+        if transcript is None:
+            return False
+        transcript.sync()
+        transcript.close()
+        return transcript.kept
+
+    @staticmethod
+    def _answered(agent_type: AgentType, result: RunResult, progress: _Progress, usage: Usage) -> ToolResult:
+        done = progress.described(usage)
+        text = result.text.strip() or "(The sub-agent ended without a final message.)"
+        return ToolResult(f"{text}\n\n[{agent_type.name} sub-agent: {done}]", summary=f"{agent_type.name}: {done}")
+
+    @staticmethod
+    def _failed(agent_type: AgentType, why: str, progress: _Progress, usage: Usage) -> ToolResult:
+        lines = [f"The {agent_type.name} sub-agent did not finish: {why}."]
+        calls = ", ".join(f"{name} ×{count}" for name, count in progress.tool_calls.most_common())
+        lines.append(f"Done so far: {progress.described(usage)}{f' ({calls})' if calls else ''}.")
+        if progress.last_text:
+            last = progress.last_text
+            if len(last) > LAST_TEXT_CHARS:
+                last = last[: LAST_TEXT_CHARS - 1] + "…"
+            lines.append(f"Its last message: {last}")
+        lines.append(
+            "Any changes it made to files are still there. Start it again with a narrower task, do the rest "
+            "yourself, or tell the user what stopped it."
+        )
+        return ToolResult("\n".join(lines), is_error=True, summary=f"{agent_type.name}: stopped, {why}")
+
+
+def _why(problem: AgentcliError, agent_type: AgentType) -> str:
+    """What stopped a sub-agent, in the words of its parent's result."""
+    if isinstance(problem, MaxTurnsReached):
+        return f"it reached its turn limit ({agent_type.max_turns} turns; `maxTurns` in an agent definition)"
+    if isinstance(problem, BudgetExceeded):
+        return "the run's token budget was used up (raise it with --max-budget-tokens)"
+    text = " ".join(str(problem).split())
+    return text[:1].lower() + text[1:].rstrip(".")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"

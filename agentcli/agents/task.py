@@ -1,0 +1,125 @@
+"""The Task tool: the main agent starts a sub-agent, and sees only its final answer.
+
+`Task(description, prompt, subagent_type)` runs one sub-agent (`agents.subagent`) of one of
+the types of `agents.definitions`. The tool's description lists those types; it is built again
+only when a definition file changes (`AgentTypes`), so the tool manifest stays byte-identical
+from request to request and the prompt cache keeps hitting.
+
+Neighbouring Task calls run concurrently (`IndependentCalls`): each is a conversation of its
+own. The call itself changes nothing, so the gate lets it through as it does a read; every
+call its sub-agent makes is judged by the same gate. Only the session's own agent is offered
+Task: sub-agents are built without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from agentcli.agents.definitions import AgentCatalog, definition_files, load_agent_catalog
+from agentcli.agents.sources import ToolList
+from agentcli.agents.subagent import SubagentRunner
+from agentcli.contracts import JSON, ToolContext, ToolResult
+
+TASK = "task"
+"""The name of the Task tool's source."""
+
+INTRODUCTION = """\
+Start a sub-agent: a separate conversation with its own instructions and tools that works on a \
+task on its own and reports back. You see only its final message (not its tool calls), so your \
+conversation stays short; its usage counts against this session's budget.
+
+Use it for a search or investigation that may take many steps (Explore), or for a self-contained \
+piece of work (general-purpose). To run several at once, call Task several times in one message: \
+they run concurrently. Do not use it for something one Read, Grep or Glob call answers.
+
+The sub-agent does not see this conversation: make `prompt` self-contained (the goal, what you \
+know already, which files matter, and exactly what to report back). Its answer is for you, not \
+the user: pass on what matters.
+
+Agent types (`subagent_type`):"""
+
+
+class AgentTypes:
+    """The agent types of a session as their files are now, read again only when one changes.
+
+    A definition file that cannot be used is reported once (`on_notice`), not at every request."""
+
+    def __init__(self, cwd: Path, home: Path | None, on_notice: Callable[[str], None]) -> None:
+        self.cwd = cwd
+        self.home = home
+        self.on_notice = on_notice
+        self._catalog: AgentCatalog | None = None
+        self._signature: tuple[tuple[str, int, int], ...] | None = None
+        self._reported: set[tuple[Path, str]] = set()
+
+    def catalog(self) -> AgentCatalog:
+        signature = self._files_signature()
+        if self._catalog is None or signature != self._signature:
+            self._catalog, self._signature = load_agent_catalog(self.cwd, self.home), signature
+            for invalid in self._catalog.invalid:
+                if (invalid.path, invalid.problem) not in self._reported:
+                    self._reported.add((invalid.path, invalid.problem))
+                    self.on_notice(f"Skipped an agent definition: {invalid.problem}")
+        return self._catalog
+
+    def _files_signature(self) -> tuple[tuple[str, int, int], ...]:
+        """Each definition file's path, modification time and size: any edit changes it."""
+        signature = []
+        for path in definition_files(self.cwd, self.home):
+            with contextlib.suppress(OSError):  # removed meanwhile
+                status = path.stat()
+                signature.append((str(path), status.st_mtime_ns, status.st_size))
+        return tuple(signature)
+
+
+class TaskTool:
+    name = "Task"
+    read_only = True  # the call itself changes nothing: each call of its sub-agent passes the gate
+    independent_calls: Literal[True] = True
+    input_schema: JSON = {
+        "type": "object",
+        "properties": {
+            "description": {"type": "string", "description": "What the sub-agent is to do, in 3-5 words."},
+            "prompt": {"type": "string", "description": "The task for the sub-agent, in full."},
+            "subagent_type": {"type": "string", "description": "The type of sub-agent to start."},
+        },
+        "required": ["description", "prompt", "subagent_type"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, types: AgentTypes, runner: SubagentRunner) -> None:
+        self.types = types
+        self.runner = runner
+        self._description: tuple[AgentCatalog, str] | None = None
+
+    @property
+    def description(self) -> str:
+        """The introduction and the agent types: the same text while the definitions stay as they are."""
+        catalog = self.types.catalog()
+        if self._description is None or self._description[0] is not catalog:
+            listed = "\n".join(f"- {t.name}: {t.description} (Tools: {t.tools_text}.)" for t in catalog.types)
+            self._description = (catalog, f"{INTRODUCTION}\n{listed}")
+        return self._description[1]
+
+    def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        catalog = self.types.catalog()
+        name = str(tool_input["subagent_type"])
+        agent_type = catalog.get(name)
+        if agent_type is None:
+            message = f"There is no agent type {name!r}. The types are: {', '.join(catalog.names())}."
+            return ToolResult(message, is_error=True, summary=f"No agent type {name!r}")
+        prompt = str(tool_input["prompt"])
+        if not prompt.strip():
+            return ToolResult("The prompt is empty: say what the sub-agent is to do.", is_error=True)
+        return self.runner.run(agent_type, " ".join(str(tool_input["description"]).split()), prompt, ctx)
+
+    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
+        return []
+
+
+def task_source(types: AgentTypes, runner: SubagentRunner) -> ToolList:
+    """The Task tool as a tool source (for the session's own agent only)."""
+    return ToolList(TASK, (TaskTool(types, runner),))

@@ -1,0 +1,519 @@
+"""Sub-agents: the Task tool, agent types and definitions, concurrency, permissions, interrupts,
+usage and transcripts.
+
+What is asserted is what the model was sent (the fake server's or the scripted model's recorded
+requests), the files, the exit code and the transcripts on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.agents.definitions import load_agent_types
+from agentcli.context.paths import project_state_dir
+from agentcli.contracts import JSON, ModelRequest
+from agentcli.errors import ModelAPIError
+from agentcli.events import Event, Notice, SubagentFinished, SubagentStarted
+from agentcli.loop import INTERRUPTED_MARKER
+from agentcli.permissions.prompt import Answer, PermissionRequest
+from agentcli.providers.scripted import Reply, ScriptedModel, reply, text, tool_use
+from agentcli.session import Session, SessionOptions
+from agentcli.sessions.store import list_sessions
+from tests import fake_anthropic as fake
+from tests.conftest import RunAgent
+from tests.fake_anthropic import FakeAnthropic, validation_error
+
+WAIT_S = 30.0
+"""How long a sub-agent's request waits for its sibling's: sequential execution times out here."""
+EXPLORE_TOOLS = ["Read", "Grep", "Glob"]
+
+
+def task(prompt: str, subagent_type: str = "Explore", *, id: str, description: str = "look around") -> Any:
+    return tool_use("Task", {"description": description, "prompt": prompt, "subagent_type": subagent_type}, id=id)
+
+
+def usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+
+
+def names(tools: list[JSON]) -> list[str]:
+    return [tool["name"] for tool in tools]
+
+
+def texts(message: JSON) -> list[str]:
+    return [block["text"] for block in message["content"] if block.get("type") == "text"]
+
+
+def tool_results(request: ModelRequest) -> dict[str, JSON]:
+    return {b["tool_use_id"]: b for b in request.messages[-1]["content"] if b.get("type") == "tool_result"}
+
+
+def transcript_lines(path: Path) -> list[JSON]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def define(folder: Path, name: str, text_: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(text_)
+    return path
+
+
+# ------------------------------------------------------------------ the round trip
+
+
+def test_a_task_runs_a_separate_conversation_and_the_parent_sees_only_its_answer(
+    fake_api: FakeAnthropic, run_wire: RunAgent, project: Path
+) -> None:
+    (project / "config.py").write_text("SECRET_DETAIL = 'only the sub-agent reads this'\n")
+    fake_api.script(
+        fake.reply(
+            fake.text("I'll have the code searched."),
+            fake.tool_use(
+                "Task",
+                {
+                    "description": "find the config",
+                    "prompt": "Where is the config defined?",
+                    "subagent_type": "Explore",
+                },
+                id="toolu_task",
+            ),
+        ),
+        fake.reply(fake.text("Searching."), fake.tool_use("Read", {"file_path": "config.py"}, id="toolu_read")),
+        fake.reply(fake.text("It is defined in config.py:1."), usage=usage(1000, 20)),
+        fake.reply(fake.text("The config lives in config.py.")),
+    )
+
+    ran = run_wire("where is the config?")
+
+    assert ran.returncode == 0, ran.stderr
+    parent_first, sub_first, sub_second, parent_second = (r.body for r in fake_api.requests)
+    assert "Task" in names(parent_first["tools"])
+    # The sub-agent's conversation: its own system prompt and tools, the prompt as its first message.
+    assert sub_first["system"] != parent_first["system"]
+    assert "You are Explore" in sub_first["system"][0]["text"]
+    assert f"Working directory: {project}" in sub_first["system"][1]["text"]
+    assert names(sub_first["tools"]) == EXPLORE_TOOLS
+    assert [m["role"] for m in sub_first["messages"]] == ["user"]
+    assert texts(sub_first["messages"][0]) == ["Where is the config defined?"]
+    assert "where is the config?" not in json.dumps(sub_first)
+    assert "SECRET_DETAIL" in json.dumps(sub_second["messages"][-1])
+    # The parent's next request: only the final text and the footer, none of the sub-agent's work.
+    [result] = parent_second["messages"][-1]["content"]
+    assert result["tool_use_id"] == "toolu_task" and not result.get("is_error")
+    answer, footer = result["content"].split("\n\n")
+    assert answer == "It is defined in config.py:1."
+    assert footer.startswith("[Explore sub-agent: 2 turns, 1 tool call, ") and footer.endswith(" tokens]")
+    assert "SECRET_DETAIL" not in json.dumps(parent_second)
+    assert "Searching." not in json.dumps(parent_second)
+    # Byte-stable manifest: the prompt cache keeps hitting.
+    assert json.dumps(parent_first["tools"]) == json.dumps(parent_second["tools"])
+
+
+def test_the_footer_counts_the_sub_agents_turns_tool_calls_and_tokens(
+    model: ScriptedModel, run_agent: RunAgent, project: Path
+) -> None:
+    (project / "a.txt").write_text("alpha\n")
+    model.script(
+        reply(task("Read a.txt", id="toolu_task")),
+        reply(tool_use("Read", {"file_path": "a.txt"}), usage=usage(500, 10)),
+        reply(text("a.txt says alpha."), usage=usage(600, 5)),
+        reply(text("done")),
+    )
+
+    assert run_agent("go").returncode == 0
+    result = tool_results(model.requests[3])["toolu_task"]
+    assert result["content"] == "a.txt says alpha.\n\n[Explore sub-agent: 2 turns, 1 tool call, 1,115 tokens]"
+
+
+def test_sub_agents_cannot_start_sub_agents(model: ScriptedModel, run_agent: RunAgent) -> None:
+    model.script(
+        reply(task("nest", "general-purpose", id="toolu_task")),
+        reply(task("deeper", "Explore", id="toolu_nested")),
+        reply(text("I could not.")),
+        reply(text("done")),
+    )
+
+    assert run_agent("go", permission_mode="bypassPermissions").returncode == 0
+    assert "Task" not in names(model.requests[1].tools)
+    assert names(model.requests[1].tools) == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite"]
+    nested = tool_results(model.requests[2])["toolu_nested"]
+    assert nested["is_error"] and "Unknown tool 'Task'" in nested["content"]
+
+
+def test_an_unknown_agent_type_is_an_error_listing_the_types(model: ScriptedModel, run_agent: RunAgent) -> None:
+    model.script(reply(task("x", "Spelunker", id="toolu_task")), reply(text("ok")))
+
+    assert run_agent("go").returncode == 0
+    result = tool_results(model.requests[1])["toolu_task"]
+    assert result["is_error"]
+    assert result["content"] == "There is no agent type 'Spelunker'. The types are: general-purpose, Explore."
+
+
+# ------------------------------------------------------------------ concurrency
+
+
+def test_two_task_calls_in_one_turn_run_concurrently_and_answer_in_call_order(
+    model: ScriptedModel, run_agent: RunAgent
+) -> None:
+    both_asking = threading.Barrier(2, timeout=WAIT_S)
+
+    def together(request: ModelRequest) -> Reply | BaseException:
+        try:
+            both_asking.wait()  # sequential sub-agents never get here together
+        except threading.BrokenBarrierError:
+            return ModelAPIError("the two sub-agents' first requests did not overlap")
+        [prompt] = texts(request.messages[0])
+        return reply(text(f"answer to {prompt}"))
+
+    model.script(
+        reply(task("question A", id="toolu_a"), task("question B", id="toolu_b")),
+        together,
+        together,
+        reply(text("both answered")),
+    )
+
+    ran = run_agent("ask both")
+
+    assert ran.returncode == 0, ran.stderr
+    last = model.requests[-1].messages[-1]["content"]
+    assert [block["tool_use_id"] for block in last] == ["toolu_a", "toolu_b"]
+    assert last[0]["content"].startswith("answer to question A\n\n[Explore sub-agent: 1 turn")
+    assert last[1]["content"].startswith("answer to question B\n\n[Explore sub-agent: 1 turn")
+
+
+# ------------------------------------------------------------------ agent types and definitions
+
+
+def test_a_custom_definition_gives_its_tools_prompt_model_and_turn_limit(
+    model: ScriptedModel, run_agent: RunAgent, project: Path, home: Path
+) -> None:
+    define(
+        project / ".agentcli" / "agents",
+        "reviewer",
+        "---\nname: reviewer\ndescription: Reviews a change for bugs.\ntools: Read, Grep\n"
+        "model: claude-haiku-4-5\nmaxTurns: 1\n---\nYou review code changes and list the bugs you find.\n",
+    )
+    define(home / ".agentcli" / "agents", "reviewer", "---\nname: reviewer\ndescription: The user's.\n---\nUser's.\n")
+    (project / "a.py").write_text("x = 1\n")
+    model.script(
+        reply(task("Review a.py", "reviewer", id="toolu_task")),
+        reply(text("Reading it."), tool_use("Read", {"file_path": "a.py"}, id="toolu_read")),
+        reply(text("done")),
+    )
+
+    assert run_agent("review").returncode == 0
+    listing = next(t["description"] for t in model.requests[0].tools if t["name"] == "Task")
+    assert "- reviewer: Reviews a change for bugs. (Tools: Read, Grep.)" in listing
+    assert "The user's." not in listing  # the project's definition wins
+    sub = model.requests[1]
+    assert sub.system[0]["text"] == "You review code changes and list the bugs you find."
+    assert "# Environment" in sub.system[1]["text"] and "Model: claude-haiku-4-5" in sub.system[1]["text"]
+    assert names(sub.tools) == ["Read", "Grep"]
+    assert sub.model == "claude-haiku-4-5"
+    # maxTurns 1: its first turn's call is not run, and the parent hears why and what was done.
+    result = tool_results(model.requests[2])["toolu_task"]
+    assert result["is_error"]
+    assert "The reviewer sub-agent did not finish: it reached its turn limit (1 turns" in result["content"]
+    assert "Done so far: 1 turn, 0 tool calls" in result["content"]
+    assert "Its last message: Reading it." in result["content"]
+
+
+def test_definitions_from_claude_folders_and_invalid_ones_skipped_and_reported_once(
+    project: Path, home: Path, in_process_env: None
+) -> None:
+    define(project / ".claude" / "agents", "tester", "---\nname: tester\ndescription: Runs tests.\n---\nRun them.\n")
+    define(project / ".agentcli" / "agents", "broken", "---\nname: broken\ntools: [1, 2]\n---\nBody.\n")
+    model = ScriptedModel(reply(text("one")), reply(text("two")), check=validation_error)
+    events: list[Event] = []
+
+    with Session(SessionOptions(), project, events.append, model=model) as session:
+        session.send("first")
+        session.send("second")
+
+    notices = [e.text for e in events if isinstance(e, Notice) and "agent definition" in e.text]
+    assert len(notices) == 1 and "broken.md" in notices[0]
+    listing = next(t["description"] for t in model.requests[0].tools if t["name"] == "Task")
+    assert "- tester: Runs tests. (Tools: all tools but Task.)" in listing and "broken" not in listing
+    assert json.dumps(model.requests[0].tools) == json.dumps(model.requests[1].tools)
+    listed = {t.name: t.source for t in load_agent_types(project, home / ".agentcli")}
+    assert listed == {
+        "general-purpose": "built-in",
+        "Explore": "built-in",
+        "tester": str(project / ".claude" / "agents" / "tester.md"),
+    }
+
+
+def test_the_task_listing_changes_only_when_a_definition_does(project: Path, in_process_env: None) -> None:
+    model = ScriptedModel(reply(text("one")), reply(text("two")), reply(text("three")), check=validation_error)
+    with Session(SessionOptions(), project, lambda event: None, model=model) as session:
+        session.send("first")
+        session.send("second")
+        define(project / ".agentcli" / "agents", "docs", "---\nname: docs\ndescription: Writes docs.\n---\nWrite.\n")
+        session.send("third")
+
+    first, second, third = (json.dumps(r.tools) for r in model.requests)
+    assert first == second
+    assert third != second and "- docs: Writes docs." in third
+
+
+def test_explore_cannot_write_even_when_everything_is_allowed(
+    model: ScriptedModel, run_agent: RunAgent, project: Path
+) -> None:
+    model.script(
+        reply(task("Create notes.txt", id="toolu_task")),
+        reply(tool_use("Write", {"file_path": "notes.txt", "content": "x"}, id="toolu_write")),
+        reply(tool_use("Bash", {"command": "touch notes.txt"}, id="toolu_bash")),
+        reply(text("I cannot write.")),
+        reply(text("done")),
+    )
+
+    assert run_agent("go", permission_mode="bypassPermissions").returncode == 0
+    assert not (project / "notes.txt").exists()
+    for request, call in ((model.requests[2], "toolu_write"), (model.requests[3], "toolu_bash")):
+        result = tool_results(request)[call]
+        assert result["is_error"] and "Available tools: Read, Grep, Glob." in result["content"]
+
+
+# ------------------------------------------------------------------ permissions
+
+
+def test_a_denied_edit_inside_a_sub_agent_leaves_the_file_unchanged(
+    model: ScriptedModel, run_agent: RunAgent, project: Path
+) -> None:
+    (project / "app.py").write_text("x = 1\n")
+    model.script(
+        reply(task("Change x to 2 in app.py", "general-purpose", id="toolu_task")),
+        reply(tool_use("Read", {"file_path": "app.py"}, id="toolu_read")),
+        reply(tool_use("Edit", {"file_path": "app.py", "old_string": "x = 1", "new_string": "x = 2"}, id="toolu_edit")),
+        reply(text("The edit was denied.")),
+        reply(text("done")),
+    )
+
+    ran = run_agent("change it")
+
+    assert ran.returncode == 0, ran.stderr
+    assert (project / "app.py").read_text() == "x = 1\n"
+    denied = tool_results(model.requests[3])["toolu_edit"]
+    assert denied["is_error"] and "Permission denied" in denied["content"]
+    parent = tool_results(model.requests[4])["toolu_task"]
+    assert parent["content"].startswith("The edit was denied.")
+
+
+def test_sub_agents_questions_name_them_and_come_one_at_a_time(project: Path, in_process_env: None) -> None:
+    asked: list[PermissionRequest] = []
+    on_screen = threading.Lock()
+
+    def prompter(request: PermissionRequest) -> Answer:
+        assert on_screen.acquire(blocking=False), "two questions at once"
+        try:
+            asked.append(request)
+            return Answer.yes()
+        finally:
+            on_screen.release()
+
+    model = ScriptedModel(
+        reply(task("list A", "general-purpose", id="toolu_a"), task("list B", "general-purpose", id="toolu_b")),
+        lambda request: reply(tool_use("Bash", {"command": "ls -R"})),
+        lambda request: reply(tool_use("Bash", {"command": "ls -R"})),
+        lambda request: reply(text("listed")),
+        lambda request: reply(text("listed")),
+        reply(text("done")),
+        check=validation_error,
+    )
+
+    with Session(SessionOptions(), project, lambda event: None, model=model, prompter=prompter) as session:
+        session.send("list")
+
+    assert [r.asked_label for r in asked] == ["general-purpose · Bash(ls -R)"] * 2
+    assert all(r.heading == "general-purpose · Bash command" for r in asked)
+
+
+# ------------------------------------------------------------------ interrupts
+
+
+def test_ctrl_c_stops_every_running_sub_agent_and_answers_its_pending_calls(
+    project: Path, in_process_env: None
+) -> None:
+    both_asking = threading.Barrier(3, timeout=WAIT_S)
+    interrupted = threading.Event()
+
+    def hold(request: ModelRequest) -> Reply | BaseException:
+        both_asking.wait()
+        interrupted.wait(WAIT_S)  # the stream ends after the user pressed Ctrl-C
+        return reply(text("Touching."), tool_use("Bash", {"command": "touch after-interrupt"}))
+
+    model = ScriptedModel(
+        reply(task("A", "general-purpose", id="toolu_a"), task("B", "general-purpose", id="toolu_b")),
+        hold,
+        hold,
+        check=validation_error,
+    )
+    events: list[Event] = []
+    main = threading.main_thread().ident
+    assert main is not None and threading.get_ident() == main
+
+    def press_ctrl_c() -> None:
+        both_asking.wait()
+        signal.pthread_kill(main, signal.SIGINT)
+
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
+    with Session(SessionOptions(permission_mode="bypassPermissions"), project, events.append, model=model) as session:
+        with pytest.raises(KeyboardInterrupt):
+            session.send("do both")
+        session.record_interrupt()
+        interrupted.set()
+        presser.join()
+        session.agent.executor.close()  # waits for the sub-agents to stop
+        finished = [e for e in events if isinstance(e, SubagentFinished)]
+        assert sorted(e.parent_tool_use_id for e in finished) == ["toolu_a", "toolu_b"]
+        assert all(e.error == "it was interrupted by the user" for e in finished)
+        assert not (project / "after-interrupt").exists()
+        for event in finished:
+            assert event.transcript is not None
+            messages = [r["message"] for r in transcript_lines(Path(event.transcript)) if r["type"] == "message"]
+            *_, calls, answers = messages
+            assert calls["role"] == "assistant"
+            assert answers["content"][0]["content"] == "Interrupted by the user before this call finished."
+            assert answers["content"][-1]["text"] == INTERRUPTED_MARKER
+        last = session.agent.messages[-1]["content"]
+        assert [b.get("tool_use_id") for b in last[:2]] == ["toolu_a", "toolu_b"]
+        assert last[-1]["text"] == INTERRUPTED_MARKER
+
+
+def test_a_question_waiting_behind_another_is_answered_no_on_interrupt(project: Path, in_process_env: None) -> None:
+    asked: list[PermissionRequest] = []
+    question_up = threading.Event()
+
+    def prompter(request: PermissionRequest) -> Answer:
+        asked.append(request)
+        question_up.set()
+        assert request.cancel is not None
+        request.cancel.wait(WAIT_S)  # the terminal's question stops when the turn is interrupted
+        return Answer.no()
+
+    model = ScriptedModel(
+        reply(task("A", "general-purpose", id="toolu_a"), task("B", "general-purpose", id="toolu_b")),
+        lambda request: reply(tool_use("Bash", {"command": "touch made-by-a-sub-agent"})),
+        lambda request: reply(tool_use("Bash", {"command": "touch made-by-a-sub-agent"})),
+        check=validation_error,
+    )
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def press_ctrl_c() -> None:
+        question_up.wait(WAIT_S)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
+    events: list[Event] = []
+    with Session(SessionOptions(), project, events.append, model=model, prompter=prompter) as session:
+        with pytest.raises(KeyboardInterrupt):
+            session.send("do both")
+        presser.join()
+        session.agent.executor.close()
+    assert len(asked) == 1  # the second question was never put: answered for the user
+    assert not (project / "made-by-a-sub-agent").exists()
+    assert len([e for e in events if isinstance(e, SubagentFinished)]) == 2
+
+
+# ------------------------------------------------------------------ usage and budget
+
+
+def test_usage_and_cost_include_sub_agents(model: ScriptedModel, run_agent: RunAgent) -> None:
+    model.script(
+        reply(task("look", id="toolu_task"), usage=usage(100, 10)),
+        reply(text("found"), usage=usage(1000, 20)),
+        reply(text("done"), usage=usage(200, 5)),
+    )
+
+    ran = run_agent("go", output_format="json")
+
+    assert ran.returncode == 0, ran.stderr
+    out = json.loads(ran.stdout)
+    assert out["usage"]["input_tokens"] == 1300
+    assert out["usage"]["output_tokens"] == 35
+
+
+def test_session_usage_includes_sub_agents(project: Path, in_process_env: None) -> None:
+    model = ScriptedModel(
+        reply(task("look", id="toolu_task"), usage=usage(100, 10)),
+        reply(text("found"), usage=usage(1000, 20)),
+        reply(text("done"), usage=usage(200, 5)),
+        check=validation_error,
+    )
+    with Session(SessionOptions(), project, lambda event: None, model=model) as session:
+        session.send("go")
+        assert (session.usage.input_tokens, session.usage.output_tokens) == (1300, 35)
+
+
+def test_a_sub_agent_spends_the_runs_token_budget(model: ScriptedModel, run_agent: RunAgent, project: Path) -> None:
+    model.script(
+        reply(task("look", id="toolu_task"), usage=usage(990, 10)),
+        reply(tool_use("Glob", {"pattern": "*"}), usage=usage(990, 10)),  # 2,000 in all: over the budget
+        reply(text("found")),
+        reply(text("done")),
+    )
+
+    ran = run_agent("go", max_budget_tokens=1500)
+
+    result = tool_results(model.requests[2])["toolu_task"]
+    assert result["is_error"] and "the run's token budget was used up" in result["content"]
+    assert ran.returncode == 0
+
+
+# ------------------------------------------------------------------ events and transcripts
+
+
+def test_sub_agent_events_carry_its_id_and_bypass_the_parents_transcript(project: Path, in_process_env: None) -> None:
+    model = ScriptedModel(
+        reply(task("look", id="toolu_task", description="find the loader")),
+        reply(text("Sub-agent thinking aloud."), tool_use("Glob", {"pattern": "*.py"})),
+        reply(text("found it")),
+        reply(text("done")),
+        check=validation_error,
+    )
+    events: list[Event] = []
+    with Session(SessionOptions(), project, events.append, model=model) as session:
+        session.send("go")
+        session_id = session.id
+
+    [started] = [e for e in events if isinstance(e, SubagentStarted)]
+    [finished] = [e for e in events if isinstance(e, SubagentFinished)]
+    assert (started.agent_id, started.parent_tool_use_id, started.subagent_type, started.description) == (
+        "main",
+        "toolu_task",
+        "Explore",
+        "find the loader",
+    )
+    inside = events[events.index(started) + 1 : events.index(finished)]
+    assert inside and all(e.agent_id == started.subagent_id for e in inside)
+    assert (finished.turns, finished.tool_calls, finished.error) == (2, 1, None)
+
+    state = project_state_dir(project)
+    parent_records = transcript_lines(state / f"{session_id}.jsonl")
+    assert "Sub-agent thinking aloud." not in json.dumps(parent_records)
+    [linked] = [r for r in parent_records if "subagents" in r]
+    assert linked["subagents"] == {"toolu_task": finished.transcript}
+    sub_path = Path(str(finished.transcript))
+    assert sub_path == state / session_id / "subagents" / f"{started.subagent_id}.jsonl"
+    sub_records = transcript_lines(sub_path)
+    sub_messages = [r["message"] for r in sub_records if r["type"] == "message"]
+    assert texts(sub_messages[0]) == ["look"]
+    assert "Sub-agent thinking aloud." in json.dumps(sub_messages[1])
+    assert any(r["type"] == "title" and r["title"] == "find the loader" for r in sub_records)
+    # Not a session of its own: /resume and --continue see only the parent.
+    assert [info.id for info in list_sessions(project)] == [session_id]
