@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,10 @@ TURN_USAGE = Usage(input_tokens=1000, output_tokens=100, cache_read_input_tokens
 WAIT_CEILING = 60.0
 
 
-def script(*steps: dict[str, Any]) -> str:
+Step = Mapping[str, Any]
+
+
+def script(*steps: Step) -> str:
     """A `prompt` for `FakeTask`."""
     return json.dumps(list(steps))
 
@@ -108,7 +111,7 @@ class FakeTask:
             return ToolResult(f"The sub-agent stopped: {error}", is_error=True)
         return ToolResult(f"{answer}\n\n({turns} turns, {calls} tool calls)", summary="Done")
 
-    def _call(self, agent: str, call_id: str, step: dict[str, Any]) -> None:
+    def _call(self, agent: str, call_id: str, step: Step) -> None:
         name, tool_input = step["call"], step.get("input", {})
         block = {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
         self._emit(agent, AssistantMessage({"role": "assistant", "content": [block]}, "tool_use", TURN_USAGE))
@@ -126,7 +129,7 @@ class FakeTask:
         """The id of the Task call being run: the parent's latest message holds it."""
         assert self.parent is not None, "install() wires the stand-in to the session's agent"
         blocks = self.parent.messages[-1]["content"]
-        return next(b["id"] for b in blocks if b.get("type") == "tool_use" and b["input"] == tool_input)
+        return str(next(b["id"] for b in blocks if b.get("type") == "tool_use" and b["input"] == tool_input))
 
 
 def _wait_for(path: Path) -> None:
@@ -141,9 +144,9 @@ def install(setattr_: Callable[[object, str, object], None]) -> FakeTask:
     """Offer `FakeTask` to the session's agent (beside its own tools), wired to its front end;
     `setattr_` is `monkeypatch.setattr` (or `setattr` in a process of its own)."""
     import agentcli.session
+    from agentcli.agents.build import build_agent as build
 
     fake = FakeTask()
-    build = agentcli.session.build_agent
 
     def build_with_task(**options: Any) -> Agent:
         options["sources"] = [*options["sources"], ToolList("test", (fake,))]

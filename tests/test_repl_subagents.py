@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import StartRepl, cli_env
-from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
-from tests.subagent_double import script
+from tests.fake_anthropic import FakeAnthropic, ToolUseBlock, reply, text, tool_use
+from tests.subagent_double import Step, script
 from tests.terminal import Terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 StartWithTask = Callable[[], Terminal]
 
-LOOKING = (
+LOOKING: tuple[Step, ...] = (
     {"call": "Grep", "input": {"pattern": "load_config"}, "summary": "Found 2 files", "output": "config.py\napp.py"},
     {"call": "Read", "input": {"file_path": "config.py"}, "summary": "Read 40 lines"},
     {"wait": "release"},
@@ -48,7 +48,7 @@ def start_with_task(fake_api: FakeAnthropic, home: Path, project: Path) -> Itera
         terminal.close()
 
 
-def task(description: str, *steps: dict[str, object], kind: str = "Explore", call_id: str = "toolu_task1") -> object:
+def task(description: str, *steps: Step, kind: str = "Explore", call_id: str = "toolu_task1") -> ToolUseBlock:
     return tool_use("Task", {"description": description, "prompt": script(*steps), "subagent_type": kind}, id=call_id)
 
 

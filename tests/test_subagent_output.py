@@ -11,7 +11,7 @@ import pytest
 
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from tests.conftest import RunAgent
-from tests.subagent_double import install, script
+from tests.subagent_double import Step, install, script
 
 MAIN_USAGE = {"input_tokens": 300, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
@@ -21,7 +21,7 @@ def fake_task(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch.setattr)
 
 
-def explore(*steps: dict[str, object], description: str = "find the config loader") -> dict[str, str]:
+def explore(*steps: Step, description: str = "find the config loader") -> dict[str, str]:
     return {"description": description, "prompt": script(*steps), "subagent_type": "Explore"}
 
 
@@ -32,7 +32,7 @@ def task_then_answer(model: ScriptedModel, task: dict[str, str], answer: str = "
     )
 
 
-FOUND = (
+FOUND: tuple[Step, ...] = (
     {"call": "Grep", "input": {"pattern": "load_config"}, "summary": "Found 2 files"},
     {"say": "load_config is defined in config.py:12."},
 )
