@@ -22,7 +22,7 @@ from agentcli.events import (
 )
 from agentcli.output.labels import call_label, subagent_counts
 from agentcli.output.streams import write_err, write_out
-from agentcli.output.subagents import SubagentRuns
+from agentcli.output.subagents import SubagentRun, SubagentRuns
 from agentcli.safe_text import for_terminal
 
 
@@ -64,8 +64,7 @@ class TextReporter:
         pass
 
     def __call__(self, event: Event) -> None:
-        run = self.subagents.observe(event)
-        prefix = f"[{run.name if run else event.agent_id}] " if event.agent_id != MAIN_AGENT or run else ""
+        prefix = _whose(event, self.subagents.observe(event))
         if isinstance(event, ToolCallFinished):
             mark = "✗" if event.result.is_error else "●"
             summary = (event.result.summary or "").splitlines()
@@ -90,6 +89,13 @@ class TextReporter:
 
     def _progress(self, line: str) -> None:
         write_err(self.err, for_terminal(line))
+
+
+def _whose(event: Event, run: SubagentRun | None) -> str:
+    """`[Explore] ` before a sub-agent's lines (its end's included), nothing before the main agent's."""
+    if run is not None:
+        return f"[{run.name}] "
+    return "" if event.agent_id == MAIN_AGENT else f"[{event.agent_id}] "
 
 
 class JsonReporter:
