@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agentcli.context.session import PreparedMessage
-from agentcli.contracts import JSON, Model
+from agentcli.contracts import JSON, Model, Usage
 from agentcli.errors import AgentcliError, Halt, OutputClosed, StopRun, UsageError
 from agentcli.events import Event
 from agentcli.loop import LoopConfig
@@ -137,6 +137,7 @@ def _outcome(
     if session is None:
         return Outcome(subtype, text, is_error, "", 0, duration_ms, {}, 0.0)
     agent = session.agent
+    usage = _spent_by_this_run(session)
     if turns is None:
         earlier = len(session.resumed.messages) if session.resumed else 0  # turns of this run only
         turns = sum(1 for message in agent.messages[earlier:] if message["role"] == "assistant")
@@ -147,6 +148,14 @@ def _outcome(
         session_id=session.id,
         num_turns=turns,
         duration_ms=duration_ms,
-        usage=agent.usage.as_dict(),
-        total_cost_usd=round(session.model_info.cost_usd(agent.usage), 6),
+        usage=usage.as_dict(),
+        total_cost_usd=round(session.model_info.cost_usd(usage), 6),
     )
+
+
+def _spent_by_this_run(session: Session) -> Usage:
+    """The session's usage (its sub-agents' included) less what a resumed conversation had
+    spent before this run."""
+    total = session.usage.as_dict()
+    before = session.resumed.usage.as_dict() if session.resumed is not None else {}
+    return Usage(**{kind: tokens - before.get(kind, 0) for kind, tokens in total.items()})

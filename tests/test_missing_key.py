@@ -107,7 +107,7 @@ def test_a_failed_first_message_in_the_repl_is_kept_once_the_model_answers(
     assert transcript_files(home, project) == []
 
     repl.submit("second message")
-    repl.wait_for("Answer-2")
+    repl.wait_for_prompt("Answer-2")  # the turn is over: its answer is recorded, not only streamed
 
     [path] = transcript_files(home, project)
     written = records(path)

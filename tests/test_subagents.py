@@ -19,7 +19,7 @@ from agentcli.agents.definitions import load_agent_types
 from agentcli.context.paths import project_state_dir
 from agentcli.contracts import JSON, ModelRequest
 from agentcli.errors import ModelAPIError
-from agentcli.events import Event, Notice, SubagentFinished, SubagentStarted
+from agentcli.events import MAIN_AGENT, Event, Notice, SubagentFinished, SubagentStarted, ToolCallStarted
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.providers.scripted import Reply, ScriptedModel, reply, text, tool_use
@@ -413,14 +413,23 @@ def test_a_question_waiting_behind_another_is_answered_no_on_interrupt(project: 
     main = threading.main_thread().ident
     assert main is not None
 
+    events: list[Event] = []
+    both_calls_at_the_gate = threading.Event()
+
+    def record(event: Event) -> None:
+        events.append(event)
+        started = [e for e in events if isinstance(e, ToolCallStarted) and e.agent_id != MAIN_AGENT]
+        if len(started) == 2:
+            both_calls_at_the_gate.set()
+
     def press_ctrl_c() -> None:
         question_up.wait(WAIT_S)
+        both_calls_at_the_gate.wait(WAIT_S)  # the second sub-agent's call is queued behind the question
         signal.pthread_kill(main, signal.SIGINT)
 
     presser = threading.Thread(target=press_ctrl_c)
     presser.start()
-    events: list[Event] = []
-    with Session(SessionOptions(), project, events.append, model=model, prompter=prompter) as session:
+    with Session(SessionOptions(), project, record, model=model, prompter=prompter) as session:
         with pytest.raises(KeyboardInterrupt):
             session.send("do both")
         presser.join()

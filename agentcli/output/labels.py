@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.contracts import JSON
+from agentcli.contracts import JSON, Usage
 
 PRIMARY_FIELD = {
     "Read": "file_path",
@@ -13,6 +13,7 @@ PRIMARY_FIELD = {
     "Bash": "command",
     "Grep": "pattern",
     "Glob": "pattern",
+    "Task": "description",
 }
 PATH_FIELDS = ("file_path", "path", "notebook_path")
 
@@ -43,3 +44,30 @@ def call_label(name: str, tool_input: JSON, width: int = 80, *, cwd: Path | None
     if len(text) > width:
         text = text[: width - 1] + "…"
     return f"{name}({text})"
+
+
+def format_tokens(count: int) -> str:
+    """`950`, `1.2k`, `34k`, `1.5M`."""
+    if count < 1000:
+        return str(count)
+    if count < 10_000:
+        return f"{count / 1000:.1f}".removesuffix(".0") + "k"
+    if count < 1_000_000:
+        return f"{count // 1000}k"
+    return f"{count / 1_000_000:.1f}".removesuffix(".0") + "M"
+
+
+def plural(count: int, word: str) -> str:
+    """`1 tool call`, `6 tool calls`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def usage_tokens(usage: Usage) -> int:
+    """Every token a conversation's requests sent and received (cache reads and writes included)."""
+    return usage.total_input + usage.output_tokens
+
+
+def subagent_counts(tool_calls: int, usage: Usage, turns: int | None = None) -> str:
+    """`3 turns · 6 tool calls · 12.4k tokens` (without the turns while it runs)."""
+    parts = [plural(turns, "turn")] if turns is not None else []
+    return " · ".join([*parts, plural(tool_calls, "tool call"), f"{format_tokens(usage_tokens(usage))} tokens"])

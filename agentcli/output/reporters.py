@@ -10,15 +10,19 @@ from typing import Any, TextIO
 
 from agentcli.contracts import JSON
 from agentcli.events import (
+    MAIN_AGENT,
     AssistantMessage,
     Event,
     Notice,
     Retrying,
+    SubagentFinished,
+    SubagentStarted,
     ToolCallFinished,
     ToolResultsMessage,
 )
-from agentcli.output.labels import call_label
+from agentcli.output.labels import call_label, subagent_counts
 from agentcli.output.streams import write_err, write_out
+from agentcli.output.subagents import SubagentRun, SubagentRuns
 from agentcli.safe_text import for_terminal
 
 
@@ -42,6 +46,9 @@ class Outcome:
 class TextReporter:
     """Final answer alone on stdout; one progress line per tool call (and notices) on stderr.
 
+    A sub-agent's lines start with its name, `[Explore] ● Grep(load_config)`, and it ends
+    with one: `[Explore] done · 3 turns · 6 tool calls · 12.4k tokens` (or `✗` and the error).
+
     What goes to a terminal is shown through `safe_text.for_terminal` (a command's escape
     sequences are printed visibly); a final answer piped elsewhere is written as it is.
     """
@@ -51,20 +58,27 @@ class TextReporter:
         self.err = err or sys.stderr
         self.cwd = cwd
         """The project: files inside it are named relative to it."""
+        self.subagents = SubagentRuns()
 
     def start(self, init: JSON) -> None:
         pass
 
     def __call__(self, event: Event) -> None:
+        prefix = _whose(event, self.subagents.observe(event))
         if isinstance(event, ToolCallFinished):
             mark = "✗" if event.result.is_error else "●"
             summary = (event.result.summary or "").splitlines()
             tail = f" — {summary[0]}" if summary else ""
-            self._progress(f"{mark} {call_label(event.name, event.input, cwd=self.cwd)}{tail}")
+            self._progress(f"{prefix}{mark} {call_label(event.name, event.input, cwd=self.cwd)}{tail}")
+            if event.agent_id == MAIN_AGENT:
+                self.subagents.release(event.id)
         elif isinstance(event, Retrying):
-            self._progress(f"… {event.reason}; {event.plan()}")
+            self._progress(f"{prefix}… {event.reason}; {event.plan()}")
         elif isinstance(event, Notice):
-            self._progress(f"! {event.text}")
+            self._progress(f"{prefix}! {event.text}")
+        elif isinstance(event, SubagentFinished):
+            counts = subagent_counts(event.tool_calls, event.usage, event.turns)
+            self._progress(f"{prefix}✗ {event.error} · {counts}" if event.error else f"{prefix}done · {counts}")
 
     def finish(self, outcome: Outcome) -> None:
         if outcome.is_error:
@@ -75,6 +89,13 @@ class TextReporter:
 
     def _progress(self, line: str) -> None:
         write_err(self.err, for_terminal(line))
+
+
+def _whose(event: Event, run: SubagentRun | None) -> str:
+    """`[Explore] ` before a sub-agent's lines (its end's included), nothing before the main agent's."""
+    if run is not None:
+        return f"[{run.name}] "
+    return "" if event.agent_id == MAIN_AGENT else f"[{event.agent_id}] "
 
 
 class JsonReporter:
@@ -88,7 +109,7 @@ class JsonReporter:
         pass
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, (Retrying, Notice)):
+        if isinstance(event, (Retrying, Notice, SubagentStarted)):  # a sub-agent's notice is named after it
             self.text(event)
 
     def finish(self, outcome: Outcome) -> None:
@@ -96,24 +117,34 @@ class JsonReporter:
 
 
 class StreamJsonReporter:
-    """One JSON object per line: system init, each message, then the result."""
+    """One JSON object per line: system init, each message, then the result.
+
+    As in Claude Code, each message says whose it is: `parent_tool_use_id` is null for the
+    main agent's and the id of the Task call that started the sub-agent for a sub-agent's.
+    """
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self.session_id = ""
+        self.subagents = SubagentRuns()
 
     def start(self, init: JSON) -> None:
         self.session_id = init["session_id"]
         _write_json(self.out, {"type": "system", "subtype": "init", **init})
 
     def __call__(self, event: Event) -> None:
+        run = self.subagents.observe(event)
+        parent = run.started.parent_tool_use_id if run is not None and event.agent_id != MAIN_AGENT else None
         if isinstance(event, AssistantMessage):
-            self._message("assistant", event.message)
+            self._message("assistant", event.message, parent)
         elif isinstance(event, ToolResultsMessage):
-            self._message("user", event.message)
+            self._message("user", event.message, parent)
+        elif isinstance(event, ToolCallFinished) and event.agent_id == MAIN_AGENT:
+            self.subagents.release(event.id)
 
-    def _message(self, kind: str, message: JSON) -> None:
-        _write_json(self.out, {"type": kind, "message": message, "session_id": self.session_id})
+    def _message(self, kind: str, message: JSON, parent_tool_use_id: str | None) -> None:
+        line = {"type": kind, "message": message, "parent_tool_use_id": parent_tool_use_id}
+        _write_json(self.out, {**line, "session_id": self.session_id})
 
     def finish(self, outcome: Outcome) -> None:
         _write_json(self.out, outcome.as_json())

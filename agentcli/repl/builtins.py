@@ -18,6 +18,7 @@ from agentcli.contracts import JSON
 from agentcli.credentials import child_environment
 from agentcli.errors import Halt, UsageError
 from agentcli.loop import INTERRUPTED_MARKER
+from agentcli.output.labels import format_tokens
 from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, SESSION, Rule, RuleError, RuleSource, parse_rule, split_rule_list
 from agentcli.regular_file import read_regular_file
@@ -25,7 +26,7 @@ from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
 from agentcli.tools.todo import progress_line
 from agentcli.ui.markdown_stream import MarkdownStream
-from agentcli.ui.tool_render import TodoListView, format_tokens
+from agentcli.ui.tool_render import TodoListView
 
 if TYPE_CHECKING:
     from agentcli.repl.app import Repl
@@ -339,6 +340,40 @@ def _shown_path(path: Path, cwd: Path) -> str:
         return str(path)
 
 
+AGENTS_USAGE = "Usage: /agents lists the agent types; /agents last shows the latest sub-agent's conversation."
+
+
+def _agents(repl: Repl, args: str) -> None:
+    """`/agents` lists the types the Task tool can start and where each is defined; `/agents last`
+    prints the conversation of the latest sub-agent to finish."""
+    from agentcli.agents.definitions import BUILT_IN
+
+    choice = args.strip()
+    if choice == "last":
+        repl.view.show_last_subagent()
+        return
+    if choice:
+        repl.console.print(AGENTS_USAGE, style="yellow", markup=False)
+        return
+
+    types = repl.session.agent_types.catalog().types  # an unusable definition file is reported as a notice
+    table = Table("type", "tools", "model", "from", box=None)
+    for kind in types:
+        tools = ", ".join(kind.tools) if kind.tools is not None else "all but Task"
+        source = kind.source if kind.source == BUILT_IN else _shown_path(Path(kind.source), repl.session.cwd)
+        table.add_row(
+            f"[bold]{escape(for_terminal(kind.name))}[/bold]\n[dim]{escape(for_terminal(kind.description))}[/dim]",
+            escape(for_terminal(tools)),
+            escape(for_terminal(kind.model or "inherit")),
+            escape(for_terminal(source)),
+        )
+    repl.console.print(table)
+    repl.console.print(
+        "[dim]Custom types: .agentcli/agents/*.md or .claude/agents/*.md in the project, "
+        "$AGENTCLI_HOME/agents/*.md for all projects · /agents last shows the latest sub-agent's conversation[/dim]"
+    )
+
+
 def _todos(repl: Repl, args: str) -> None:
     todos = repl.session.context.todos.items
     if not todos:
@@ -396,6 +431,12 @@ BUILTINS: dict[str, Builtin] = {
         ),
         Builtin("cost", "Tokens, cache use, cost and time of this conversation (a resumed one's too)", _cost),
         Builtin("todos", "Show the model's task list for this conversation", _todos),
+        Builtin(
+            "agents",
+            "List the sub-agent types and where each is defined; last: the latest one's conversation",
+            _agents,
+            "[last]",
+        ),
         Builtin("model", "Show or change the model", _model, "[name]"),
         Builtin(
             "permissions",

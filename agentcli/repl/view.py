@@ -11,6 +11,12 @@ side). When a call finishes, its line and result are printed for good, in call o
 lines never interleave; while the model is still writing a call's input the spinner says
 "Preparing Write…". A call the user interrupts keeps its line, with `⎿ Interrupted` under it.
 
+A Task call's line is its sub-agent's (`agentcli.ui.subagent_render`): its description, a
+count of its tool calls and tokens and its latest action, kept up to date as the sub-agent's
+own events arrive, then one summary line. The sub-agent's text and tool calls are not
+printed; they are kept in memory for `/agents last` (`show_last_subagent`). Sub-agents run
+in threads of their own: their events only update what the region draws.
+
 Everything else is printed above the region (rich draws prints above a live display), and
 the streaming tail of an answer (`MarkdownStream`'s own live display, which rich nests in
 this one) is drawn above it too, cropped so that the region always fits the screen.
@@ -18,6 +24,7 @@ this one) is drawn above it too, cropped so that the region always fits the scre
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,10 +32,15 @@ from rich.console import Console, ConsoleDimensions, ConsoleOptions, Group, Rend
 from rich.live import Live
 from rich.segment import Segment
 
+from agentcli.contracts import JSON
 from agentcli.events import (
+    MAIN_AGENT,
     AssistantMessage,
     Event,
+    Notice,
     Retrying,
+    SubagentFinished,
+    SubagentStarted,
     TextDelta,
     ToolCallFinished,
     ToolCallRunning,
@@ -36,10 +48,20 @@ from agentcli.events import (
     ToolCallStreaming,
     ToolResultsMessage,
 )
+from agentcli.output.subagents import SubagentRuns
 from agentcli.tools.todo import Todo
 from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.status import QueuedInput, Status, StatusLine
-from agentcli.ui.tool_render import ApiErrorLine, InterruptedLine, Spinner, ToolCallLine, ToolResultView, render_event
+from agentcli.ui.subagent_render import TASK_TOOL, SubagentLine, SubagentSummary, task_title
+from agentcli.ui.tool_render import (
+    ApiErrorLine,
+    InterruptedLine,
+    NoticeLine,
+    Spinner,
+    ToolCallLine,
+    ToolResultView,
+    render_event,
+)
 
 INTERRUPT_HINT = "esc to interrupt"
 
@@ -68,19 +90,32 @@ class TurnView:
         """Calls the user interrupted in this turn, shown by `interrupted()`."""
         self._expandable: ToolCallFinished | None = None
         """The latest result whose preview left lines out: Ctrl-O shows it in full."""
+        self.subagents = SubagentRuns(keep_conversations=True)
+        self._judging: set[tuple[str, str]] = set()
+        """(agent, call) of the calls the gate is judging: it may be asking about one of them."""
+        self._in_turn = False
+        self._region_lock = threading.RLock()
+        """Sub-agents' threads may bring the region back while the main thread takes it down."""
 
     def begin(self, typed: Callable[[], str] = lambda: "") -> None:
         """A turn starts; `typed` gives what the user has typed ahead so far, to show under the spinner."""
         self.turn_tokens = 0
         self._running, self._stopped = (), []
+        self._judging.clear()
         self._typed = typed
+        self._in_turn = True
         self._wait(self._working_label())
 
     def end(self) -> None:
+        self._in_turn = False
         self._close_answer()
         self._stop_spinner()
 
     def __call__(self, event: Event) -> None:
+        self._track_judging(event)
+        if event.agent_id != MAIN_AGENT or isinstance(event, (SubagentStarted, SubagentFinished)):
+            self._subagent_event(event)
+            return
         if isinstance(event, TextDelta):
             if not event.text:  # a text block ended: draw all of it (a tool call may stream for a while)
                 if self._answer is not None:
@@ -130,14 +165,72 @@ class TurnView:
             if event.interrupted:
                 self._stopped.append(event)
                 return
-            result = ToolResultView(event, cwd=self.cwd)
-            if result.hidden:
-                self._expandable = event
-            self.console.print(Group(ToolCallLine.from_event(event, cwd=self.cwd), result))
+            run = self.subagents.release(event.id) if event.name == TASK_TOOL else None
+            if run is not None and run.finished is not None:
+                failed = run.finished.error is not None
+                self.console.print(Group(SubagentLine(event.input, run, failed=failed), SubagentSummary(run.finished)))
+            else:
+                result = ToolResultView(event, cwd=self.cwd)
+                if result.hidden:
+                    self._expandable = event
+                self.console.print(Group(self._call_line(event.name, event.input, event.result.is_error), result))
             if not self._running:
                 self._stop_spinner()
                 self._wait(self._working_label())
         # ToolCallStarted: nothing to show until the gate has decided (it may ask first)
+
+    def _subagent_event(self, event: Event) -> None:
+        """A sub-agent's own event, or its start or end: counted, and drawn by the region's
+        refresh; only a notice is printed. After a question a sub-agent asked, its next call
+        brings the region back (unless another question may be on screen)."""
+        run = self.subagents.observe(event)
+        if isinstance(event, Notice):
+            name = run.name if run is not None else event.agent_id
+            self.console.print(NoticeLine(f"{name}: {event.text}"))
+        elif isinstance(event, (ToolCallRunning, ToolCallFinished)) and self._in_turn and not self._judging:
+            self._wait("Running…")
+
+    def _track_judging(self, event: Event) -> None:
+        if isinstance(event, ToolCallStarted):
+            self._judging.add((event.agent_id, event.id))
+        elif isinstance(event, (ToolCallRunning, ToolCallFinished)):
+            self._judging.discard((event.agent_id, event.id))
+
+    def _call_line(
+        self, name: str, tool_input: JSON, failed: bool | None = None, call_id: str | None = None
+    ) -> SubagentLine | ToolCallLine:
+        """A call's line; a Task call's names its sub-agent (with its counts while it runs)."""
+        if name == TASK_TOOL:
+            run = self.subagents.for_call(call_id) if call_id is not None else None
+            return SubagentLine(tool_input, run, failed=failed)
+        return ToolCallLine(name, tool_input, cwd=self.cwd, failed=failed)
+
+    def show_last_subagent(self) -> None:
+        """`/agents last`: the conversation of the latest sub-agent to finish, as kept in memory."""
+        run = self.subagents.last_finished
+        if run is None or run.finished is None:
+            self.console.print(
+                "No sub-agent has finished in this session yet: the model starts one with the Task tool.", style="dim"
+            )
+            return
+        name, description = task_title({}, run)
+        self.console.print(f"{name}({description}) · its conversation", style="bold", markup=False, highlight=False)
+        if run.prompt:
+            self.console.print(f"> {run.prompt.strip()}", style="dim", markup=False, highlight=False)
+        for event in run.conversation:
+            if isinstance(event, AssistantMessage):
+                answer = "".join(b.get("text", "") for b in event.message["content"] if b.get("type") == "text")
+                if answer.strip():
+                    with MarkdownStream(self.console) as view:
+                        view.feed(answer.strip())
+            elif isinstance(event, ToolCallFinished):
+                self.console.print(self._call_line(event.name, event.input, event.result.is_error))
+                self.console.print(ToolResultView(event, cwd=self.cwd, full=True))
+            elif isinstance(event, Notice):
+                self.console.print(NoticeLine(event.text))
+        self.console.print(SubagentSummary(run.finished))
+        if run.finished.transcript:
+            self.console.print(f"Transcript: {run.finished.transcript}", style="dim", markup=False, highlight=False)
 
     def interrupted(self) -> None:
         """After an interrupt: each call it stopped keeps its line with `⎿ Interrupted` under it,
@@ -145,7 +238,8 @@ class TurnView:
         self.end()
         stopped, self._stopped, self._running = self._stopped, [], ()
         for event in stopped:
-            self.console.print(ToolCallLine(event.name, event.input, cwd=self.cwd))
+            self.subagents.release(event.id)
+            self.console.print(self._call_line(event.name, event.input))
             self.console.print(InterruptedLine(hint=event is stopped[-1]))
         if not stopped:
             self.console.print(InterruptedLine(hint=True))
@@ -175,20 +269,23 @@ class TurnView:
     def _wait(self, label: str) -> None:
         if not self.live_ok:
             return
-        if self._spinner is not None and self._live is not None:
-            self._spinner.label = label
-            return
-        self._spinner = Spinner(label, hint=INTERRUPT_HINT)
-        self._spinner.tokens = self.turn_tokens
-        self._live = _RegionLive(
-            console=self.console, transient=True, refresh_per_second=10, get_renderable=self._live_renderable
-        )
-        self._live.start()
+        with self._region_lock:
+            if self._spinner is not None and self._live is not None:
+                self._spinner.label = label
+                return
+            self._spinner = Spinner(label, hint=INTERRUPT_HINT)
+            self._spinner.tokens = self.turn_tokens
+            self._live = _RegionLive(
+                console=self.console, transient=True, refresh_per_second=10, get_renderable=self._live_renderable
+            )
+            self._live.start()
 
     def _live_renderable(self) -> RenderableType:
         """The running calls' lines, the spinner, the queued input, the status line (read by the
         Live's refresh thread)."""
-        parts: list[RenderableType] = [ToolCallLine(call.name, call.input, cwd=self.cwd) for call in self._running]
+        parts: list[RenderableType] = [
+            self._call_line(call.name, call.input, call_id=call.id) for call in self._running
+        ]
         if self._spinner is not None:
             parts.append(self._spinner)
         parts.append(QueuedInput(self._typed))
@@ -197,11 +294,12 @@ class TurnView:
         return Group(*parts)
 
     def _stop_spinner(self) -> None:
-        if self._live is not None:
-            self._close_answer()  # its live tail is nested in the region: it must end first
-            self._live.stop()
-        self._live = None
-        self._spinner = None
+        with self._region_lock:
+            if self._live is not None:
+                self._close_answer()  # its live tail is nested in the region: it must end first
+                self._live.stop()
+            self._live = None
+            self._spinner = None
 
 
 class _RegionLive(Live):

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
+from agentcli.output.labels import format_tokens
 from agentcli.safe_text import for_terminal
-from agentcli.ui.tool_render import format_tokens
 
 QUEUED_MARK = "» "
 QUEUED_NOTE = "  (queued for your next prompt)"

@@ -29,7 +29,7 @@ from rich.text import Text
 
 from agentcli.contracts import JSON
 from agentcli.events import Event, Notice, Retrying, ToolCallFinished, ToolCallStarted
-from agentcli.output.labels import PATH_FIELDS, call_label, display_path
+from agentcli.output.labels import PATH_FIELDS, call_label, display_path, format_tokens, plural
 from agentcli.safe_text import for_terminal
 from agentcli.tools.todo import Todo, parse_todos
 
@@ -61,10 +61,6 @@ def clean_line(text: str) -> str:
 def _one_line(text: str) -> str:
     """Text the model or a server wrote (a command, a task, a message), on one line, every control shown."""
     return " ".join(for_terminal(part) for part in text.split())
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 class ToolCallLine:
@@ -113,7 +109,7 @@ class ResultLines:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         rows: list[tuple[str, str]] = [(line, self.style) for line in self.lines]
         if self.hidden:
-            rows.append((f"… +{_plural(self.hidden, 'line')}", "dim"))
+            rows.append((f"… +{plural(self.hidden, 'line')}", "dim"))
         for index, (line, row_style) in enumerate(rows):
             yield _result_row(line, row_style, first=index == 0)
 
@@ -171,8 +167,8 @@ class DiffView:
         if self._headline:
             return self._headline
         if self.created:
-            return f"Created {self.path}: {_plural(self.additions, 'line')}"
-        counts = [_plural(n, word) for n, word in ((self.additions, "addition"), (self.removals, "removal")) if n]
+            return f"Created {self.path}: {plural(self.additions, 'line')}"
+        counts = [plural(n, word) for n, word in ((self.additions, "addition"), (self.removals, "removal")) if n]
         return f"Updated {self.path}: {', '.join(counts) or 'no changes'}"
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -190,7 +186,7 @@ class DiffView:
             text.overflow = "ellipsis"
             yield text
         if len(self.rows) > len(shown):
-            hidden = _plural(len(self.rows) - len(shown), "line")
+            hidden = plural(len(self.rows) - len(shown), "line")
             yield Text(f"{DIFF_INDENT}… +{hidden} · {EXPAND_KEY} to show all", style="dim")
 
 
@@ -208,7 +204,7 @@ class OutputPreview:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         rows: list[tuple[str, str]] = [(line, "") for line in self.lines]
         if self.hidden:
-            note = (f"… {_plural(self.hidden, 'line')} hidden · {EXPAND_KEY} to show all", "dim")
+            note = (f"… {plural(self.hidden, 'line')} hidden · {EXPAND_KEY} to show all", "dim")
             rows[PREVIEW_HEAD : PREVIEW_HEAD + self.hidden] = [note]
         for index, (line, style) in enumerate(rows):
             yield _result_row(line, style, first=self.first and index == 0)
@@ -355,17 +351,6 @@ def render_event(event: Event, *, cwd: Path | None = None) -> ConsoleRenderable 
     if isinstance(event, Notice):
         return NoticeLine(event.text)
     return None
-
-
-def format_tokens(count: int) -> str:
-    """`950`, `1.2k`, `34k`, `1.5M`."""
-    if count < 1000:
-        return str(count)
-    if count < 10_000:
-        return f"{count / 1000:.1f}".removesuffix(".0") + "k"
-    if count < 1_000_000:
-        return f"{count // 1000}k"
-    return f"{count / 1_000_000:.1f}".removesuffix(".0") + "M"
 
 
 def format_elapsed(seconds: float) -> str:

@@ -11,12 +11,12 @@ from rich.console import RenderableType
 from agentcli.contracts import ToolResult
 from agentcli.errors import ModelAPIError
 from agentcli.events import Notice, Retrying, TextDelta, ToolCallFinished, ToolCallStarted
+from agentcli.output.labels import format_tokens
 from agentcli.ui.tool_render import (
     ApiErrorLine,
     Spinner,
     ToolCallLine,
     format_elapsed,
-    format_tokens,
     render_event,
 )
 from tests.ui.helpers import FakeClock, make_console, output
