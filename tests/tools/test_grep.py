@@ -277,6 +277,11 @@ SAME_TREE: dict[str, str | bytes] = {
     "late_nul.log": "TODO early\n" + "x" * 70_000 + "\n\0TODO after the NUL\n",
     "src/pkg/.gitignore": "secret_*.py\n",
     "src/pkg/secret_key.py": "TODO\n",
+    # Names that look like ripgrep's own output: spaces, colons, a line-number prefix, a dash.
+    "odd names/with space: and colon.txt": "TODO: odd\n12:34\n",
+    "odd names/12:34-5.txt": "x\nTODO\n",
+    "odd names/-dash.py": "def dash():\n    return TODO\n",
+    "context.txt": "".join(f"HIT {n}\n" if n in (1, 3, 9, 10, 20) else f"plain {n}\n" for n in range(1, 25)),
 }
 QUERIES: list[JSON] = [
     {"pattern": "TODO"},
@@ -297,6 +302,23 @@ QUERIES: list[JSON] = [
     {"pattern": "a\\w*", "multiline": True, "output_mode": "count"},
     {"pattern": "return", "path": "src/app.py", "output_mode": "content", "-A": 1},
     {"pattern": "def", "type": "py", "output_mode": "content", "-n": False},
+    {"pattern": "TODO", "head_limit": 3},
+    {"pattern": "TODO", "path": "data/blob.bin"},
+    {"pattern": "TODO", "path": "data/blob.bin", "output_mode": "content"},
+    {"pattern": "TODO", "path": "late_nul.log", "output_mode": "content"},
+    {"pattern": "TODO", "path": "late_nul.log", "output_mode": "count"},
+    {"pattern": "TODO|12", "path": "odd names", "output_mode": "content", "-C": 1},
+    {"pattern": "TODO", "path": "odd names", "output_mode": "count"},
+    {"pattern": "HIT", "output_mode": "content", "-A": 1, "-B": 3},
+    {"pattern": "HIT", "output_mode": "content", "-C": 2, "head_limit": 9},
+    {"pattern": "HIT", "output_mode": "count", "-C": 2},
+    {"pattern": r"def \w+\(\):\n\s+return", "multiline": True, "output_mode": "content", "-C": 1},
+    {"pattern": "early\\n", "multiline": True, "output_mode": "count"},
+    {"pattern": "TODO", "glob": "*.txt", "output_mode": "content"},
+    {"pattern": "TODO", "glob": "**/*.{py,txt}", "output_mode": "count"},
+    {"pattern": "TODO", "glob": "*.py", "type": "py"},
+    {"pattern": "TODO", "path": "bom.txt", "type": "py"},
+    {"pattern": "TODO", "path": "bom.txt", "glob": "*.md", "output_mode": "content"},
 ]
 
 
