@@ -15,7 +15,8 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
-from typing import IO
+from dataclasses import dataclass
+from typing import IO, Literal, TypeVar
 
 from agentcli.credentials import child_environment
 from agentcli.tools.ignore import VCS_DIRS
@@ -30,6 +31,7 @@ from agentcli.tools.search import (
     skipped_as_binary,
 )
 
+T = TypeVar("T")
 DISABLE_ENV = "AGENTCLI_NO_RIPGREP"
 """Set to 1 to make Grep use the pure-Python engine even when rg is installed."""
 
@@ -64,15 +66,35 @@ def find_ripgrep() -> str | None:
     return shutil.which("rg")
 
 
+Output = Literal["names", "counts", "lines"]
+"""What rg is asked to print: `-l`, `--count` (with `--stats`), or the lines themselves."""
+
+
 def ripgrep_search(rg: str, query: SearchQuery, cancelled: threading.Event, files: FileFilter) -> Results:
     """Run rg for `query`; what it reports passes `files` wherever rg's own selection is not the same."""
     if query.root_is_file and skipped_as_binary(query.root):
         return HitList([], [])  # rg searches a binary file named on its command line; the Python engine never does
+    found: NamedFiles | CountedFiles | PrintedFiles
+    if query.mode == "files_with_matches":
+        found = _run(rg, query, "names", cancelled, _stat_names)
+    elif query.mode == "count" and not query.multiline and not query.root_is_file:
+        found = _run(rg, query, "counts", cancelled, _counted)
+        if not found.complete:  # rg's --count leaves out a file with a NUL after a match
+            found = _run(rg, query, "lines", cancelled, _printed)
+    else:
+        found = _run(rg, query, "lines", cancelled, _printed)
+    if _selects_exactly(query):
+        return found
+    return found.only(files.accepts)
+
+
+def _run(rg: str, query: SearchQuery, output: Output, cancelled: threading.Event, read: Callable[[Reading], T]) -> T:
+    """Run rg and `read` its output; raise what its exit and messages mean."""
     cwd, name = os.path.split(query.root) if query.root_is_file else (query.root, "")
-    selection, exact = _file_selection(query)
-    found: NamedFiles | PrintedFiles
+    # "./" starts every name rg prints, so a name is never taken for a line or a count
+    argv = [rg, *_arguments(query, output), *_file_selection(query), "--", f"./{name}" if name else "."]
     with subprocess.Popen(
-        [rg, *_arguments(query), *selection, "--", f"./{name}" if name else "."],
+        argv,
         cwd=cwd,
         env=child_environment(),
         stdin=subprocess.DEVNULL,
@@ -83,60 +105,78 @@ def ripgrep_search(rg: str, query: SearchQuery, cancelled: threading.Event, file
         blocked = threading.Event()
         threading.Thread(target=_watch, args=(proc, cancelled, blocked), daemon=True).start()
         errors = _Drain(proc.stderr)
-        if query.mode == "files_with_matches":
-            found = _stat_names(proc.stdout, cwd)
-            printed = bool(found.paths)
-        else:
-            out = proc.stdout.read()
-            printed = bool(out)
+        reading = Reading(proc.stdout, cwd, with_context=output == "lines" and bool(query.before or query.after))
+        found = read(reading)
         message = errors.text()
         proc.wait()
     if blocked.is_set():
         raise RipgrepBlocked()
     if proc.returncode == 2 and "regex parse error" in message:
         raise PatternRejected(message)
-    if proc.returncode == 2 and not printed and message and not cancelled.is_set():
+    if proc.returncode == 2 and not reading.printed and message and not cancelled.is_set():
         raise RipgrepFailed(message)
-    if query.mode != "files_with_matches":
-        found = PrintedFiles(out, cwd, with_context=query.mode == "content" and bool(query.before or query.after))
-    if exact and not query.root_is_file:
-        return found
-    return found.only(files.accepts)
+    return found
 
 
-def _arguments(query: SearchQuery) -> list[str]:
+@dataclass
+class Reading:
+    """rg's standard output as it is being read, and where rg ran (its names are relative to it)."""
+
+    stdout: IO[bytes]
+    cwd: str
+    with_context: bool
+    printed: bool = False
+
+    def read(self) -> bytes:
+        out = self.stdout.read()
+        self.printed = bool(out)
+        return out
+
+
+def _arguments(query: SearchQuery, output: Output) -> list[str]:
     args = ["--no-config", "--hidden", "--no-ignore-dot", "--no-ignore-global", "--no-messages", "--color=never"]
-    if query.mode == "files_with_matches":
+    if output == "names":
         args += ["--files-with-matches", "--null"]
+    elif output == "counts":
+        args += ["--count", "--null", "--with-filename", "--stats"]
     else:
-        # Not --count: it drops a file whose NUL byte comes after a match, where -l and the lines keep it.
         args += ["--heading", "--null", "--line-number", "--with-filename"]
     if query.ignore_case:
         args.append("--ignore-case")
     if query.multiline:
         args += ["--multiline", "--multiline-dotall"]
-    if query.mode == "content":
+    if output == "lines" and query.mode == "content":
         args += [f"--before-context={query.before}", f"--after-context={query.after}"]
     args += [f"--glob=!{name}" for name in sorted(VCS_DIRS)]
     return [*args, f"--regexp={query.pattern}"]
 
 
-def _file_selection(query: SearchQuery) -> tuple[list[str], bool]:
-    """rg's arguments for `type` and `glob`, and whether rg then selects exactly the files Grep may report.
+def _selects_exactly(query: SearchQuery) -> bool:
+    """Whether rg picks exactly the files Grep may report, with no `FileFilter.accepts` needed.
 
-    A `--glob` whitelist overrides rg's ignore rules (ours don't), so its results need
-    `FileFilter.accepts`. A glob that only names files (`*.py`, `**/*.{ts,tsx}`) goes in as a
-    type instead, which rg applies within its ignore rules: exact, and no per-file check.
+    rg searches a file named on its command line whatever its type or glob, and a `--glob`
+    whitelist overrides rg's ignore rules (ours don't).
     """
-    if query.type_globs:
-        args = [f"--type-add=agentcli:{glob}" for glob in query.type_globs] + ["--type=agentcli"]
-        return ([*args, f"--glob={query.glob}"], False) if query.glob else (args, True)
-    if not query.glob:
-        return [], True
-    name_glob = _name_only(query.glob)
-    if name_glob is None:
-        return [f"--glob={query.glob}"], False
-    return [f"--type-add=agentcli:{name_glob}", "--type=agentcli"], True
+    return not query.root_is_file and (not query.glob or _glob_as_type(query) is not None)
+
+
+def _file_selection(query: SearchQuery) -> list[str]:
+    """rg's arguments for `type` and `glob`."""
+    as_type = _glob_as_type(query)
+    type_globs = (as_type,) if as_type else query.type_globs or ()
+    args = [f"--type-add=agentcli:{glob}" for glob in type_globs] + (["--type=agentcli"] if type_globs else [])
+    if query.glob and as_type is None:
+        args.append(f"--glob={query.glob}")
+    return args
+
+
+def _glob_as_type(query: SearchQuery) -> str | None:
+    """The file-name glob that `glob` amounts to (`**/*.ts` → `*.ts`) when rg can take it as a type.
+
+    rg applies a type within its ignore rules, unlike `--glob`. Not with a `type` as well:
+    rg would search files of either.
+    """
+    return _name_only(query.glob) if query.glob and not query.type_globs else None
 
 
 def _name_only(glob: str) -> str | None:
@@ -219,19 +259,72 @@ class NamedFiles:
         return NamedFiles([self.paths[i] for i in kept], [self._mtimes[i] for i in kept])
 
 
-def _stat_names(stdout: IO[bytes], cwd: str) -> NamedFiles:
+def _stat_names(reading: Reading) -> NamedFiles:
     """`-l --null` output, each file stat'ed as its name arrives, while rg is still searching."""
     paths: list[str] = []
     mtimes: list[int] = []
     rest = b""
-    while chunk := os.read(stdout.fileno(), 1 << 16):
+    while chunk := os.read(reading.stdout.fileno(), 1 << 16):
+        reading.printed = True
         names = (rest + chunk).split(b"\0")
         rest = names.pop()
         for name in names:
-            path = _absolute(cwd, os.fsdecode(name))
+            path = _absolute(reading.cwd, os.fsdecode(name))
             paths.append(path)
             mtimes.append(modified_ns(path))
     return NamedFiles(paths, mtimes)
+
+
+def _counted(reading: Reading) -> CountedFiles:
+    return CountedFiles(reading.read(), reading.cwd)
+
+
+def _printed(reading: Reading) -> PrintedFiles:
+    return PrintedFiles(reading.read(), reading.cwd, with_context=reading.with_context)
+
+
+class CountedFiles:
+    """count results from `--count --null --stats`: `./name NUL count` per file, then rg's statistics."""
+
+    def __init__(self, out: bytes, cwd: str) -> None:
+        listing, _, stats = out.rpartition(b"\n\n")  # the statistics hold no empty line
+        reported = _FILES_MATCHED.search(stats)
+        counts = _COUNT_LINE.findall(os.fsdecode(listing + b"\n")) if listing else []
+        if reported is None or len(counts) != listing.count(b"\0"):
+            raise OutputUnclear()
+        self.complete = len(counts) == int(reported[1])
+        """False when a file that matched is missing from the counts (binary data after the match)."""
+        self.paths = [_absolute(cwd, name) for name, _ in counts]
+        self._counts = [int(count) for _, count in counts]
+        self.matched_lines = self.line_count = sum(self._counts)
+
+    def mtimes(self) -> list[int]:
+        return [modified_ns(path) for path in self.paths]
+
+    def hits(self, index: int) -> LineCount:
+        return LineCount(self._counts[index])
+
+    def only(self, keep: Callable[[str], bool]) -> HitList:
+        kept = [i for i, path in enumerate(self.paths) if keep(path)]
+        return HitList([self.paths[i] for i in kept], [self.hits(i) for i in kept])
+
+
+_COUNT_LINE = re.compile(r"(\./[^\0]*)\0([0-9]+)\n")
+_FILES_MATCHED = re.compile(rb"^([0-9]+) files contained matches$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class LineCount:
+    """A file known by how many of its lines matched (count mode shows no lines)."""
+
+    matched_count: int
+
+    @property
+    def line_count(self) -> int:
+        return self.matched_count
+
+    def lines(self) -> Iterator[tuple[int, bool, str]]:
+        return iter(())
 
 
 class PrintedFiles:
