@@ -16,6 +16,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import IO, Literal, TypeVar
 
 from agentcli.credentials import child_environment
@@ -66,7 +67,7 @@ def find_ripgrep() -> str | None:
     return shutil.which("rg")
 
 
-Output = Literal["names", "counts", "lines"]
+Printout = Literal["names", "counts", "lines"]
 """What rg is asked to print: `-l`, `--count` (with `--stats`), or the lines themselves."""
 
 
@@ -74,25 +75,27 @@ def ripgrep_search(rg: str, query: SearchQuery, cancelled: threading.Event, file
     """Run rg for `query`; what it reports passes `files` wherever rg's own selection is not the same."""
     if query.root_is_file and skipped_as_binary(query.root):
         return HitList([], [])  # rg searches a binary file named on its command line; the Python engine never does
+    cwd = os.path.dirname(query.root) if query.root_is_file else query.root
+    with_context = query.mode == "content" and bool(query.before or query.after)
     found: NamedFiles | CountedFiles | PrintedFiles
     if query.mode == "files_with_matches":
-        found = _run(rg, query, "names", cancelled, _stat_names)
+        found = _run(rg, query, "names", cancelled, partial(_stat_names, cwd=cwd))
     elif query.mode == "count" and not query.multiline and not query.root_is_file:
-        found = _run(rg, query, "counts", cancelled, _counted)
+        found = CountedFiles(_run(rg, query, "counts", cancelled, _read_all), cwd)
         if not found.complete:  # rg's --count leaves out a file with a NUL after a match
-            found = _run(rg, query, "lines", cancelled, _printed)
+            found = PrintedFiles(_run(rg, query, "lines", cancelled, _read_all), cwd, with_context=False)
     else:
-        found = _run(rg, query, "lines", cancelled, _printed)
+        found = PrintedFiles(_run(rg, query, "lines", cancelled, _read_all), cwd, with_context=with_context)
     if _selects_exactly(query):
         return found
     return found.only(files.accepts)
 
 
-def _run(rg: str, query: SearchQuery, output: Output, cancelled: threading.Event, read: Callable[[Reading], T]) -> T:
-    """Run rg and `read` its output; raise what its exit and messages mean."""
+def _run(rg: str, query: SearchQuery, printout: Printout, cancelled: threading.Event, read: Callable[[Stdout], T]) -> T:
+    """Run rg and `read` its output as it comes; raise what its exit and messages mean."""
     cwd, name = os.path.split(query.root) if query.root_is_file else (query.root, "")
     # "./" starts every name rg prints, so a name is never taken for a line or a count
-    argv = [rg, *_arguments(query, output), *_file_selection(query), "--", f"./{name}" if name else "."]
+    argv = [rg, *_arguments(query, printout), *_file_selection(query), "--", f"./{name}" if name else "."]
     with subprocess.Popen(
         argv,
         cwd=cwd,
@@ -105,39 +108,41 @@ def _run(rg: str, query: SearchQuery, output: Output, cancelled: threading.Event
         blocked = threading.Event()
         threading.Thread(target=_watch, args=(proc, cancelled, blocked), daemon=True).start()
         errors = _Drain(proc.stderr)
-        reading = Reading(proc.stdout, cwd, with_context=output == "lines" and bool(query.before or query.after))
-        found = read(reading)
+        stdout = Stdout(proc.stdout)
+        found = read(stdout)
         message = errors.text()
         proc.wait()
     if blocked.is_set():
         raise RipgrepBlocked()
     if proc.returncode == 2 and "regex parse error" in message:
         raise PatternRejected(message)
-    if proc.returncode == 2 and not reading.printed and message and not cancelled.is_set():
+    if proc.returncode == 2 and not stdout.printed and message and not cancelled.is_set():
         raise RipgrepFailed(message)
     return found
 
 
 @dataclass
-class Reading:
-    """rg's standard output as it is being read, and where rg ran (its names are relative to it)."""
+class Stdout:
+    """rg's standard output, and whether it printed anything (an error with no output is a failure)."""
 
     stdout: IO[bytes]
-    cwd: str
-    with_context: bool
     printed: bool = False
 
-    def read(self) -> bytes:
-        out = self.stdout.read()
-        self.printed = bool(out)
-        return out
+    def chunks(self) -> Iterator[bytes]:
+        while chunk := os.read(self.stdout.fileno(), 1 << 16):
+            self.printed = True
+            yield chunk
 
 
-def _arguments(query: SearchQuery, output: Output) -> list[str]:
+def _read_all(output: Stdout) -> bytes:
+    return b"".join(output.chunks())
+
+
+def _arguments(query: SearchQuery, printout: Printout) -> list[str]:
     args = ["--no-config", "--hidden", "--no-ignore-dot", "--no-ignore-global", "--no-messages", "--color=never"]
-    if output == "names":
+    if printout == "names":
         args += ["--files-with-matches", "--null"]
-    elif output == "counts":
+    elif printout == "counts":
         args += ["--count", "--null", "--with-filename", "--stats"]
     else:
         args += ["--heading", "--null", "--line-number", "--with-filename"]
@@ -145,7 +150,7 @@ def _arguments(query: SearchQuery, output: Output) -> list[str]:
         args.append("--ignore-case")
     if query.multiline:
         args += ["--multiline", "--multiline-dotall"]
-    if output == "lines" and query.mode == "content":
+    if printout == "lines" and query.mode == "content":
         args += [f"--before-context={query.before}", f"--after-context={query.after}"]
     args += [f"--glob=!{name}" for name in sorted(VCS_DIRS)]
     return [*args, f"--regexp={query.pattern}"]
@@ -259,28 +264,19 @@ class NamedFiles:
         return NamedFiles([self.paths[i] for i in kept], [self._mtimes[i] for i in kept])
 
 
-def _stat_names(reading: Reading) -> NamedFiles:
+def _stat_names(output: Stdout, cwd: str) -> NamedFiles:
     """`-l --null` output, each file stat'ed as its name arrives, while rg is still searching."""
     paths: list[str] = []
     mtimes: list[int] = []
     rest = b""
-    while chunk := os.read(reading.stdout.fileno(), 1 << 16):
-        reading.printed = True
+    for chunk in output.chunks():
         names = (rest + chunk).split(b"\0")
         rest = names.pop()
         for name in names:
-            path = _absolute(reading.cwd, os.fsdecode(name))
+            path = _absolute(cwd, os.fsdecode(name))
             paths.append(path)
             mtimes.append(modified_ns(path))
     return NamedFiles(paths, mtimes)
-
-
-def _counted(reading: Reading) -> CountedFiles:
-    return CountedFiles(reading.read(), reading.cwd)
-
-
-def _printed(reading: Reading) -> PrintedFiles:
-    return PrintedFiles(reading.read(), reading.cwd, with_context=reading.with_context)
 
 
 class CountedFiles:

@@ -174,11 +174,45 @@ def test_gitignored_files_and_folders_and_git_are_skipped(grep_tool: GrepTool, c
         "src/generated.py",
     ]
     # A glob selects among non-ignored files only (ripgrep alone would let it re-include them).
-    assert sorted(lines(grep(grep_tool, ctx, "needle", glob="*.py"))) == [
-        "pkg/shared.py",
-        "src/app.py",
-        "src/generated.py",
+    for glob in ("*.py", "**/*.py", "{src,pkg}/**/*.py"):
+        assert sorted(lines(grep(grep_tool, ctx, "needle", glob=glob))) == [
+            "pkg/shared.py",
+            "src/app.py",
+            "src/generated.py",
+        ]
+
+
+def test_a_nul_after_a_match_still_counts_the_lines_before_it(
+    grep_tool: GrepTool, ctx: ToolContext, repo: Path
+) -> None:
+    # rg --count alone leaves such a file out; Grep counts it as its content mode shows it.
+    write(repo, {"late.log": "needle\n" + "x" * 70_000 + "\n\0needle\n", "plain.txt": "needle\nneedle\n"})
+    result = grep(grep_tool, ctx, "needle", output_mode="count")
+    assert lines(result) == ["late.log:1", "plain.txt:2"]
+    assert result.summary == "Found 3 matching lines in 2 files"
+    assert lines(grep(grep_tool, ctx, "needle", output_mode="content")) == [
+        "late.log:1:needle",
+        "plain.txt:1:needle",
+        "plain.txt:2:needle",
     ]
+
+
+def test_file_names_with_line_breaks(grep_tool: GrepTool, ctx: ToolContext, repo: Path) -> None:
+    write(repo, {"two\nlines.txt": "needle\n", "a.txt": "needle here\n"})
+    assert lines(grep(grep_tool, ctx, "needle", output_mode="count")) == ["a.txt:1", "two", "lines.txt:1"]
+    assert lines(grep(grep_tool, ctx, "needle", output_mode="content")) == [
+        "a.txt:1:needle here",
+        "two",
+        "lines.txt:1:needle",
+    ]
+
+
+def test_a_folder_around_the_project_lists_files_inside_it_relative(
+    grep_tool: GrepTool, tmp_path: Path, repo: Path
+) -> None:
+    write(repo, {"src/in.txt": "needle\n", "top.txt": "needle\n", "src/zz.txt": "needle\n"})
+    result = grep(grep_tool, ToolContext(cwd=repo / "src"), "needle", path=str(repo), output_mode="count")
+    assert lines(result) == [f"{repo.resolve()}/top.txt:1", "in.txt:1", "zz.txt:1"]
 
 
 def test_an_ignored_folder_named_as_path_is_searched(grep_tool: GrepTool, ctx: ToolContext, repo: Path) -> None:
@@ -252,6 +286,15 @@ def test_env_var_forces_the_python_engine(ctx: ToolContext, repo: Path, monkeypa
     monkeypatch.setenv("AGENTCLI_NO_RIPGREP", "1")
     result = call(GrepTool(), ctx, {"pattern": r"\pL+"})
     assert result.is_error and "Invalid regular expression" in result.content
+
+
+@needs_rg
+def test_a_glob_ripgrep_rejects_is_a_clear_error_in_every_mode(ctx: ToolContext, repo: Path) -> None:
+    write(repo, {"a.txt": "needle\n"})
+    for mode in ("files_with_matches", "content", "count"):
+        result = call(GrepTool(), ctx, {"pattern": "needle", "glob": "a{", "output_mode": mode})
+        assert result.is_error and result.content.startswith("Search failed: "), (mode, result.content)
+        assert "unclosed alternate group" in result.content
 
 
 @pytest.mark.skipif(not os.environ.get("AGENTCLI_REQUIRE_RIPGREP"), reason="set AGENTCLI_REQUIRE_RIPGREP=1 (CI does)")
