@@ -1,9 +1,12 @@
-"""Grep's fast engine: run `rg` and parse its plain output (`-l --null` for files, `--heading --null -n` for lines).
+"""Grep's fast engine: run `rg` and parse its plain output, never more of it than Grep shows.
 
-rg prints a file's lines together; with `--heading --null` the file name comes once, ended by
-a NUL (so any name parses), then `N:text` for a matched line and `N-text` for a context line,
-`--` between non-adjacent groups, and an empty line before the next file. Only the files Grep
-shows are split into lines; the rest are counted without being decoded.
+- files_with_matches: `-l --null`, each name stat'ed as it arrives, while rg still searches.
+- count: `--count --null --stats`: `./name NUL count` lines, then totals that show whether
+  rg left out a file (it does when binary data follows a match); then, and for multiline
+  counts, the lines below.
+- content: `--heading --null -n`: a file's name once, ended by a NUL, then `N:text` for a
+  matched line and `N-text` for a context line, `--` between groups, an empty line before
+  the next file. Totals are counted over the whole output; only the files shown are split.
 """
 
 from __future__ import annotations
@@ -125,17 +128,17 @@ def _run(rg: str, query: SearchQuery, printout: Printout, cancelled: threading.E
 class Stdout:
     """rg's standard output, and whether it printed anything (an error with no output is a failure)."""
 
-    stdout: IO[bytes]
+    pipe: IO[bytes]
     printed: bool = False
 
     def chunks(self) -> Iterator[bytes]:
-        while chunk := os.read(self.stdout.fileno(), 1 << 16):
+        while chunk := os.read(self.pipe.fileno(), 1 << 16):
             self.printed = True
             yield chunk
 
 
-def _read_all(output: Stdout) -> bytes:
-    return b"".join(output.chunks())
+def _read_all(stdout: Stdout) -> bytes:
+    return b"".join(stdout.chunks())
 
 
 def _arguments(query: SearchQuery, printout: Printout) -> list[str]:
@@ -176,16 +179,14 @@ def _file_selection(query: SearchQuery) -> list[str]:
 
 
 def _glob_as_type(query: SearchQuery) -> str | None:
-    """The file-name glob that `glob` amounts to (`**/*.ts` → `*.ts`) when rg can take it as a type.
+    """The file-name glob that `glob` amounts to (`**/*.ts` → `*.ts`), if rg can take it as a type.
 
-    rg applies a type within its ignore rules, unlike `--glob`. Not with a `type` as well:
-    rg would search files of either.
+    rg applies a type within its ignore rules, unlike `--glob`. Not a glob that looks at
+    folders, negates, or needs escapes, and not with a `type` too (rg would search either).
     """
-    return _name_only(query.glob) if query.glob and not query.type_globs else None
-
-
-def _name_only(glob: str) -> str | None:
-    """The file-name glob `glob` amounts to (`**/*.ts` → `*.ts`), or None if it looks at folders too."""
+    glob = query.glob
+    if not glob or query.type_globs:
+        return None
     while glob.startswith("**/"):
         glob = glob[3:]
     if not glob or glob != glob.strip() or glob[0] in "!#" or any(c in glob for c in "/\\:"):
@@ -264,12 +265,12 @@ class NamedFiles:
         return NamedFiles([self.paths[i] for i in kept], [self._mtimes[i] for i in kept])
 
 
-def _stat_names(output: Stdout, cwd: str) -> NamedFiles:
+def _stat_names(stdout: Stdout, cwd: str) -> NamedFiles:
     """`-l --null` output, each file stat'ed as its name arrives, while rg is still searching."""
     paths: list[str] = []
     mtimes: list[int] = []
     rest = b""
-    for chunk in output.chunks():
+    for chunk in stdout.chunks():
         names = (rest + chunk).split(b"\0")
         rest = names.pop()
         for name in names:
@@ -301,8 +302,7 @@ class CountedFiles:
         return LineCount(self._counts[index])
 
     def only(self, keep: Callable[[str], bool]) -> HitList:
-        kept = [i for i, path in enumerate(self.paths) if keep(path)]
-        return HitList([self.paths[i] for i in kept], [self.hits(i) for i in kept])
+        return _only(self, keep)
 
 
 _COUNT_LINE = re.compile(r"(\./[^\0]*)\0([0-9]+)\n")
@@ -352,8 +352,13 @@ class PrintedFiles:
         return PrintedHits(self._blocks[index][self._ends[index] + 1 :])
 
     def only(self, keep: Callable[[str], bool]) -> HitList:
-        kept = [i for i, path in enumerate(self.paths) if keep(path)]
-        return HitList([self.paths[i] for i in kept], [self.hits(i) for i in kept])
+        return _only(self, keep)
+
+
+def _only(found: Results, keep: Callable[[str], bool]) -> HitList:
+    """The files of `found` whose path `keep` accepts."""
+    kept = [i for i, path in enumerate(found.paths) if keep(path)]
+    return HitList([found.paths[i] for i in kept], [found.hits(i) for i in kept])
 
 
 def _distinct(names: bytes, count: int) -> bool:

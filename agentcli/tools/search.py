@@ -101,7 +101,7 @@ class FileHits:
 
 
 class HitList:
-    """Results held file by file (the Python engine's)."""
+    """Results held file by file: the Python engine's, and ripgrep's once filtered file by file."""
 
     def __init__(self, paths: Sequence[str], hits: Sequence[Hits]) -> None:
         self.paths = paths
