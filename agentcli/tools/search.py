@@ -1,6 +1,6 @@
 """Grep's search, engine-neutral: the query, the hits, which files count, and the pure-Python engine.
 
-`agentcli.tools.ripgrep` is the fast engine; both produce `Hits` for the same query and
+`agentcli.tools.ripgrep` is the fast engine; both produce `Results` for the same query and
 tree, and both pass through `FileFilter`, so Grep answers the same with or without ripgrep.
 """
 
