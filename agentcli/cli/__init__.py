@@ -5,17 +5,20 @@ without loading typer; `--version` is answered before anything else loads. Every
 `--help` and every mistake included, goes to typer (`app`), which knows the same options.
 A usage error the command itself finds (`--permission-mode nope`) is left to typer too: it
 reads the command line again, reaches the same error and reports it as it reports its own.
+
+The process ends with `exit_now` once its work is done (see there).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import NoReturn
 
 
 def main() -> NoReturn:
-    raise SystemExit(_exit_code(_main))
+    exit_now(_exit_code(_main))
 
 
 def _main() -> int:
@@ -56,3 +59,22 @@ def _exit_code(run: Callable[[], int]) -> int:
 
         write_err(sys.stderr, str(done.code))
         return 1
+
+
+def exit_now(code: int) -> NoReturn:
+    """Flush stdout and stderr and end the process at once, without tearing the interpreter down.
+
+    Called when the work is over: the answer is printed, the transcript synced and closed, each
+    tool call's child processes killed, the tool threads joined (`Session.close`). What the
+    interpreter would still do is free every object and module one by one, which takes ~0.5 s
+    once the HTTP and SDK modules are loaded, time in which the run looks unfinished to whoever
+    waits for it. Nothing agentcli needs runs at exit: it registers no atexit handler.
+    """
+    from agentcli.output.streams import silence
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # gone (`| head`) or closed: nothing left to show there
+            silence(stream)
+    os._exit(code)

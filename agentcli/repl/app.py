@@ -205,6 +205,8 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
         return repl.loop()
     except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
         return stop.exit_code
+    finally:
+        repl.session.close()
 
 
 def _warm_up_sdk() -> None:
