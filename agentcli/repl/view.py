@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleDimensions, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
@@ -37,9 +38,11 @@ from agentcli.events import (
     ToolResultsMessage,
 )
 from agentcli.tools.todo import Todo
-from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.status import QueuedInput, Status, StatusLine
 from agentcli.ui.tool_render import ApiErrorLine, InterruptedLine, Spinner, ToolCallLine, ToolResultView, render_event
+
+if TYPE_CHECKING:
+    from agentcli.ui.markdown_stream import MarkdownStream  # imported at the first answer (see repl.warmup)
 
 INTERRUPT_HINT = "esc to interrupt"
 
@@ -87,6 +90,8 @@ class TurnView:
                     self._answer.flush()
                 return
             if self._answer is None:
+                from agentcli.ui.markdown_stream import MarkdownStream
+
                 self._answer = MarkdownStream(self.console)
             self._answer.feed(event.text)
             return
