@@ -1,7 +1,8 @@
 """The interactive REPL: read a message, run the loop with live output, repeat.
 
-The prompt is on screen before the provider and what only a turn needs are imported: they
-load in a background thread from the first paint on, while the user types (`repl.warmup`).
+The prompt is on screen before what only a turn needs is imported (the HTTP client and SDK
+the provider sends with, the answer renderer): that loads in a background thread from the
+first paint on, while the user types (`repl.warmup`).
 """
 
 from __future__ import annotations
