@@ -13,12 +13,12 @@ import importlib
 import threading
 
 WARM_UP = (
-    "agentcli.ui.markdown_stream",  # the streamed answer (markdown-it, rich's Markdown)
     "agentcli.providers.anthropic",  # the provider (already loaded: the session builds its model at once)
     "httpx2",  # the HTTP client it sends requests with, loaded at its first request
     "anthropic",  # the SDK it imports at its first request: drop once it no longer does (~1 s of CPU)
+    "agentcli.ui.markdown_stream",  # the streamed answer (markdown-it, rich's Markdown)
 )
-"""In the order a turn needs them: the cheap ones first, so a quick Enter finds them loaded."""
+"""In the order a turn needs them: what sends the request, then what shows the answer."""
 
 
 def start_warm_up() -> None:
