@@ -1,20 +1,19 @@
 """The interactive REPL: read a message, run the loop with live output, repeat.
 
-The prompt is on screen before the SDK is imported: that import (~1.5 s) happens in a
-background thread while the user types.
+The prompt is on screen before what only a turn needs is imported (the HTTP client and SDK
+the provider sends with, the answer renderer): that loads in a background thread from the
+first paint on, while the user types (`repl.warmup`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import threading
 import time
 import traceback
 from collections.abc import Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.utils import is_dumb_terminal
 from rich.console import Console
 
 from agentcli import __version__
@@ -27,6 +26,7 @@ from agentcli.repl.input import prompt_session
 from agentcli.repl.keys import EscWatcher
 from agentcli.repl.prompter import TerminalPrompter
 from agentcli.repl.view import TurnView
+from agentcli.repl.warmup import start_warm_up
 from agentcli.session import Session, SessionOptions
 from agentcli.settings import agentcli_home
 from agentcli.skills.loader import unknown_message
@@ -67,6 +67,14 @@ class Repl:
         """Keys typed while the last turn ran: they start the next prompt's line."""
         self._skill_list: list[tuple[str, str]] = []
         self._skills_read_at = float("-inf")
+        self._warming_up = False
+        self.prompt.app.after_render += lambda app: self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Start the warm-up once the prompt is first on screen, so it does not delay drawing it."""
+        if not self._warming_up:
+            self._warming_up = True
+            start_warm_up()
 
     # ------------------------------------------------------------------ main loop
 
@@ -75,6 +83,8 @@ class Repl:
         if anthropic_credential() is None:
             self.console.print(NO_CREDENTIAL_WARNING, style="yellow", markup=False)
         show_resumed(self)
+        if is_dumb_terminal():  # prompt_toolkit then prints a plain prompt, which has no render events
+            self._warm_up()
         armed_exit = False
         while True:
             try:
@@ -199,15 +209,9 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
     except AgentcliError as error:
         Console(stderr=True).print(str(error), style="red", markup=False)
         return error.exit_code
-    # Started once our own imports are done, so it does not compete with drawing the prompt.
-    threading.Thread(target=_warm_up_sdk, name="import-anthropic", daemon=True).start()
-    with repl.session:
-        try:
-            return repl.loop()
-        except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
-            return stop.exit_code
-
-
-def _warm_up_sdk() -> None:
-    with contextlib.suppress(ImportError):  # reported properly when the first request is made
-        importlib.import_module("anthropic")
+    try:
+        return repl.loop()
+    except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
+        return stop.exit_code
+    finally:
+        repl.session.close()

@@ -25,7 +25,6 @@ from agentcli.regular_file import read_regular_file
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
 from agentcli.tools.todo import progress_line
-from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.tool_render import TodoListView
 
 if TYPE_CHECKING:
@@ -159,6 +158,8 @@ def show_resumed(repl: Repl) -> None:
     if prompt:
         repl.console.print(f"> {_clip(prompt)}", style="dim", markup=False)
     if answer:
+        from agentcli.ui.markdown_stream import MarkdownStream  # not before the prompt otherwise (see repl.warmup)
+
         with MarkdownStream(repl.console) as view:  # shows control characters escaped, as live answers do
             view.feed(answer.strip())
     repl.last_context_tokens = session.agent.context_tokens
