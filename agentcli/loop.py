@@ -169,7 +169,7 @@ class Agent:
             self._append_assistant(response)
             calls = [b for b in response.content if b.get("type") == "tool_use"]
             if not calls:
-                if continued < MAX_STOP_HOOK_CONTINUATIONS and self._stop_hook_continues(response, continued > 0):
+                if self._stop_hook_continues(response, continued):
                     continued += 1
                     continue
                 return RunResult(_text_of(response.content), turns, self.usage)
@@ -180,12 +180,21 @@ class Agent:
             if reason := watch.observe(calls, results):
                 raise NoProgress(reason)
 
-    def _stop_hook_continues(self, response: ModelResponse, active: bool) -> bool:
-        """Run the Stop (or SubagentStop) hooks; True when they sent the model back to work."""
+    def _stop_hook_continues(self, response: ModelResponse, continued: int) -> bool:
+        """Run the Stop (or SubagentStop) hooks; True when they sent the model back to work
+        (`continued` times already for this message)."""
         event = "Stop" if self.agent_id == MAIN_AGENT else "SubagentStop"
-        fields = {"stop_hook_active": active, "last_assistant_message": _text_of(response.content)}
+        fields = {"stop_hook_active": continued > 0, "last_assistant_message": _text_of(response.content)}
         said = self.executor.hooks.run(event, fields)
         if said.stop or not said.blocked:
+            return False
+        if continued >= MAX_STOP_HOOK_CONTINUATIONS:
+            self.emit(
+                Notice(
+                    f"A {event} hook kept the model going {continued} times in a row, the most it may; "
+                    f"stopping anyway. It said: {said.reason}"
+                )
+            )
             return False
         self.add_message(
             {"role": "user", "content": [{"type": "text", "text": f"{event} hook feedback:\n{said.reason}"}]}

@@ -86,8 +86,8 @@ def decide(event: str, runs: Sequence[HookRun]) -> HookOutcome:
                 permission = asked
             if why := _text(specific.get("permissionDecisionReason")) or reason:
                 permission_reasons.append(why)
-            if isinstance(new_input := specific.get("updatedInput"), dict) and updated is None:
-                updated = new_input
+        if event == "PreToolUse" and isinstance(new_input := specific.get("updatedInput"), dict):
+            updated = new_input if updated is None else updated
         if context := _text(specific.get("additionalContext")):
             contexts.append(context)
     return HookOutcome(
