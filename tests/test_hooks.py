@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ from tests.fake_anthropic import FakeAnthropic
 from tests.hooks_helpers import hook_command, hook_entry, logged, write_settings
 from tests.terminal import Terminal
 
+DATA = Path(__file__).parent / "data"
 COMMON_FIELDS = {"session_id", "transcript_path", "cwd", "hook_event_name", "permission_mode"}
 
 
@@ -110,23 +112,10 @@ def test_a_malformed_hook_is_a_usage_error_naming_the_file(run_agent: RunAgent, 
 def test_a_configuration_from_claude_codes_documentation_works_verbatim(
     run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
-    # The file protection example of Claude Code's hooks guide, copied unchanged.
+    # The file protection example of Claude Code's hooks guide ("Get started with Claude Code
+    # hooks"), copied unchanged into tests/data.
     (project / ".agentcli").mkdir()
-    (project / ".agentcli" / "settings.json").write_text(r"""{
-  "hooks": {
-    "PreToolUse": [
-      {
-        "matcher": "Edit|MultiEdit|Write",
-        "hooks": [
-          {
-            "type": "command",
-            "command": "python3 -c \"import json, sys; data=json.load(sys.stdin); path=data.get('tool_input', {}).get('file_path', ''); sys.exit(2 if any(p in path for p in ['.env', 'package-lock.json', '.git/']) else 0)\""
-          }
-        ]
-      }
-    ]
-  }
-}""")
+    shutil.copy(DATA / "claude_code_file_protection.json", project / ".agentcli" / "settings.json")
     model.script(
         reply(
             tool_use("Write", {"file_path": str(project / ".env"), "content": "KEY=1\n"}, id="toolu_env"),
@@ -525,8 +514,8 @@ class McpLikeTool:
 
 def test_a_matcher_on_an_mcp_tool_name_blocks_that_tool(project: Path, tmp_path: Path) -> None:
     log = tmp_path / "mcp.log"
-    settings = [("local", tmp_path / "s.json", {"hooks": {"PreToolUse": [
-        hook_entry(hook_command(tmp_path, log, exit=2, stderr="Server x is read-only today."), matcher="mcp__x__.*")]}})]  # fmt: skip
+    blocker = hook_command(tmp_path, log, exit=2, stderr="Server x is read-only today.")
+    settings = [("local", tmp_path / "s.json", {"hooks": {"PreToolUse": [hook_entry(blocker, matcher="mcp__x__.*")]}})]
     tool = McpLikeTool()
     model = ScriptedModel(reply(tool_use("mcp__x__y", {}, id="toolu_mcp")), reply(text("ok")))
     agent = build_agent(
