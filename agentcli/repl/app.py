@@ -51,7 +51,12 @@ class Repl:
         self._watcher: EscWatcher | None = None
         prompter = TerminalPrompter(self.console, lambda: self._watcher, self.view.pause)
         self.session = Session(
-            options, cwd, self.view, prompter=prompter, approve_outside=prompter.approve_outside_files
+            options,
+            cwd,
+            self.view,
+            prompter=prompter,
+            approve_outside=prompter.approve_outside_files,
+            approve_hooks=prompter.approve_project_hooks,
         )
         self.view.current_task = lambda: self.session.context.todos.current()
         self.prompt: PromptSession[str] = prompt_session(
