@@ -309,6 +309,10 @@ class Usage:
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
         self.cache_read_input_tokens += other.cache_read_input_tokens
 
+    def less(self, other: Usage) -> Usage:
+        """What is left of this usage without `other` (a part of it)."""
+        return Usage(**{kind: tokens - getattr(other, kind) for kind, tokens in self.as_dict().items()})
+
     @property
     def total_input(self) -> int:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens

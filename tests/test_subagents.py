@@ -526,6 +526,31 @@ def test_usage_and_cost_include_sub_agents(model: ScriptedModel, run_agent: RunA
     assert out["usage"]["output_tokens"] == 35
 
 
+def test_a_sub_agent_on_another_model_is_priced_at_its_models_rates(
+    model: ScriptedModel, run_agent: RunAgent, project: Path
+) -> None:
+    define(
+        project / ".agentcli" / "agents",
+        "cheap",
+        "---\nname: cheap\ndescription: Cheap searches.\nmodel: claude-haiku-4-5\n---\nSearch.\n",
+    )
+    model.script(
+        reply(task("look", "cheap", id="toolu_task"), usage=usage(100, 10)),
+        reply(text("found"), usage=usage(1000, 20)),
+        reply(text("done"), usage=usage(100, 10)),
+    )
+
+    ran = run_agent("go", output_format="json", model="claude-sonnet-5-5")
+
+    assert ran.returncode == 0, ran.stderr
+    assert model.requests[1].model == "claude-haiku-4-5"
+    out = json.loads(ran.stdout)
+    # claude-sonnet-5-5 ($2 / $10 a million) for the main agent's 200 in and 20 out, claude-haiku-4-5
+    # ($1 / $5) for the sub-agent's 1,000 in and 20 out.
+    assert out["total_cost_usd"] == round((200 * 2 + 20 * 10 + 1000 * 1 + 20 * 5) / 1e6, 6)
+    assert out["usage"]["input_tokens"] == 1200 and out["usage"]["output_tokens"] == 40
+
+
 def test_session_usage_includes_sub_agents(project: Path, in_process_env: None) -> None:
     model = ScriptedModel(
         reply(task("look", id="toolu_task"), usage=usage(100, 10)),

@@ -132,6 +132,7 @@ class SubagentRunner:
         self.on_event = on_event
         self._usage_lock = threading.Lock()
         """Concurrent sub-agents add their usage to the parent's as each ends."""
+        self._usage_by_model: dict[str, Usage] = {}
         self._running: dict[str, _Running] = {}
         """The sub-agents running now, by the id of their Task call."""
 
@@ -202,6 +203,7 @@ class SubagentRunner:
             kept = self._close_transcript(transcript)
             with self._usage_lock:
                 parent.usage.add(agent.usage)
+                self._usage_by_model.setdefault(model, Usage()).add(agent.usage)
             finished = SubagentFinished(
                 subagent_id,
                 ctx.call_id,
@@ -213,6 +215,11 @@ class SubagentRunner:
             )
             parent.emit(finished)
         return self._answered(agent_type, result, progress, agent.usage)
+
+    def usage_by_model(self) -> dict[str, Usage]:
+        """What the sub-agents that ended used, by model (for the cost: each at its model's rates)."""
+        with self._usage_lock:
+            return {model: replace(usage) for model, usage in self._usage_by_model.items()}
 
     def interrupted_result(self, call_id: str) -> ToolResult | None:
         """For the Task call `call_id`, interrupted while its sub-agent runs: what it had done so
