@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.conftest import StartRepl
-from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, reply, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock, reply, text, tool_use
 
 CEILING = 30.0
 QUESTION = "Do you want to proceed?"
@@ -25,7 +25,7 @@ def rows(screen: str) -> list[str]:
     return [line.rstrip() for line in screen.splitlines()]
 
 
-def task(description: str, prompt: str, kind: str = "Explore", call_id: str = "toolu_task1") -> object:
+def task(description: str, prompt: str, kind: str = "Explore", call_id: str = "toolu_task1") -> ToolUseBlock:
     return tool_use("Task", {"description": description, "prompt": prompt, "subagent_type": kind}, id=call_id)
 
 
