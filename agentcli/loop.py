@@ -272,8 +272,10 @@ class Agent:
         except KeyboardInterrupt:
             # Answered before the cancel stops the calls still running: a sub-agent's Task call
             # reports what it had done, which it can only while it runs.
-            self._add_interrupted(calls, done)
-            self.ctx.cancel.set()
+            try:
+                self._add_interrupted(calls, done)
+            finally:
+                self.ctx.cancel.set()
             raise
         self.add_message({"role": "user", "content": results})
         self.executor.announce(self.messages[-1], self.emit)

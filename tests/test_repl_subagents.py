@@ -167,9 +167,7 @@ def test_a_sub_agents_permission_question_names_it_and_no_leaves_the_file_alone(
     screen = repl.wait_for(QUESTION)
     assert "general-purpose · Bash command" in screen  # the question names the sub-agent
     assert "sed -i s/1/2/ app.py" in screen
-    repl.press("down", "down")
-    repl.wait_for("❯ 3. No")
-    repl.press("enter")
+    repl.press("3")  # No
     repl.wait_for("what to do differently (Enter to skip)")
     repl.press("enter")
 
