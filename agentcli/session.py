@@ -147,6 +147,7 @@ class Session:
         self.id: str
         self.context: SessionContext
         self.agent: Agent
+        self.subagents: SubagentRunner
         self.transcript: TranscriptWriter
         self.recorder: TranscriptRecorder
         self.resumed: LoadedTranscript | None = None
@@ -175,6 +176,17 @@ class Session:
             total.add(self.resumed.usage)
         total.add(self.agent.usage)
         return total
+
+    def cost_usd(self, usage: Usage) -> float:
+        """The price in dollars of `usage`: this conversation's (`usage`) or what a run of it spent,
+        its sub-agents' usage included. Each sub-agent's tokens are priced at its own model's rates,
+        the rest at the main model's (a resumed conversation's earlier spend too)."""
+        by_model = self.subagents.usage_by_model()
+        cost = sum(model_info(name, self.settings.get("models")).cost_usd(spent) for name, spent in by_model.items())
+        main = usage
+        for spent in by_model.values():
+            main = main.less(spent)
+        return cost + self.model_info.cost_usd(main)
 
     def send(self, text: str) -> RunResult:
         """One user message (a /command is expanded first) through the loop to the final answer."""
@@ -301,9 +313,9 @@ class Session:
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
         transcripts = project_state_dir(self.cwd) / self.id / "subagents"
-        subagents = SubagentRunner(self, [self.builtins], self.context.facts, transcripts, self.on_event)
+        self.subagents = SubagentRunner(self, [self.builtins], self.context.facts, transcripts, self.on_event)
         self.agent = build_agent(
-            sources=[self.builtins, own_tools, task_source(self.agent_types, subagents)],
+            sources=[self.builtins, own_tools, task_source(self.agent_types, self.subagents)],
             system=self.context.system,
             model=self.model,
             gate=self.gate,
