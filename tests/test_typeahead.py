@@ -49,3 +49,13 @@ def test_an_escape_sequence_is_one_key(pipe: tuple[int, int]) -> None:
     os.write(write_end, b"\x1b[A")
 
     assert read_key(read_end, 1) == "\x1b[A"
+
+
+def test_keys_that_arrive_together_are_read_one_at_a_time(pipe: tuple[int, int]) -> None:
+    read_end, write_end = pipe
+    os.write(write_end, b"\x1b[B\x1b[B\x1bOA\x1b[1;5C\x1bxy")  # a held-down arrow key arrives like this
+
+    keys = [read_key(read_end, 1) for _ in range(6)]
+
+    assert keys == ["\x1b[B", "\x1b[B", "\x1bOA", "\x1b[1;5C", "\x1bx", "y"]
+    assert read_key(read_end, 0) is None

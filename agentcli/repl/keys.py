@@ -17,6 +17,8 @@ CTRL_C = "\x03"
 CTRL_H = "\x08"
 CTRL_U = "\x15"
 BACKSPACE = "\x7f"
+ESCAPE_GAP_S = 0.03
+"""How long the rest of an escape sequence may lag behind its Esc byte before the Esc counts alone."""
 
 
 @contextmanager
@@ -38,14 +40,37 @@ def read_key(fd: int, timeout: float | None = None) -> str | None:
         return None
     data = os.read(fd, 1)
     if data == ESC.encode():
-        while select.select([fd], [], [], 0.03)[0]:
-            data += os.read(fd, 16)
+        data += _rest_of_escape(fd)
     elif data and data[0] >= 0xC0:  # the lead byte of a multi-byte character says how many follow
         for _ in range(1 if data[0] < 0xE0 else 2 if data[0] < 0xF0 else 3):
             if not select.select([fd], [], [], 0.03)[0]:
                 break
             data += os.read(fd, 1)
     return data.decode("utf-8", errors="replace")
+
+
+def _rest_of_escape(fd: int) -> bytes:
+    """What follows an Esc byte as part of the same key, read one byte at a time so that keys
+    which arrive together (a held-down arrow key) stay apart: `[` and its parameters up to the
+    final byte (CSI), `O` and one byte (SS3), any one byte (Alt+key), or nothing (a lone Esc)."""
+    if not _more_within(fd, ESCAPE_GAP_S):
+        return b""
+    introducer = os.read(fd, 1)
+    if introducer == b"O":
+        return introducer + (os.read(fd, 1) if _more_within(fd, ESCAPE_GAP_S) else b"")
+    if introducer != b"[":
+        return introducer
+    sequence = introducer
+    while _more_within(fd, ESCAPE_GAP_S):
+        byte = os.read(fd, 1)
+        sequence += byte
+        if not byte or 0x40 <= byte[0] <= 0x7E:  # the final byte of a CSI sequence
+            break
+    return sequence
+
+
+def _more_within(fd: int, seconds: float) -> bool:
+    return bool(select.select([fd], [], [], seconds)[0])
 
 
 class EscWatcher:
