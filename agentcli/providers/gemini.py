@@ -46,6 +46,7 @@ import os
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -57,7 +58,7 @@ from agentcli.providers.http import Endpoint, EventStream, HttpClient, error_mes
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import input_problem
 
-__all__ = ["DEFAULT_BASE_URL", "MISSING_GEMINI_KEY", "GeminiModel", "gemini_contents", "gemini_schema"]
+__all__ = ["DEFAULT_BASE_URL", "MISSING_GEMINI_KEY", "EncodedTurns", "GeminiModel", "gemini_schema", "request_body"]
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -108,6 +109,7 @@ class GeminiModel:
         self._base_url = base_url
         self._timeouts = timeouts or Timeouts()
         self._http: HttpClient | None = None
+        self._turns = EncodedTurns()
         self._lock = threading.Lock()
 
     def _client(self) -> HttpClient:
@@ -138,7 +140,7 @@ class GeminiModel:
         model = request.model.removeprefix("models/")
         path = f"/v1beta/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"
         assembler = _ResponseAssembler(listener)
-        with self._client().stream(path, request_body(request)) as stream:
+        with self._client().stream(path, request_body(request, self._turns)) as stream:
             for chunk in _decoded(stream):
                 assembler.feed(chunk)
         return assembler.finish()
@@ -147,16 +149,16 @@ class GeminiModel:
 # ----------------------------------------------------------------------------- the request
 
 
-def request_body(request: ModelRequest) -> bytes:
-    """The request as Gemini's JSON."""
-    body: JSON = {"contents": gemini_contents(request.messages)}
+def request_body(request: ModelRequest, turns: EncodedTurns | None = None) -> bytes:
+    """The request as Gemini's JSON; `turns` keeps the messages' encodings from one request to the next."""
+    fields = [f'"contents":{(turns or EncodedTurns()).contents(request.messages)}']
     system = [{"text": block["text"]} for block in request.system if block.get("type") == "text" and block["text"]]
     if system:
-        body["systemInstruction"] = {"parts": system}
+        fields.append(f'"systemInstruction":{encode({"parts": system})}')
     if request.tools:
-        body["tools"] = [{"functionDeclarations": [_declaration(tool) for tool in request.tools]}]
-    body["generationConfig"] = {"maxOutputTokens": request.max_tokens}
-    return encode(body).encode()
+        fields.append(f'"tools":{encode([{"functionDeclarations": [_declaration(tool) for tool in request.tools]}])}')
+    fields.append(f'"generationConfig":{encode({"maxOutputTokens": request.max_tokens})}')
+    return ("{" + ",".join(fields) + "}").encode()
 
 
 def _declaration(tool: JSON) -> JSON:
@@ -201,24 +203,62 @@ def gemini_schema(schema: Mapping[str, Any]) -> JSON:
     return converted
 
 
-def gemini_contents(messages: list[JSON]) -> list[JSON]:
-    """The conversation as Gemini `contents`: roles `user` and `model`, alternating."""
-    call_names: dict[str, str] = {}
-    contents: list[JSON] = []
-    for message in messages:
-        role = "model" if message["role"] == "assistant" else "user"
-        parts = _parts(message["content"], call_names)
-        if not parts:
-            continue
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": role, "parts": parts})
-    return contents
+class EncodedTurns:
+    """The conversation as Gemini `contents` (roles `user` and `model`, alternating), each message
+    translated and encoded once for as long as requests keep sending it, as `JsonFragments` does
+    for the Anthropic body: messages never change once they join a conversation."""
+
+    def __init__(self) -> None:
+        self._previous: dict[int, _Encoded] = {}
+        self._current: dict[int, _Encoded] = {}
+        self._lock = threading.Lock()  # two agents (a sub-agent, a compaction) may share one model
+
+    def contents(self, messages: list[JSON]) -> str:
+        """`messages` as the JSON array of `contents`, consecutive messages of one role in one turn."""
+        with self._lock:
+            call_names: dict[str, str] = {}
+            turns: list[tuple[str, list[str]]] = []
+            for message in messages:
+                encoded = self._encoded(message, call_names)
+                call_names.update(encoded.calls)
+                if not encoded.parts:
+                    continue
+                if turns and turns[-1][0] == encoded.role:
+                    turns[-1][1].extend(encoded.parts)
+                else:
+                    turns.append((encoded.role, list(encoded.parts)))
+            self._previous, self._current = self._current, {}
+        return "[" + ",".join(f'{{"role":"{role}","parts":[{",".join(parts)}]}}' for role, parts in turns) + "]"
+
+    def _encoded(self, message: JSON, call_names: Mapping[str, str]) -> _Encoded:
+        key = id(message)  # unique while the entry holds the message itself
+        kept = self._current.get(key) or self._previous.get(key)
+        if kept is None or kept.message is not message:
+            role = "model" if message["role"] == "assistant" else "user"
+            content = message["content"]
+            calls = (
+                {str(b["id"]): str(b["name"]) for b in content if b.get("type") == "tool_use"}
+                if isinstance(content, list)
+                else {}
+            )
+            parts = [encode(part) for part in _parts(content, {**call_names, **calls})]
+            kept = _Encoded(message, role, parts, calls)
+        self._current[key] = kept
+        return kept
 
 
-def _parts(content: str | list[JSON], call_names: dict[str, str]) -> list[JSON]:
-    """The parts of one message; `call_names` (tool_use id → name) grows with each call seen."""
+@dataclass(frozen=True)
+class _Encoded:
+    message: JSON
+    role: str
+    parts: list[str]
+    """Each part's JSON."""
+    calls: dict[str, str]
+    """The tool_use ids of the message → the tools they call (for the results that answer them)."""
+
+
+def _parts(content: str | list[JSON], call_names: Mapping[str, str]) -> list[JSON]:
+    """The parts of one message; `call_names` maps each tool_use id so far to its tool's name."""
     if isinstance(content, str):
         return [{"text": content}] if content else []
     parts: list[JSON] = []
@@ -230,7 +270,6 @@ def _parts(content: str | list[JSON], call_names: dict[str, str]) -> list[JSON]:
         elif kind == "thinking":
             parts.append(_signed({"text": block.get("thinking", ""), "thought": True}, block))
         elif kind == "tool_use":
-            call_names[str(block["id"])] = str(block["name"])
             parts.append(_signed({"functionCall": {"name": block["name"], "args": block.get("input") or {}}}, block))
         elif kind == "tool_result":
             parts.append(_function_response(block, call_names, attachments))
