@@ -176,6 +176,7 @@ def test_a_call_cut_off_by_max_tokens_is_never_run(
         pytest.param(reply(text("partial answer that drops"), drop_after=2), "dropped", id="dropped"),
         pytest.param(reply(text("partial answer that breaks"), error_after=2), "overloaded", id="error chunk"),
         pytest.param(reply(text("no finish reason"), finish_reason=None), "cut short", id="no finish"),
+        pytest.param(reply(finish_reason="MALFORMED_FUNCTION_CALL"), "malformed function call", id="malformed call"),
     ],
 )
 def test_a_broken_stream_is_retried(run_gemini: RunGemini, fake_gemini: FakeGemini, broken: Any, said: str) -> None:
