@@ -41,6 +41,8 @@ OWN_KEYS = {
     "subprocessEnvPassthrough": "credentials are passed to child processes",
     "allowedExternalImports": "files outside the project are approved",
     "deniedExternalImports": "files outside the project are refused",
+    "enableAllProjectMcpServers": "the project's MCP servers are approved",
+    "enabledMcpjsonServers": "the project's MCP servers are approved",
 }
 """Keys that only the user's own files may set, and what they control (for the notice)."""
 
