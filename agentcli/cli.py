@@ -149,6 +149,13 @@ VerboseOpt = Annotated[bool, typer.Option("--verbose", help="Show details, inclu
 ContinueOpt = Annotated[
     bool, typer.Option("--continue", "-c", help="Continue the most recent conversation in this directory.")
 ]
+McpConfigOpt = Annotated[
+    list[str] | None,
+    typer.Option("--mcp-config", metavar="FILE", help='MCP servers from FILE ({"mcpServers": ...}); repeatable.'),
+]
+StrictMcpOpt = Annotated[
+    bool, typer.Option("--strict-mcp-config", help="Use only the --mcp-config servers (not .mcp.json, not the user's).")
+]
 ResumeOpt = Annotated[
     str | None, typer.Option("--resume", "-r", metavar="ID", help="Resume the conversation with this session id.")
 ]
@@ -172,6 +179,8 @@ def main_command(
     verbose: VerboseOpt = False,
     continue_session: ContinueOpt = False,
     resume: ResumeOpt = None,
+    mcp_config: McpConfigOpt = None,
+    strict_mcp_config: StrictMcpOpt = False,
     version: Annotated[
         bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -192,6 +201,8 @@ def main_command(
         max_budget_tokens,
         continue_session,
         resume,
+        mcp_config,
+        strict_mcp_config,
     )
     if once:
         _run_once(options, print_prompt, output_format, verbose)
@@ -216,6 +227,8 @@ def run(
     verbose: VerboseOpt = False,
     continue_session: ContinueOpt = False,
     resume: ResumeOpt = None,
+    mcp_config: McpConfigOpt = None,
+    strict_mcp_config: StrictMcpOpt = False,
     help_: HelpOpt = False,
 ) -> None:
     """Run one prompt to completion and print the answer (scripts and CI)."""
@@ -230,6 +243,8 @@ def run(
         max_budget_tokens,
         continue_session,
         resume,
+        mcp_config,
+        strict_mcp_config,
     )
     _run_once(options, prompt, output_format, verbose)
 
@@ -256,6 +271,8 @@ def _session_options(
     max_budget_tokens: int | None,
     continue_session: bool = False,
     resume: str | None = None,
+    mcp_config: list[str] | None = None,
+    strict_mcp_config: bool = False,
 ) -> SessionOptions:
     """The options `run` and the REPL share, checked."""
     if permission_mode is not None:
@@ -274,6 +291,8 @@ def _session_options(
         max_budget_tokens=max_budget_tokens,
         continue_session=continue_session,
         resume=resume,
+        mcp_config=mcp_config or [],
+        strict_mcp_config=strict_mcp_config,
     )
 
 

@@ -25,12 +25,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from types import MappingProxyType
 
-from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult, concurrency_group
+from agentcli.contracts import JSON, CapsOwnOutput, PermissionGate, Tool, ToolContext, ToolResult, concurrency_group
 from agentcli.events import EventSink, ToolCallFinished, ToolCallRunning, ToolCallStarted, ToolResultsMessage
 from agentcli.safe_text import for_conversation
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.schema import validation_error
-from agentcli.truncate import cap_middle
+from agentcli.truncate import TOOL_OUTPUT_LIMIT, cap_middle
 
 MAX_PARALLEL = 8
 NO_INVALID_INPUTS: Mapping[str, str] = MappingProxyType({})
@@ -40,7 +40,10 @@ INTERRUPTED = ToolResult("Interrupted by the user before this call finished.", i
 
 
 def tool_result(call_id: str, result: ToolResult) -> JSON:
-    block: JSON = {"type": "tool_result", "tool_use_id": call_id, "content": result.content}
+    content: str | list[JSON] = result.content
+    if result.images:
+        content = [{"type": "text", "text": result.content}, *result.images]
+    block: JSON = {"type": "tool_result", "tool_use_id": call_id, "content": content}
     if result.is_error:
         block["is_error"] = True
     return block
@@ -90,7 +93,7 @@ class ToolExecutor:
                     tool, call_ctx = outcome
                     emit(ToolCallRunning(call["id"], call["name"], _shown_input(call)))
                     outcome = _run_safely(tool, call, call_ctx)
-                self._finish(call, outcome, emit, done)
+                self._finish(call, outcome, emit, done, self._output_limit(call))
         return [tool_result(c["id"], done[c["id"]]) for c in calls]
 
     def _run_concurrently(
@@ -105,7 +108,7 @@ class ToolExecutor:
                 futures[call["id"]] = self._pool.submit(_run_safely, tool, call, call_ctx)
         for call, outcome in admitted:
             result = outcome if isinstance(outcome, ToolResult) else futures[call["id"]].result()
-            self._finish(call, result, emit, done)
+            self._finish(call, result, emit, done, self._output_limit(call))
 
     def interrupted(self, calls: list[JSON], done: dict[str, ToolResult], emit: EventSink) -> list[JSON]:
         """After the user interrupted `calls`: their results in call order, the finished ones as
@@ -137,11 +140,15 @@ class ToolExecutor:
             return ToolResult(decision.message, is_error=True, summary=decision.message)
         return tool, replace(ctx, checked_paths=decision.checked_paths, call_id=call["id"])
 
+    def _output_limit(self, call: JSON) -> int:
+        tool = self.registry.get(call["name"])
+        return tool.output_limit if isinstance(tool, CapsOwnOutput) else TOOL_OUTPUT_LIMIT
+
     @staticmethod
-    def _finish(call: JSON, result: ToolResult, emit: EventSink, done: dict[str, ToolResult]) -> None:
+    def _finish(call: JSON, result: ToolResult, emit: EventSink, done: dict[str, ToolResult], limit: int) -> None:
         result = replace(
             result,
-            content=cap_middle(for_conversation(result.content)) or "(no output)",
+            content=cap_middle(for_conversation(result.content), limit) or "(no output)",
             summary=None if result.summary is None else for_conversation(result.summary),
             diff=None if result.diff is None else for_conversation(result.diff),
             output=None if result.output is None else for_conversation(result.output),

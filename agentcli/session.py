@@ -33,6 +33,8 @@ from agentcli.contracts import Model, ToolContext, Usage
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.events import EventSink, Notice, SerializedSink
 from agentcli.loop import Agent, LoopConfig, RunResult
+from agentcli.mcp.approval import AsksAboutProjectServer
+from agentcli.mcp.servers import SessionServers
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.permissions.rules import split_rule_list
@@ -62,6 +64,10 @@ class SessionOptions:
     """Go on with the project's most recent session."""
     resume: str | None = None
     """Go on with this session (an id, or an unambiguous prefix of one)."""
+    mcp_config: list[str] = field(default_factory=list)
+    """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
+    strict_mcp_config: bool = False
+    """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
 
 
 def split_rules(values: list[str]) -> list[str]:
@@ -85,10 +91,12 @@ class Session:
         model: Model | None = None,
         prompter: Prompter | None = None,
         approve_outside: AsksAboutOutsideFiles | None = None,
+        approve_mcp_server: AsksAboutProjectServer | None = None,
         retry_base_delay: float = LoopConfig.retry_base_delay,
     ) -> None:
-        """`prompter` asks about tool calls and `approve_outside` about `@` imports outside the
-        project; without them (agentcli run) what would be asked is denied or left out.
+        """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
+        project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
+        run) what would be asked is denied or left out.
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
         A `model` given is the session's from then on: `close` closes it."""
         self.options = options
@@ -122,6 +130,17 @@ class Session:
             self.settings, cwd, save_to=self.gate.local_settings, ask=approve_outside, on_notice=self._notice
         )
         self.agent_types = AgentTypes(cwd, agentcli_home(), self._notice)
+        self.mcp = SessionServers(
+            self.settings,
+            cwd,
+            [Path(file) for file in options.mcp_config],
+            options.strict_mcp_config,
+            mode=lambda: self.gate.mode,
+            local_settings=self.gate.local_settings,
+            ask=approve_mcp_server,
+            on_notice=self._notice,
+        )
+        """Nothing is started until `mcp.start()` (the front end, once it is up) or the first request."""
         """The types the Task tool may start; kept across /clear so a bad definition is reported once."""
         # Set by _begin() for each conversation:
         self.id: str
@@ -165,7 +184,17 @@ class Session:
         self.recorder.offer_title(text)
         return prepared
 
+    def tools_ready(self) -> None:
+        """Fix this conversation's tools before its first request: the MCP servers connected by
+        then (waited for at most the connect timeout) join it; later ones join the next one."""
+        if self.mcp_tools.frozen:
+            return
+        self.mcp.prepare_tools(self.mcp_tools)
+        for tool in self.mcp_tools.tools():
+            self.agent.executor.registry.register(tool)
+
     def run(self, prepared: PreparedMessage) -> RunResult:
+        self.tools_ready()
         config = self.agent.config
         session_model = config.model
         if prepared.model:
@@ -209,6 +238,7 @@ class Session:
         """Release the transcript (and its lock), the tool threads and the model's connections;
         the session is not used after. Safe to call again."""
         self._end_conversation()
+        self.mcp.close()
         if self._model is not None:
             self._model.close()
 
@@ -270,9 +300,12 @@ class Session:
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
         transcripts = project_state_dir(self.cwd) / self.id / "subagents"
-        subagents = SubagentRunner(self, [self.builtins], self.context.facts, transcripts, self.on_event)
+        self.mcp_tools = self.mcp.source()
+        subagents = SubagentRunner(
+            self, [self.builtins, self.mcp_tools], self.context.facts, transcripts, self.on_event
+        )
         self.agent = build_agent(
-            sources=[self.builtins, own_tools, task_source(self.agent_types, subagents)],
+            sources=[self.builtins, own_tools, task_source(self.agent_types, subagents), self.mcp_tools],
             system=self.context.system,
             model=self.model,
             gate=self.gate,

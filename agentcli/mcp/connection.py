@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 import anyio
 import mcp_types as types
@@ -29,7 +29,7 @@ MAX_PAGES = 50
 
 
 async def open_session(
-    server: ServerConfig, stack: contextlib.AsyncExitStack[Any], errlog: IO[str], cwd: Path
+    server: ServerConfig, stack: contextlib.AsyncExitStack[Any], errlog: TextIO, cwd: Path
 ) -> tuple[Any, frozenset[str]]:
     """An initialised SDK `ClientSession` for `server` (its transport and session kept open by
     `stack`), and what else the server offers besides tools ("prompts", "resources")."""

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from agentcli.contracts import JSON
 from agentcli.mcp.config import ServerConfig
@@ -209,10 +209,8 @@ class McpManager:
         if task is None or stop is None:
             return
         stop.set()
-        try:
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(task, STOP_TIMEOUT_S)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
-            pass
 
     async def _stop_all(self) -> None:
         await asyncio.gather(*(self._stop(name) for name in list(self._tasks)), return_exceptions=True)
@@ -250,7 +248,7 @@ async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
-def _failure(error: BaseException, errlog: IO[str]) -> str:
+def _failure(error: BaseException, errlog: TextIO) -> str:
     """Why connecting failed, with the end of what the server wrote to stderr."""
     inner = error
     while isinstance(inner, BaseExceptionGroup) and inner.exceptions:

@@ -6,6 +6,7 @@ background thread while the user types.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import threading
@@ -51,7 +52,12 @@ class Repl:
         self._watcher: EscWatcher | None = None
         prompter = TerminalPrompter(self.console, lambda: self._watcher, self.view.pause)
         self.session = Session(
-            options, cwd, self.view, prompter=prompter, approve_outside=prompter.approve_outside_files
+            options,
+            cwd,
+            self.view,
+            prompter=prompter,
+            approve_outside=prompter.approve_outside_files,
+            approve_mcp_server=prompter.approve_mcp_server,
         )
         self.view.current_task = lambda: self.session.context.todos.current()
         self.prompt: PromptSession[str] = prompt_session(
@@ -78,7 +84,7 @@ class Repl:
         armed_exit = False
         while True:
             try:
-                text = self.prompt.prompt("> ", default=self._typeahead)
+                text = self.prompt.prompt("> ", default=self._typeahead, pre_run=self._start_mcp_once_drawn)
             except Halt:
                 raise
             except KeyboardInterrupt:
@@ -98,6 +104,10 @@ class Repl:
                 self.handle(text)
             except ExitRepl:
                 return 0
+
+    def _start_mcp_once_drawn(self) -> None:
+        """The MCP servers connect once the first prompt is drawn (pre_run comes just before it)."""
+        asyncio.get_running_loop().call_soon(self.session.mcp.start)
 
     def handle(self, text: str) -> None:
         """A built-in command runs here; a skill or ordinary text is sent; an unknown `/name` is
