@@ -137,6 +137,8 @@ class McpManager:
             asyncio.run_coroutine_threadsafe(self._stop_all(), self._loop).result(STOP_TIMEOUT_S)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(STOP_TIMEOUT_S)
+        if not self._thread.is_alive():
+            self._loop.close()
 
     # ------------------------------------------------------------------ the loop's side
 
@@ -182,7 +184,10 @@ class McpManager:
                 pass  # stopped, or given up on (`_give_up` said why)
             except Exception as error:
                 if self.status(name).state == "connecting":
-                    self._set(name, "failed", _failure(error, errlog))
+                    why = _failure(error, errlog)
+                    if server.transport != "stdio":
+                        why += f" (from {server.url}: check the url and the headers it needs, such as a token)"
+                    self._set(name, "failed", why)
 
     async def _call(self, server: str, session: Any, tool: str, arguments: JSON) -> CallOutcome:
         from agentcli.mcp import connection

@@ -67,11 +67,11 @@ def repaired_schema(schema: object) -> JSON:
     repaired["properties"] = (
         {key: _property(value) for key, value in properties.items()} if isinstance(properties, dict) else {}
     )
-    required = schema.get("required", [])
+    required = schema.get("required")
     if isinstance(required, list):
         repaired["required"] = [name for name in required if isinstance(name, str)]
-    else:
-        repaired.pop("required")
+    elif required is not None:
+        del repaired["required"]
     return repaired
 
 

@@ -1,7 +1,7 @@
 """A real MCP server for the tests, written with the `mcp` SDK: `python demo_server.py [stdio|http PORT TOKEN]`.
 
 Tools: `echo` (read-only), `fail` (an error result), `picture` (an image), `crash` (the server
-exits mid-call), `shout` (not read-only), `show_env` (a variable of its environment) and
+exits mid-call), `shout` (not read-only), `wait` (a slow call), `show_env` (a variable of its environment) and
 `get weather!` (a name the API would reject). `DEMO_START_DELAY` seconds pass before it
 answers anything (a slow start); `DEMO_PID_FILE` is where it writes its process id.
 Over http it listens on 127.0.0.1:PORT/mcp and refuses requests without `Authorization: Bearer TOKEN`.
@@ -56,6 +56,13 @@ def picture() -> Image:
 def crash() -> str:
     """The server dies in the middle of this call."""
     os._exit(3)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def wait(seconds: float) -> str:
+    """Answer after `seconds` (a call still running when agentcli is stopped)."""
+    time.sleep(seconds)
+    return "waited"
 
 
 @server.tool()
