@@ -169,8 +169,10 @@ class Gate:
             if call.kind == "edit" and isinstance(tool, PreviewsChange):
                 diff = tool.preview(call.tool_input, ctx)
                 note = "" if diff else "No preview: as written, this change would fail or change nothing."
+        elif call.kind == "mcp":
+            title, subject, note = "MCP tool", call.tool, messages.mcp_call(call)
         else:
-            title, subject = ("MCP tool" if call.kind == "mcp" else "Tool"), call.tool
+            title, subject = "Tool", call.tool
         return PermissionRequest(
             tool=call.tool,
             tool_input=call.tool_input,
