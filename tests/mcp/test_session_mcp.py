@@ -59,11 +59,12 @@ def test_a_server_that_connects_later_joins_at_the_next_conversation(
     model = ScriptedModel(reply(text("one")), reply(text("two")), reply(text("three")))
     with Session(SessionOptions(), project, events.append, model=model) as session:
         session.send("first")
-        assert session.mcp.manager is not None
-        assert session.mcp.manager.status("later").state == "failed"
+        manager = session.mcp.manager
+        assert manager is not None
+        assert manager.status("later").state == "failed"
         shutil.copy(DEMO_SERVER, later)
-        session.mcp.manager.reconnect("later")
-        wait_until(lambda: session.mcp.manager.status("later").state == "connected", "the later server connecting")
+        manager.reconnect("later")
+        wait_until(lambda: manager.status("later").state == "connected", "the later server connecting")
 
         session.send("second")
         session.clear()
