@@ -140,6 +140,17 @@ class Cancellation(threading.Event):
             super().set()
 
 
+@dataclass(frozen=True)
+class HookPermission:
+    """A PreToolUse hook's word on one call, for the gate: `allow` (don't ask, unless a deny or
+    ask rule or a protected path says otherwise) or `ask` (ask even where a rule allows)."""
+
+    decision: Literal["allow", "ask"] | None
+    reason: str = ""
+    changed_input: bool = False
+    """A hook replaced the call's input (`updatedInput`): the question says so."""
+
+
 @dataclass
 class ToolContext:
     """Per-session state a tool may use. Tools never ask for permission themselves."""
@@ -161,6 +172,8 @@ class ToolContext:
     for the session's own agent."""
     call_id: str = ""
     """For one call, set by the executor on its own copy: the id of the tool_use being run."""
+    hook_permission: HookPermission | None = None
+    """For one call, set by the executor on its own copy: what a PreToolUse hook said about it."""
 
     def resolve(self, file_path: str) -> Path:
         """An absolute path for `file_path` (relative paths are taken from `cwd`)."""

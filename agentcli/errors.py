@@ -88,6 +88,10 @@ class ModelStopped(StopRun):
     """The model ended in a way we cannot continue from (refusal, context window full)."""
 
 
+class StoppedByHook(StopRun):
+    """A hook said `continue: false` (or blocked the prompt): the turn ends with its reason."""
+
+
 class Halt(KeyboardInterrupt):
     """A stop that is not Ctrl-C but must end the run the way Ctrl-C does.
 

@@ -13,6 +13,12 @@ reports every `ToolCallRunning` first and then every `ToolCallFinished` in call 
 denied call's too), so a front end can print each call with its result and never interleave.
 After an interrupt, `interrupted` reports every call that had not finished.
 
+Hooks (`agentcli.hooks`): PreToolUse hooks run after a call's input is validated and before the
+gate judges it (a block or `deny` is the call's error result; `updatedInput` is validated again
+and is what runs; `allow`/`ask` go to the gate on the call's context); PostToolUse (or
+PostToolUseFailure, for an error result) hooks run after the tool, and what they say is added
+to its result. A hook's `continue: false` is kept for the loop (`take_stop`).
+
 Each call runs with its own copy of the ToolContext carrying its id and the real paths the gate
 judged (`Decision.checked_paths`), so the tool touches exactly what was checked; the copy shares
 the session's state (read-file records, the cancel event) with every other call.
@@ -25,8 +31,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from types import MappingProxyType
 
-from agentcli.contracts import JSON, CapsOwnOutput, PermissionGate, Tool, ToolContext, ToolResult, concurrency_group
+from agentcli.contracts import (
+    JSON,
+    CapsOwnOutput,
+    HookPermission,
+    PermissionGate,
+    Tool,
+    ToolContext,
+    ToolResult,
+    concurrency_group,
+)
 from agentcli.events import EventSink, ToolCallFinished, ToolCallRunning, ToolCallStarted, ToolResultsMessage
+from agentcli.hooks import NO_HOOKS, HookOutcome, Hooks
 from agentcli.safe_text import for_conversation
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.schema import validation_error
@@ -34,8 +50,8 @@ from agentcli.truncate import TOOL_OUTPUT_LIMIT, cap_middle
 
 MAX_PARALLEL = 8
 NO_INVALID_INPUTS: Mapping[str, str] = MappingProxyType({})
-_Admitted = tuple[Tool, ToolContext] | ToolResult
-"""The tool and the context to run a call with, or the error result when it may not run."""
+_Admitted = tuple[Tool, JSON, ToolContext] | ToolResult
+"""The tool, input and context to run a call with, or the error result when it may not run."""
 INTERRUPTED = ToolResult("Interrupted by the user before this call finished.", is_error=True, summary="Interrupted")
 
 
@@ -61,14 +77,21 @@ def close_pending(assistant: JSON, why: str) -> list[JSON]:
 class ToolExecutor:
     """Owns the registry and the gate; the loop hands it each turn's tool_use blocks."""
 
-    def __init__(self, registry: ToolRegistry, gate: PermissionGate) -> None:
+    def __init__(self, registry: ToolRegistry, gate: PermissionGate, hooks: Hooks = NO_HOOKS) -> None:
         self.registry = registry
         self.gate = gate
+        self.hooks = hooks
+        self._stop: str | None = None
         self._pool = ThreadPoolExecutor(MAX_PARALLEL, thread_name_prefix="tool")
 
     def close(self) -> None:
         """Stop the worker threads (calls still running finish first)."""
         self._pool.shutdown()
+
+    def take_stop(self) -> str | None:
+        """Why a hook said the agent should stop (`continue: false`) during the last calls, once."""
+        why, self._stop = self._stop, None
+        return why
 
     def manifest(self) -> list[JSON]:
         return self.registry.manifest()
@@ -90,9 +113,9 @@ class ToolExecutor:
                 continue
             for call, outcome in admitted:
                 if not isinstance(outcome, ToolResult):
-                    tool, call_ctx = outcome
-                    emit(ToolCallRunning(call["id"], call["name"], _shown_input(call)))
-                    outcome = _run_safely(tool, call, call_ctx)
+                    tool, tool_input, call_ctx = outcome
+                    emit(ToolCallRunning(call["id"], call["name"], tool_input))
+                    outcome = self._run(tool, tool_input, call_ctx)
                 self._finish(call, outcome, emit, done, self._output_limit(call))
         return [tool_result(c["id"], done[c["id"]]) for c in calls]
 
@@ -103,9 +126,9 @@ class ToolExecutor:
         futures: dict[str, Future[ToolResult]] = {}
         for call, outcome in admitted:
             if not isinstance(outcome, ToolResult):
-                emit(ToolCallRunning(call["id"], call["name"], _shown_input(call), parallel=True))
-                tool, call_ctx = outcome
-                futures[call["id"]] = self._pool.submit(_run_safely, tool, call, call_ctx)
+                tool, tool_input, call_ctx = outcome
+                emit(ToolCallRunning(call["id"], call["name"], tool_input, parallel=True))
+                futures[call["id"]] = self._pool.submit(self._run, tool, tool_input, call_ctx)
         for call, outcome in admitted:
             result = outcome if isinstance(outcome, ToolResult) else futures[call["id"]].result()
             self._finish(call, result, emit, done, self._output_limit(call))
@@ -135,10 +158,46 @@ class ToolExecutor:
         if error:
             message = f"Invalid input for {tool.name}: {error}. Fix the input and call it again."
             return ToolResult(message, is_error=True, summary=f"Invalid input: {error}")
-        decision = self.gate.check(tool, tool_input, ctx)
+        hooked = self._pre_tool_use(tool, tool_input, call["id"])
+        if isinstance(hooked, ToolResult):
+            return hooked
+        tool_input, permission = hooked
+        decision = self.gate.check(tool, tool_input, replace(ctx, hook_permission=permission))
         if not decision.allowed:
             return ToolResult(decision.message, is_error=True, summary=decision.message)
-        return tool, replace(ctx, checked_paths=decision.checked_paths, call_id=call["id"])
+        return tool, tool_input, replace(ctx, checked_paths=decision.checked_paths, call_id=call["id"])
+
+    def _pre_tool_use(self, tool: Tool, tool_input: JSON, call_id: str) -> tuple[JSON, HookPermission] | ToolResult:
+        """The input to judge and run, and the hooks' word for the gate; or the result of a blocked call."""
+        said = self.hooks.run("PreToolUse", _tool_fields(tool, tool_input, call_id), tool.name)
+        self._stop = said.stop or self._stop
+        if said.stop or said.blocked or said.permission == "deny":
+            why = said.reason or said.permission_reason or said.stop or "no reason given"
+            message = f"Blocked by a PreToolUse hook: {why}"
+            return ToolResult(message, is_error=True, summary=message)
+        changed = said.updated_input is not None and said.updated_input != tool_input
+        if said.updated_input is not None:
+            if error := validation_error(said.updated_input, tool.input_schema):
+                message = (
+                    f"Not run: a PreToolUse hook changed this {tool.name} call's input to one that is not valid "
+                    f"({error}). Tell the user; the hook's configuration needs fixing."
+                )
+                return ToolResult(message, is_error=True, summary=f"Invalid input from a hook: {error}")
+            tool_input = said.updated_input
+        decision = said.permission if said.permission in ("allow", "ask") else None
+        return tool_input, HookPermission(decision, said.permission_reason, changed)
+
+    def _run(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        """Run the call, then its PostToolUse (or PostToolUseFailure) hooks, whose say joins the result."""
+        result = _run_safely(tool, tool_input, ctx)
+        if ctx.cancel.is_set():
+            return result
+        fields = _tool_fields(tool, tool_input, ctx.call_id)
+        event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+        fields.update({"error": result.content} if result.is_error else {"tool_response": result.content})
+        said = self.hooks.run(event, fields, tool.name)
+        self._stop = said.stop or self._stop
+        return _with_feedback(result, event, said)
 
     def _output_limit(self, call: JSON) -> int:
         tool = self.registry.get(call["name"])
@@ -167,9 +226,22 @@ def _shown_input(call: JSON) -> JSON:
     return tool_input if isinstance(tool_input, dict) else {}
 
 
-def _run_safely(tool: Tool, call: JSON, ctx: ToolContext) -> ToolResult:
+def _tool_fields(tool: Tool, tool_input: JSON, call_id: str) -> JSON:
+    return {"tool_name": tool.name, "tool_input": tool_input, "tool_use_id": call_id}
+
+
+def _with_feedback(result: ToolResult, event: str, said: HookOutcome) -> ToolResult:
+    """`result` with what the hooks told the model after it (a block's reason, their context)."""
+    feedback = [*([said.reason] if said.blocked else []), *said.context]
+    if not feedback:
+        return result
+    told = "\n\n".join(f"{event} hook feedback:\n{text}" for text in feedback)
+    return replace(result, content=f"{result.content}\n\n{told}")
+
+
+def _run_safely(tool: Tool, tool_input: JSON, ctx: ToolContext) -> ToolResult:
     try:
-        return tool.run(call["input"], ctx)
+        return tool.run(tool_input, ctx)
     except Exception as error:  # a tool bug must not end the turn or leak a traceback
         return ToolResult(f"{tool.name} failed: {type(error).__name__}: {error}", is_error=True)
 

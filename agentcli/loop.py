@@ -8,6 +8,11 @@ done (its tool threads).
 Whatever keeps track of the conversation subscribes to its events (`subscribe`) instead of
 being called back through attributes: the transcript records each `MessageAdded`, and
 auto-compaction may replace `messages` on `TurnStarting`, before the request is built.
+
+When the model answers without tools, the Stop hooks (SubagentStop for a sub-agent) run: a
+block sends their reason back as a user message and the loop goes on, at most
+`MAX_STOP_HOOK_CONTINUATIONS` times for one user message (`stop_hook_active` is true on each
+repeat). A hook's `continue: false` ends the turn with `StoppedByHook`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from agentcli.errors import (
     ModelAPIError,
     ModelStopped,
     NoProgress,
+    StoppedByHook,
     TransientModelError,
 )
 from agentcli.events import (
@@ -44,6 +50,8 @@ from agentcli.providers.retry import RetryPolicy
 from agentcli.safe_text import for_conversation
 
 INTERRUPTED_MARKER = "[Request interrupted by user]"
+MAX_STOP_HOOK_CONTINUATIONS = 3
+"""How many times in a row a Stop hook may keep the model going for one user message."""
 
 
 @dataclass
@@ -127,6 +135,8 @@ class Agent:
         pauses = 0
         watch = ProgressWatch()
         boost = False
+        continued = 0
+        """Times a Stop hook sent the model back to work for this message."""
         while True:
             self._stop_if_cancelled()
             self.emit(TurnStarting())
@@ -159,11 +169,37 @@ class Agent:
             self._append_assistant(response)
             calls = [b for b in response.content if b.get("type") == "tool_use"]
             if not calls:
+                if self._stop_hook_continues(response, continued):
+                    continued += 1
+                    continue
                 return RunResult(_text_of(response.content), turns, self.usage)
             self._check_limits(turns)
             results = self._run_tools(calls, response.invalid_inputs)
+            if why := self.executor.take_stop():
+                raise StoppedByHook(f"A hook stopped the turn: {why}")
             if reason := watch.observe(calls, results):
                 raise NoProgress(reason)
+
+    def _stop_hook_continues(self, response: ModelResponse, continued: int) -> bool:
+        """Run the Stop (or SubagentStop) hooks; True when they sent the model back to work
+        (`continued` times already for this message)."""
+        event = "Stop" if self.agent_id == MAIN_AGENT else "SubagentStop"
+        fields = {"stop_hook_active": continued > 0, "last_assistant_message": _text_of(response.content)}
+        said = self.executor.hooks.run(event, fields)
+        if said.stop or not said.blocked:
+            return False
+        if continued >= MAX_STOP_HOOK_CONTINUATIONS:
+            self.emit(
+                Notice(
+                    f"A {event} hook kept the model going {continued} times in a row, the most it may; "
+                    f"stopping anyway. It said: {said.reason}"
+                )
+            )
+            return False
+        self.add_message(
+            {"role": "user", "content": [{"type": "text", "text": f"{event} hook feedback:\n{said.reason}"}]}
+        )
+        return True
 
     def add_message(self, message: JSON) -> None:
         """Append `message` to the conversation; subscribers see it as `MessageAdded`."""

@@ -9,6 +9,12 @@ conversation's own (Skill, TodoWrite) and Task (`agents.task`: sub-agents, which
 built-in tools) as its tool sources. What keeps track of it subscribes to its events: the
 transcript recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`).
 Sub-agents emit from their own threads: the front end's sink is handed one event at a time.
+
+Hooks (`agentcli.hooks`) come from the settings files; the session runs UserPromptSubmit (in
+`prepare`), SessionStart (startup, resume, clear, compact), SessionEnd (clear, close),
+PreCompact, and Notification (before each permission question); its agent and sub-agents run
+the tool and stop events. With `approve_hooks` (the REPL) the checked-in settings' hooks run
+only once the user trusts them (`hooks.trust`).
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
 tool threads and the model's connections are released then.
 """
@@ -29,14 +35,17 @@ from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
-from agentcli.contracts import Model, ToolContext, Usage
+from agentcli.contracts import JSON, Model, ToolContext, Usage
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
+from agentcli.errors import StoppedByHook
 from agentcli.events import EventSink, Notice, SerializedSink
+from agentcli.hooks import Hooks, load_hooks
+from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.servers import SessionServers
 from agentcli.permissions.gate import Gate, build_gate
-from agentcli.permissions.prompt import Prompter
+from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.sessions.autocompact import AutoCompaction, auto_compact_percent
@@ -45,7 +54,7 @@ from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter, now
-from agentcli.settings import Settings, agentcli_home, load_settings
+from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
 from agentcli.skills.trust import SkillTrust
 
 
@@ -91,12 +100,14 @@ class Session:
         model: Model | None = None,
         prompter: Prompter | None = None,
         approve_outside: AsksAboutOutsideFiles | None = None,
+        approve_hooks: AsksAboutHooks | None = None,
         approve_mcp_server: AsksAboutProjectServer | None = None,
         retry_base_delay: float = LoopConfig.retry_base_delay,
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
         run) what would be asked is denied or left out.
+        `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run).
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
         A `model` given is the session's from then on: `close` closes it."""
         self.options = options
@@ -104,6 +115,18 @@ class Session:
         self.on_event: EventSink = SerializedSink(on_event)
         on_event = self.on_event
         self.settings = load_settings(cwd)
+        self.env_passthrough = passthrough_setting(
+            self.settings.get(PASSTHROUGH_SETTING), self.settings.sources.get(PASSTHROUGH_SETTING)
+        )
+        local_settings = next(path for scope, path in settings_files(cwd) if scope == "local")
+        hooks = trusted_config(
+            load_hooks(self.settings.raw), self.settings.get(TRUST_KEY), local_settings, approve_hooks, self._notice
+        )
+        self.hooks = Hooks(
+            hooks, cwd, about=self._hook_fields, passthrough=self.env_passthrough, on_notice=self._notice
+        )
+        if prompter is not None and hooks.matching("Notification", "permission_prompt"):
+            prompter = _NotifyingPrompter(prompter, self.hooks)
         self.gate: Gate = build_gate(
             self.settings,
             cwd,
@@ -121,9 +144,6 @@ class Session:
         self.model_name = resolve_model(options.model, self.settings)
         self.auto_compact_percent = auto_compact_percent(self.settings)
         self.timeouts = Timeouts.from_setting(self.settings.get(IDLE_SETTING), self.settings.sources.get(IDLE_SETTING))
-        self.env_passthrough = passthrough_setting(
-            self.settings.get(PASSTHROUGH_SETTING), self.settings.sources.get(PASSTHROUGH_SETTING)
-        )
         self.skill_trust = SkillTrust()
         """Kept across /clear and /resume: a skill the model changed stays untrusted in a new conversation."""
         self.outside_files = OutsideFiles.for_session(
@@ -152,12 +172,13 @@ class Session:
         """The transcript this conversation continues, if it does."""
         self._size = ConversationSize()
         """The conversation's size, counted as it grows (checked before every request)."""
+        self._ended = False
         earlier: SessionInfo | None = None
         if options.resume:
             earlier = find_session(cwd, options.resume)
         elif options.continue_session:
             earlier = latest_session(cwd)
-        self._begin(load_transcript(earlier.path) if earlier else None)
+        self._begin(load_transcript(earlier.path) if earlier else None, source="resume" if earlier else "startup")
 
     @property
     def model_info(self) -> ModelInfo:
@@ -179,8 +200,14 @@ class Session:
         return self.run(self.prepare(text))
 
     def prepare(self, text: str) -> PreparedMessage:
-        """Expand a /command and add due reminders; raises UsageError for an unknown command."""
-        prepared = self.context.prepare(text, self.agent.ctx)
+        """Run the UserPromptSubmit hooks, expand a /command and add due reminders (and what the
+        hooks said). Raises UsageError for an unknown command, StoppedByHook when a hook blocked
+        the prompt: then nothing is sent."""
+        said = self.hooks.run("UserPromptSubmit", {"prompt": text})
+        if said.stop or said.blocked:
+            why = said.stop or said.reason
+            raise StoppedByHook(f"A UserPromptSubmit hook blocked this prompt, so nothing was sent: {why}")
+        prepared = self.context.prepare(text, self.agent.ctx).with_reminders(said.context)
         self.recorder.offer_title(text)
         return prepared
 
@@ -225,19 +252,23 @@ class Session:
     def clear(self) -> None:
         """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
         self._end_conversation()
-        self._begin(None)
+        self.hooks.run("SessionEnd", {"reason": "clear"})
+        self._begin(None, source="clear")
 
     def resume(self, earlier: SessionInfo) -> None:
         """Go on with an earlier session of this project: its messages, system prompt and transcript."""
         loaded = load_transcript(earlier.path)
         writer = TranscriptWriter.existing(loaded.path, self._notice)  # UsageError while another process has it
         self._end_conversation()
-        self._begin(loaded, writer)
+        self._begin(loaded, writer, source="resume")
 
     def close(self) -> None:
         """Release the transcript (and its lock), the tool threads and the model's connections;
         the session is not used after. Safe to call again."""
         self._end_conversation()
+        if not self._ended:
+            self._ended = True
+            self.hooks.run("SessionEnd", {"reason": "other"})
         self.mcp.close()
         if self._model is not None:
             self._model.close()
@@ -265,9 +296,9 @@ class Session:
         self.transcript.close()
         self.agent.close()
 
-    def _begin(self, loaded: LoadedTranscript | None, writer: TranscriptWriter | None = None) -> None:
+    def _begin(self, loaded: LoadedTranscript | None, writer: TranscriptWriter | None = None, *, source: str) -> None:
         """Set up a conversation: a new one, or `loaded` replayed exactly (so the prompt cache hits).
-        `writer` is the loaded transcript's, already opened."""
+        `writer` is the loaded transcript's, already opened. `source` is the SessionStart hooks'."""
         self.context = SessionContext(
             self.cwd,
             self.model_name,
@@ -312,6 +343,7 @@ class Session:
             config=self.loop_config(self.model_name),
             ctx=ToolContext(cwd=self.cwd, env_passthrough=self.env_passthrough),
             on_event=self.on_event,
+            hooks=self.hooks,
         )
         self.recorder = TranscriptRecorder(
             self.transcript, self.agent, self.context.todos, titled=loaded is not None and bool(loaded.title)
@@ -326,6 +358,21 @@ class Session:
                 self.agent.add_message(message)
             if note := loaded.describe_repairs():
                 self._notice(note)
+        self._session_start(source)
+
+    def _session_start(self, source: str) -> None:
+        """Run the SessionStart hooks; what they say goes to the model with the next user message."""
+        for text in self.hooks.run("SessionStart", {"source": source}, source).context:
+            self.context.reminders.add_once(text)
+
+    def _hook_fields(self) -> JSON:
+        """What every hook's input says about the session, as it is now."""
+        return {
+            "session_id": self.id,
+            "transcript_path": str(self.transcript.path),
+            "cwd": str(self.cwd),
+            "permission_mode": self.gate.mode,
+        }
 
     def _notice(self, text: str) -> None:
         self.on_event(Notice(text))
@@ -345,6 +392,8 @@ class Session:
         """Clear old tool results, then summarise: always for /compact; when automatic, only if
         clearing did not bring the conversation under 3/4 of the threshold. Recorded in the
         transcript as a boundary followed by the new conversation."""
+        trigger = "auto" if auto else "manual"
+        self.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, trigger)
         threshold = self.auto_compact_threshold()
         summarise_above = (threshold or self.model_info.context_window) * 3 // 4 if auto else None
         result = compact_agent(
@@ -358,6 +407,7 @@ class Session:
         if result.changed:
             adopt(self.agent, result)
             self.recorder.record_compaction(result, auto=auto, reminders=self.context.reminders.snapshot())
+            self._session_start("compact")
         return result
 
     def loop_config(self, name: str) -> LoopConfig:
@@ -372,3 +422,19 @@ class Session:
             token_budget=budget,
             retry_base_delay=self.retry_base_delay,
         )
+
+
+class _NotifyingPrompter:
+    """The front end's prompter, running the Notification hooks as each question goes up
+    (agentcli is waiting for the user)."""
+
+    def __init__(self, prompter: Prompter, hooks: Hooks) -> None:
+        self._prompter = prompter
+        self._hooks = hooks
+
+    def __call__(self, request: PermissionRequest) -> Answer:
+        message = f"agentcli needs your permission to use {request.tool}"
+        self._hooks.run(
+            "Notification", {"message": message, "notification_type": "permission_prompt"}, "permission_prompt"
+        )
+        return self._prompter(request)

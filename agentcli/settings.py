@@ -1,4 +1,8 @@
-"""Settings files: user, project and local JSON, merged in that order (later wins)."""
+"""Settings files: user, project and local JSON, merged in that order (later wins).
+
+A key whose values add up instead (permission rules, `hooks`) is read from each file's own
+content, `Settings.raw`, which keeps the file every value came from.
+"""
 
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ OWN_KEYS = {
     "subprocessEnvPassthrough": "credentials are passed to child processes",
     "allowedExternalImports": "files outside the project are approved",
     "deniedExternalImports": "files outside the project are refused",
+    "projectHooksTrust": "the project's hooks are trusted to run",
     "enableAllProjectMcpServers": "the project's MCP servers are approved",
     "enabledMcpjsonServers": "the project's MCP servers are approved",
 }

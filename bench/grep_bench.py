@@ -1,10 +1,13 @@
-"""Grep speed on a generated 20,000-file tree: ripgrep vs the pure-Python engine, and 4 Greps at once.
+"""Grep speed on a generated 20,000-file tree: the Grep tool against bare `rg`, the Python engine, 4 at once.
 
 Generates a git-like tree in a temporary folder (never in the repo): 20,000 searchable files
 (Python, TypeScript, Markdown; 60 lines each, every
 1,000th one 5,000 lines) plus an ignored `node_modules/` with 2,000 more
 files and some binaries. Reports the median of a few runs for:
-- single Greps (files_with_matches for a rare and a common word, content mode, a glob);
+- single Greps (files_with_matches for a rare and a common word, content mode, count with a
+  glob), each beside the same query typed as a bare `rg` command (run in the tree, its
+  output read to the end) in the same run, interleaved, with the ratio Grep / rg (target
+  ≤ 1.3x), and beside the pure-Python engine;
 - four different Greps requested in one turn, run through the real ToolExecutor (read-only
   neighbours run concurrently), against the same four run one after another.
 
@@ -17,6 +20,7 @@ import argparse
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,6 +72,26 @@ def generate(root: Path, files: int) -> None:
         (root / f"blob{index}.bin").write_bytes(b"\0RAREMARKER" * 100)
 
 
+def interleaved_medians(actions: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    """Median seconds of each action, run in turn (order rotating) so load changes hit them alike."""
+    for action in actions.values():
+        action()  # warm the page cache and the regex caches
+    times: dict[str, list[float]] = {name: [] for name in actions}
+    names = list(actions)
+    for run_index in range(runs):
+        shift = run_index % len(names)
+        for name in names[shift:] + names[:shift]:
+            started = time.perf_counter()
+            actions[name]()
+            times[name].append(time.perf_counter() - started)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def bare_rg(root: Path, argv: list[str]) -> None:
+    done = subprocess.run(argv, cwd=root, capture_output=True, check=False)
+    assert done.returncode == 0 and done.stdout, done.stderr
+
+
 def median_seconds(action: Callable[[], object], runs: int) -> float:
     action()  # warm the page cache and the regex caches
     times = []
@@ -95,7 +119,7 @@ def ignore(event: Event) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=20_000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     have_rg = shutil.which("rg") is not None
     with tempfile.TemporaryDirectory(prefix="agentcli-grep-bench-") as temp:
@@ -109,28 +133,42 @@ def main() -> None:
             engines = {"ripgrep": GrepTool(use_ripgrep=None), **engines}
         else:
             print("rg not on PATH: only the Python engine is measured")
-        queries: dict[str, JSON] = {
-            "rare word, files": {"pattern": "RAREMARKER"},
-            "common word, files": {"pattern": "handler"},
-            "regex, content": {"pattern": r"def \w+_9\d\d\(", "output_mode": "content"},
-            "glob *.ts, count": {"pattern": "config", "glob": "*.ts", "output_mode": "count"},
+        queries: dict[str, tuple[JSON, list[str]]] = {
+            "rare word, files": ({"pattern": "RAREMARKER"}, ["rg", "--files-with-matches", "RAREMARKER"]),
+            "common word, files": ({"pattern": "handler"}, ["rg", "--files-with-matches", "handler"]),
+            "regex, content": (
+                {"pattern": r"def \w+_9\d\d\(", "output_mode": "content"},
+                ["rg", "--line-number", r"def \w+_9\d\d\("],
+            ),
+            "glob *.ts, count": (
+                {"pattern": "config", "glob": "*.ts", "output_mode": "count"},
+                ["rg", "--count", "--glob", "*.ts", "config"],
+            ),
         }
-        print(f"\nsingle Grep, median of {args.runs} (seconds)")
-        print(f"{'query':<22}" + "".join(f"{name:>10}" for name in engines) + ("   ratio" if have_rg else ""))
-        for label, query in queries.items():
-            times = {name: median_seconds(partial(run, tool, ctx, query), args.runs) for name, tool in engines.items()}
+        print(f"\nsingle Grep, median of {args.runs} runs, Grep (ripgrep) and bare rg interleaved (seconds)")
+        columns = [*engines, *(["bare rg"] if have_rg else [])]
+        print(f"{'query':<22}" + "".join(f"{name:>10}" for name in columns) + ("   Grep/rg" if have_rg else ""))
+        for label, (query, command) in queries.items():
+            times = {"python": median_seconds(partial(run, engines["python"], ctx, query), args.runs)}
+            if have_rg:
+                grep = partial(run, engines["ripgrep"], ctx, query)
+                times |= interleaved_medians({"ripgrep": grep, "bare rg": partial(bare_rg, root, command)}, args.runs)
             outputs = {name: run(tool, ctx, query).content for name, tool in engines.items()}
             same = len(set(outputs.values())) == 1
-            ratio = f"{times['python'] / times['ripgrep']:7.1f}x" if have_rg else ""
+            ratio = f"{times['ripgrep'] / times['bare rg']:9.2f}x" if have_rg else ""
             print(
                 f"{label:<22}"
-                + "".join(f"{t:>10.3f}" for t in times.values())
-                + f"{ratio}"
+                + "".join(f"{times[name]:>10.3f}" for name in columns)
+                + ratio
                 + ("" if same else "  RESULTS DIFFER")
             )
+        if have_rg:
+            print("bare rg commands (run in the tree):")
+            for label, (_, command) in queries.items():
+                print(f"  {label:<20} {' '.join(command)}")
 
         print(f"\nfour Greps in one turn vs one after another, median of {args.runs} (seconds)")
-        four = list(queries.values())
+        four = [query for query, _ in queries.values()]
         for name, tool in engines.items():
             executor = ToolExecutor(ToolRegistry([tool]), AllowAll())
             batch = [{"type": "tool_use", "id": f"toolu_{i}", "name": "Grep", "input": q} for i, q in enumerate(four)]

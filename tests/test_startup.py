@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from tests.conftest import RunCli
+
 
 @pytest.mark.parametrize("flag", ["--version", "--help"])
 def test_flag_does_not_import_the_sdk(flag: str) -> None:
@@ -22,3 +24,39 @@ def test_flag_does_not_import_the_sdk(flag: str) -> None:
 def test_version_prints_the_version() -> None:
     done = subprocess.run([sys.executable, "-m", "agentcli", "--version"], capture_output=True, text=True, timeout=30)
     assert done.stdout.startswith("agentcli ")
+
+
+FRAMEWORK = {"typer", "click", "pydantic"}
+
+
+def imported_modules(stderr: str) -> set[str]:
+    return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_version_is_answered_before_the_command_line_framework_loads() -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "agentcli", "--version"], capture_output=True, text=True, timeout=30
+    )
+
+    assert done.stdout.startswith("agentcli ")
+    assert "agentcli.cli" in imported_modules(done.stderr)
+    assert not FRAMEWORK & imported_modules(done.stderr)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", "hello"),
+        ("-p", "hello"),
+        ("run", "--model", "m", "--permission-mode=plan", "--allowed-tools", "Read", "--max-turns", "3", "-c", "hi"),
+        ("--output-format", "json", "--verbose", "-p", "hello", "--disallowed-tools", "Bash"),
+    ],
+)
+def test_run_and_print_read_their_options_without_typer_or_pydantic(args: tuple[str, ...], run_cli: RunCli) -> None:
+    """Without an API key the command stops right after reading its options (exit 1)."""
+    done = run_cli(*args, env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "", "PYTHONPROFILEIMPORTTIME": "1"})
+
+    assert done.returncode == 1
+    assert "No API key" in done.stderr
+    assert "agentcli.credentials" in imported_modules(done.stderr)  # the command ran
+    assert not FRAMEWORK & imported_modules(done.stderr)

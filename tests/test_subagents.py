@@ -436,7 +436,8 @@ def test_a_question_waiting_behind_another_is_answered_no_on_interrupt(project: 
         session.agent.executor.close()
     assert len(asked) == 1  # the second question was never put: answered for the user
     assert not (project / "made-by-a-sub-agent").exists()
-    assert len([e for e in events if isinstance(e, SubagentFinished)]) == 2
+    seen = [f"{type(e).__name__}({e.agent_id[-4:]})" for e in events]  # what happened, if it fails
+    assert len([e for e in events if isinstance(e, SubagentFinished)]) == 2, seen
 
 
 # ------------------------------------------------------------------ usage and budget

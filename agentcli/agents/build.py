@@ -27,6 +27,7 @@ from agentcli.agents.sources import ToolSource, collect_tools
 from agentcli.contracts import JSON, Model, PermissionGate, ToolContext
 from agentcli.events import MAIN_AGENT, EventSink
 from agentcli.executor import ToolExecutor
+from agentcli.hooks import NO_HOOKS, Hooks
 from agentcli.loop import Agent, LoopConfig
 
 
@@ -41,12 +42,14 @@ def build_agent(
     on_event: EventSink,
     agent_id: str = MAIN_AGENT,
     only: Collection[str] | None = None,
+    hooks: Hooks = NO_HOOKS,
 ) -> Agent:
     """An agent offered the tools of `sources` (with `only`, just those named; see
     `collect_tools`), every call judged by `gate`, every event stamped `agent_id` and handed to
     `on_event` after the agent's subscribers. `ctx` is its tools' state (working directory,
-    files read, the cancel event). The caller closes the agent (`Agent.close`) when done."""
-    executor = ToolExecutor(collect_tools(sources, only), gate)
+    files read, the cancel event); `hooks` run around its tool calls and when it stops. The
+    caller closes the agent (`Agent.close`) when done."""
+    executor = ToolExecutor(collect_tools(sources, only), gate, hooks)
     return Agent(
         model=model, executor=executor, config=config, system=system, on_event=on_event, ctx=ctx, agent_id=agent_id
     )

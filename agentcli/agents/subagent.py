@@ -9,7 +9,8 @@ cannot start sub-agents), its model and its turn limit. The rest it shares with 
   else's (the question names it: `ToolContext.agent_label`);
 - the token budget: it may spend what the parent has left, and what it spent is added to the
   parent's usage when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
-- the interrupt: its cancel event is linked to the parent's (`Cancellation.linked`).
+- the interrupt: its cancel event is linked to the parent's (`Cancellation.linked`);
+- the hooks: PreToolUse and PostToolUse run for its calls, SubagentStop when it would end.
 
 Its events carry its own id and go straight to the front end, not through the parent's
 subscribers (the parent's transcript and auto-compaction never see them), between the parent's
@@ -48,6 +49,7 @@ from agentcli.events import (
     SubagentStarted,
     ToolCallFinished,
 )
+from agentcli.hooks import Hooks
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.transcript import TranscriptWriter
@@ -71,6 +73,9 @@ class Parent(Protocol):
 
     @property
     def gate(self) -> PermissionGate: ...
+
+    @property
+    def hooks(self) -> Hooks: ...
 
     def loop_config(self, model: str) -> LoopConfig:
         """The loop configuration the session uses for `model` (output limits, retries, budget)."""
@@ -159,6 +164,7 @@ class SubagentRunner:
             ctx=sub_ctx,
             on_event=self.on_event,
             agent_id=subagent_id,
+            hooks=self.parent.hooks,
         )
         progress = _Progress()
         agent.subscribe(progress)

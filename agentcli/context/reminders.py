@@ -35,10 +35,16 @@ class ReminderTracker:
         self.sources = list(sources)
         self._sent: dict[str, str] = {}
         """Source key → digest of the body last sent ("" digest for nothing sent)."""
+        self._once: list[str] = []
+
+    def add_once(self, body: str) -> None:
+        """Send `body` with the next user message only (what a SessionStart hook said)."""
+        self._once.append(body)
 
     def next_blocks(self) -> list[JSON]:
         """Reminder blocks for the next user message; records them as sent."""
-        blocks: list[JSON] = []
+        blocks: list[JSON] = [system_reminder(body) for body in self._once]
+        self._once.clear()
         for source in self.sources:
             body = source.render()
             digest = _digest(body)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentcli.agents.sources import SESSION, ToolList, ToolSource
@@ -30,7 +30,7 @@ from agentcli.context.instructions import (
     withheld_imports,
 )
 from agentcli.context.outside import OutsideFiles, project_top
-from agentcli.context.reminders import ReminderSource, ReminderTracker
+from agentcli.context.reminders import ReminderSource, ReminderTracker, system_reminder
 from agentcli.context.system_prompt import build_system_prompt
 from agentcli.contracts import JSON, PermissionGate, ToolContext
 from agentcli.settings import agentcli_home
@@ -66,6 +66,13 @@ class PreparedMessage:
     def model(self) -> str | None:
         """The skill's `model` frontmatter: the model for this turn, if it asks for one."""
         return self.skill.model if self.skill else None
+
+    def with_reminders(self, bodies: Sequence[str]) -> PreparedMessage:
+        """The message with a `<system-reminder>` for each of `bodies` before its text (a hook's context)."""
+        if not bodies:
+            return self
+        *before, text = self.content
+        return replace(self, content=[*before, *(system_reminder(body) for body in bodies), text])
 
 
 def parse_command(text: str) -> tuple[str, str] | None:

@@ -3,6 +3,10 @@
 deny rules → plan mode → ask rules → protected paths → allow rules and the mode → ask the user (through
 the front end's prompter) or, with no prompter, deny with a message naming what would
 allow the call. Tools never check permissions themselves.
+
+A PreToolUse hook's word comes on the call's context (`ToolContext.hook_permission`; its deny
+never reaches the gate): `ask` asks even where rules and mode allow; `allow` answers in place of
+the user, but never past a deny or ask rule, plan mode or a protected path.
 """
 
 from __future__ import annotations
@@ -89,14 +93,20 @@ class Gate:
         call = describe_call(tool, tool_input, ctx)  # resolves each path once: the tool is handed these
         checked = dict(zip(call.paths, call.real_paths, strict=True))
         verdict = evaluate(call, self.rules, self._mode)
-        if verdict.outcome == "allow":
+        hook = ctx.hook_permission
+        hook_asks = hook is not None and hook.decision == "ask"
+        if verdict.outcome == "allow" and not hook_asks:
             return Decision(True, checked_paths=checked)
         if verdict.rule is not None and verdict.outcome == "deny":
             return Decision(False, messages.denied_by_rule(call, verdict.rule, verdict.unverified))
         if verdict.plan:
             return Decision(False, messages.plan_refusal(call, self.prompter is not None))
-        suggestion = suggest(call, verdict)
+        if hook is not None and hook.decision == "allow" and verdict.rule is None and not verdict.protected:
+            return Decision(True, checked_paths=checked)
+        suggestion = None if verdict.outcome == "allow" else suggest(call, verdict)
         if self.prompter is None:
+            if verdict.outcome == "allow":
+                return Decision(False, messages.hook_asks_non_interactive(call, hook.reason if hook else ""))
             return Decision(False, messages.non_interactive(call, verdict, suggestion))
         return call, checked, self._request(call, verdict, suggestion, tool, replace(ctx, checked_paths=checked))
 
@@ -173,13 +183,19 @@ class Gate:
             title, subject, note = "MCP tool", call.tool, messages.mcp_call(call)
         else:
             title, subject = "Tool", call.tool
+        hook = ctx.hook_permission
+        reason = messages.ask_reason(call, verdict, suggestion)
+        if hook is not None and hook.decision == "ask":
+            reason = f"A PreToolUse hook asks: {hook.reason}" if hook.reason else "A PreToolUse hook asks you."
+        if hook is not None and hook.changed_input:
+            note = "\n".join(part for part in (note, "A PreToolUse hook changed this call's input.") if part)
         return PermissionRequest(
             tool=call.tool,
             tool_input=call.tool_input,
             kind=call.kind,
             title=title,
             subject=subject,
-            reason=messages.ask_reason(call, verdict, suggestion),
+            reason=reason,
             suggestion=suggestion,
             diff=diff,
             outside=bool(call.outside),

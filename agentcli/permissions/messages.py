@@ -129,6 +129,15 @@ def user_denied(call: Call, reason: str) -> str:
     return f"{head}\nStop and ask the user how to proceed; do not retry it."
 
 
+def hook_asks_non_interactive(call: Call, reason: str) -> str:
+    """A denial for a call a PreToolUse hook wants the user to confirm, in a run that cannot ask."""
+    why = f" ({reason})" if reason else ""
+    return (
+        f"Permission denied: a PreToolUse hook asks the user to confirm {describe(call)}{why}, which a "
+        "non-interactive run cannot do.\n" + DO_NOT_RETRY
+    )
+
+
 def ask_reason(call: Call, verdict: Verdict, suggestion: Suggestion | None = None) -> str:
     """Why the user is being asked, for the permission prompt (whose option 2 is "don't ask again")."""
     if verdict.rule is not None:

@@ -28,12 +28,15 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-
-import httpx2
+from typing import TYPE_CHECKING
 
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.retry import retry_after, should_retry, status_fault
 from agentcli.providers.timeouts import Timeouts
+
+if TYPE_CHECKING:  # httpx2 is imported at the first request, not with this module (it is on the REPL's paint path)
+    import httpx2
+    from httpx2 import ServerSentEvent
 
 __all__ = [
     "MAX_EVENT_BYTES",
@@ -41,7 +44,6 @@ __all__ = [
     "Endpoint",
     "EventStream",
     "HttpClient",
-    "ServerSentEvent",
     "connection_error",
     "error_message",
     "error_type",
@@ -49,7 +51,6 @@ __all__ = [
     "status_error",
 ]
 
-ServerSentEvent = httpx2.ServerSentEvent
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 """The largest single event accepted (a whole Write of a big file arrives in deltas, so no event is near this)."""
 SERVER_ERROR_HINT = "The API failed on its side: try again shortly."
@@ -81,6 +82,8 @@ class EventStream:
         """The server's id for this response, for errors the provider finds in the events."""
 
     def __iter__(self) -> Iterator[ServerSentEvent]:
+        import httpx2
+
         try:
             yield from httpx2.EventSource(self._response, max_event_size=MAX_EVENT_BYTES)
         except httpx2.TimeoutException as error:
@@ -107,6 +110,8 @@ class HttpClient:
         self._client: httpx2.Client | None = None
 
     def _http(self) -> httpx2.Client:
+        import httpx2
+
         if self._client is None:
             self._client = httpx2.Client(
                 base_url=self.endpoint.base_url,
@@ -127,6 +132,8 @@ class HttpClient:
     @contextmanager
     def stream(self, path: str, body: bytes) -> Iterator[EventStream]:
         """POST `body` (JSON) to `path` and yield the response's events; the response is closed on exit."""
+        import httpx2
+
         client = self._http()
         request = client.build_request("POST", path, content=body, headers={"content-type": "application/json"})
         try:
@@ -153,6 +160,8 @@ def connection_error(
     error: httpx2.TransportError, endpoint: Endpoint, timeouts: Timeouts
 ) -> ModelAPIError | TransientModelError:
     """A request that got no response: the server unreachable (not retried), or the exchange broken off."""
+    import httpx2
+
     if isinstance(error, httpx2.ConnectError | httpx2.ConnectTimeout):
         return ModelAPIError(
             f"Could not reach the API at {endpoint.base_url} ({_problem(error)}). "
@@ -219,6 +228,8 @@ def _body_message(body: str) -> str:
 
 def _body_text(response: httpx2.Response) -> str:
     """The body of an error response; empty when it broke off (its status says enough)."""
+    import httpx2
+
     try:
         response.read()
     except httpx2.TransportError:
@@ -228,6 +239,8 @@ def _body_text(response: httpx2.Response) -> str:
 
 def _problem(error: Exception) -> str:
     """`connection refused`, `timed out`…: what the transport said, without the errno noise."""
+    import httpx2
+
     if isinstance(error, httpx2.TimeoutException):
         return "timed out"
     text = re.sub(r"^\[Errno -?\d+\]\s*", "", str(error)).strip().rstrip(".").lower()

@@ -1,21 +1,19 @@
 """The interactive REPL: read a message, run the loop with live output, repeat.
 
-The prompt is on screen before the SDK is imported: that import (~1.5 s) happens in a
-background thread while the user types.
+The prompt is on screen before what only a turn needs is imported (the HTTP client and SDK
+the provider sends with, the answer renderer): that loads in a background thread from the
+first paint on, while the user types (`repl.warmup`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import importlib
-import threading
 import time
 import traceback
 from collections.abc import Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.utils import is_dumb_terminal
 from rich.console import Console
 
 from agentcli import __version__
@@ -28,6 +26,7 @@ from agentcli.repl.input import prompt_session
 from agentcli.repl.keys import EscWatcher
 from agentcli.repl.prompter import TerminalPrompter
 from agentcli.repl.view import TurnView
+from agentcli.repl.warmup import start_warm_up
 from agentcli.session import Session, SessionOptions
 from agentcli.settings import agentcli_home
 from agentcli.skills.loader import unknown_message
@@ -57,6 +56,7 @@ class Repl:
             self.view,
             prompter=prompter,
             approve_outside=prompter.approve_outside_files,
+            approve_hooks=prompter.approve_project_hooks,
             approve_mcp_server=prompter.approve_mcp_server,
         )
         self.view.current_task = lambda: self.session.context.todos.current()
@@ -73,6 +73,16 @@ class Repl:
         """Keys typed while the last turn ran: they start the next prompt's line."""
         self._skill_list: list[tuple[str, str]] = []
         self._skills_read_at = float("-inf")
+        self._warming_up = False
+        self.prompt.app.after_render += lambda app: self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Start the warm-up and the MCP servers once the prompt is first on screen, so neither
+        delays drawing it."""
+        if not self._warming_up:
+            self._warming_up = True
+            start_warm_up()
+            self.session.mcp.start()
 
     # ------------------------------------------------------------------ main loop
 
@@ -81,10 +91,12 @@ class Repl:
         if anthropic_credential() is None:
             self.console.print(NO_CREDENTIAL_WARNING, style="yellow", markup=False)
         show_resumed(self)
+        if is_dumb_terminal():  # prompt_toolkit then prints a plain prompt, which has no render events
+            self._warm_up()
         armed_exit = False
         while True:
             try:
-                text = self.prompt.prompt("> ", default=self._typeahead, pre_run=self._start_mcp_once_drawn)
+                text = self.prompt.prompt("> ", default=self._typeahead)
             except Halt:
                 raise
             except KeyboardInterrupt:
@@ -104,10 +116,6 @@ class Repl:
                 self.handle(text)
             except ExitRepl:
                 return 0
-
-    def _start_mcp_once_drawn(self) -> None:
-        """The MCP servers connect once the first prompt is drawn (pre_run comes just before it)."""
-        asyncio.get_running_loop().call_soon(self.session.mcp.start)
 
     def handle(self, text: str) -> None:
         """A built-in command runs here; a skill or ordinary text is sent; an unknown `/name` is
@@ -209,15 +217,9 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
     except AgentcliError as error:
         Console(stderr=True).print(str(error), style="red", markup=False)
         return error.exit_code
-    # Started once our own imports are done, so it does not compete with drawing the prompt.
-    threading.Thread(target=_warm_up_sdk, name="import-anthropic", daemon=True).start()
-    with repl.session:
-        try:
-            return repl.loop()
-        except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
-            return stop.exit_code
-
-
-def _warm_up_sdk() -> None:
-    with contextlib.suppress(ImportError):  # reported properly when the first request is made
-        importlib.import_module("anthropic")
+    try:
+        return repl.loop()
+    except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
+        return stop.exit_code
+    finally:
+        repl.session.close()

@@ -17,6 +17,7 @@ from rich.table import Table
 from agentcli.contracts import JSON
 from agentcli.credentials import child_environment
 from agentcli.errors import Halt, UsageError
+from agentcli.hooks.config import EVENTS
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.output.labels import format_tokens
 from agentcli.permissions.persist import change_rules
@@ -25,7 +26,6 @@ from agentcli.regular_file import read_regular_file
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
 from agentcli.tools.todo import progress_line
-from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.tool_render import TodoListView
 
 if TYPE_CHECKING:
@@ -159,6 +159,8 @@ def show_resumed(repl: Repl) -> None:
     if prompt:
         repl.console.print(f"> {_clip(prompt)}", style="dim", markup=False)
     if answer:
+        from agentcli.ui.markdown_stream import MarkdownStream  # not before the prompt otherwise (see repl.warmup)
+
         with MarkdownStream(repl.console) as view:  # shows control characters escaped, as live answers do
             view.feed(answer.strip())
     repl.last_context_tokens = session.agent.context_tokens
@@ -374,6 +376,27 @@ def _agents(repl: Repl, args: str) -> None:
     )
 
 
+def _hooks(repl: Repl, args: str) -> None:
+    """`/hooks` lists the hooks that run in this session, by event, with the file of each."""
+    hooks = repl.session.hooks.config.commands
+    if not hooks:
+        repl.console.print(
+            '[dim]No hooks. Add them under "hooks" in .agentcli/settings.json, .agentcli/settings.local.json '
+            "or $AGENTCLI_HOME/settings.json (Claude Code's format).[/dim]"
+        )
+        return
+    table = Table("event", "matcher", "command", "timeout", "from", box=None)
+    for hook in sorted(hooks, key=lambda h: EVENTS.index(h.event)):
+        table.add_row(
+            hook.event,
+            escape(for_terminal(hook.matcher or "*")),
+            escape(for_terminal(hook.command)),
+            f"{hook.timeout:g} s",
+            escape(for_terminal(_shown_path(hook.source, repl.session.cwd))),
+        )
+    repl.console.print(table)
+
+
 def _todos(repl: Repl, args: str) -> None:
     todos = repl.session.context.todos.items
     if not todos:
@@ -437,6 +460,7 @@ BUILTINS: dict[str, Builtin] = {
             _agents,
             "[last]",
         ),
+        Builtin("hooks", "List the hooks that run in this session and the file of each", _hooks),
         Builtin("model", "Show or change the model", _model, "[name]"),
         Builtin(
             "permissions",

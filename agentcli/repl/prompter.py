@@ -23,6 +23,7 @@ from rich.text import Text
 
 from agentcli.context.outside import OutsideFile
 from agentcli.errors import Halt
+from agentcli.hooks.config import HookCommand
 from agentcli.mcp.config import ServerConfig
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.permissions.render import SHOW_ALL_KEY, CallPreview, OptionList, PermissionQuestion, preview_limit
@@ -31,6 +32,7 @@ from agentcli.safe_text import for_terminal
 
 REASON_PROMPT = "  Tell the model what to do differently (Enter to skip): "
 OUTSIDE_QUESTION = "Allow agentcli to read these files and send them to the model?"
+HOOKS_QUESTION = "Trust these hooks and run them in this project?"
 MCP_QUESTION = "Start this MCP server and offer its tools to the model?"
 UP = ("\x1b[A", "\x1bOA")
 DOWN = ("\x1b[B", "\x1bOB")
@@ -83,7 +85,24 @@ class TerminalPrompter:
             self.console.print(_outside_echo(files, picked == 0))
             return picked == 0
 
+    def approve_project_hooks(self, hooks: Sequence[HookCommand]) -> bool:
+        """Implements `hooks.trust.AsksAboutHooks`: show the checked-in hooks, ask once."""
+
+        def draw(highlighted: int, _: bool) -> ProjectHooksQuestion:
+            return ProjectHooksQuestion(hooks, highlighted)
+
+        with self._asking():
+            with Redrawn(self.console) as question:
+                _, picked = self._choose(question, Choices(2, draw, _yes_or_no, refused=1))
+            mark, said = ("✓ ", "Running") if picked == 0 else ("✗ ", "Not running")
+            self.console.print(
+                Text.assemble((mark, "green" if picked == 0 else "red"), f"{said} the project's hooks in this project")
+            )
+            return picked == 0
+
     def approve_mcp_server(self, server: ServerConfig) -> bool:
+        """Implements `mcp.approval.AsksAboutProjectServer`: what the server runs, asked once."""
+
         def draw(highlighted: int, _: bool) -> McpServerQuestion:
             return McpServerQuestion(server, highlighted)
 
@@ -257,6 +276,34 @@ def _yes_or_no(key: str) -> int | None:
     if text in ("2", "n", "no", ESC, CTRL_C):
         return 1
     return None
+
+
+class ProjectHooksQuestion:
+    """The checked-in settings' hooks (event, matcher, command), then yes or no."""
+
+    def __init__(self, hooks: Sequence[HookCommand], highlighted: int = 0) -> None:
+        self.hooks = hooks
+        self.highlighted = highlighted
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        body: list[RenderableType] = [
+            Text.assemble(
+                (f"{h.event}", "bold"),
+                (f" {h.matcher}" if h.matcher else "", "dim"),
+                f"\n  {for_terminal(h.command)}",
+            )
+            for h in self.hooks
+        ]
+        body.append(
+            Text(
+                f"From {for_terminal(str(self.hooks[0].source))}, which came with the project. Hooks run these "
+                "commands on your machine. Your answer is remembered for this project (.agentcli/settings.local.json).",
+                style="dim",
+            )
+        )
+        yield Panel(Group(*body), title="Project hooks", title_align="left", border_style="yellow")
+        yield Text(HOOKS_QUESTION)
+        yield OptionList(["Yes, run them", "No, not in this project"], self.highlighted)
 
 
 class OutsideFilesQuestion:

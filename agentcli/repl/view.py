@@ -27,6 +27,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleDimensions, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
@@ -50,7 +51,6 @@ from agentcli.events import (
 )
 from agentcli.output.subagents import SubagentRuns
 from agentcli.tools.todo import Todo
-from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.status import QueuedInput, Status, StatusLine
 from agentcli.ui.subagent_render import TASK_TOOL, SubagentLine, SubagentSummary, task_title
 from agentcli.ui.tool_render import (
@@ -62,6 +62,9 @@ from agentcli.ui.tool_render import (
     ToolResultView,
     render_event,
 )
+
+if TYPE_CHECKING:
+    from agentcli.ui.markdown_stream import MarkdownStream  # imported at the first answer (see repl.warmup)
 
 INTERRUPT_HINT = "esc to interrupt"
 
@@ -122,6 +125,8 @@ class TurnView:
                     self._answer.flush()
                 return
             if self._answer is None:
+                from agentcli.ui.markdown_stream import MarkdownStream
+
                 self._answer = MarkdownStream(self.console)
             self._answer.feed(event.text)
             return
@@ -221,6 +226,8 @@ class TurnView:
             if isinstance(event, AssistantMessage):
                 answer = "".join(b.get("text", "") for b in event.message["content"] if b.get("type") == "text")
                 if answer.strip():
+                    from agentcli.ui.markdown_stream import MarkdownStream
+
                     with MarkdownStream(self.console) as view:
                         view.feed(answer.strip())
             elif isinstance(event, ToolCallFinished):

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-import os
+import heapq
 import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.tools.base import BuiltinTool, ToolError, with_notices
 from agentcli.tools.globs import FILE_TYPES, type_globs
 from agentcli.tools.paths import not_found, shown_str
-from agentcli.tools.ripgrep import PatternRejected, RipgrepBlocked, RipgrepFailed, find_ripgrep, ripgrep_search
-from agentcli.tools.search import FileFilter, FileHits, Mode, SearchQuery, compile_pattern, python_search
+from agentcli.tools.ripgrep import (
+    OutputUnclear,
+    PatternRejected,
+    RipgrepBlocked,
+    RipgrepFailed,
+    find_ripgrep,
+    ripgrep_search,
+)
+from agentcli.tools.search import FileFilter, Hits, Mode, Results, SearchQuery, compile_pattern, python_search
 
 DEFAULT_HEAD_LIMIT: dict[str, int] = {"files_with_matches": 200, "count": 200, "content": 300}
 MAX_OUTPUT = 25_000
@@ -73,24 +81,20 @@ class GrepTool(BuiltinTool):
         if not query.multiline and _mentions_newline(query.pattern):
             raise ToolError(NEWLINE_NEEDS_MULTILINE)
         rg = find_ripgrep() if self.use_ripgrep is not False else None
-        hits: list[FileHits] | None = None
+        hits: Results | None = None
         files = FileFilter(query)
         notices: list[str] = []
         if rg is not None:
             try:
-                found = ripgrep_search(rg, query, ctx.cancel)
-            except PatternRejected:
-                pass  # Python's regex may still accept it (look-around, backreferences)
+                hits = ripgrep_search(rg, query, ctx.cancel, files)
+            except (PatternRejected, OutputUnclear):
+                pass  # Python's regex may accept it (look-around, backreferences); a name with a line break
             except RipgrepBlocked:
                 notices.append(RIPGREP_BLOCKED)
             except RipgrepFailed as failed:
                 if "not allowed in a regex" in str(failed):
                     raise ToolError(NEWLINE_NEEDS_MULTILINE) from None
                 raise ToolError(f"Search failed: {failed}") from None
-            else:
-                hits = found
-                if query.glob:  # a --glob whitelist overrides rg's ignore rules; ours don't
-                    hits = [h for h in found if files.accepts(h.path)]
         if hits is None:
             try:
                 regex = compile_pattern(query)
@@ -158,57 +162,69 @@ def _mentions_newline(pattern: str) -> bool:
     return False
 
 
-def render(hits: list[FileHits], query: SearchQuery, cwd: Path, limit: int, *, numbers: bool = True) -> ToolResult:
-    """The model's view of the hits: sorted, capped at `limit` entries and MAX_OUTPUT characters."""
-    if not hits:
+def render(hits: Results, query: SearchQuery, cwd: Path, limit: int, *, numbers: bool = True) -> ToolResult:
+    """The model's view of the hits: sorted, capped at `limit` entries and MAX_OUTPUT characters.
+
+    Only the files shown are named and (in content mode) split into lines; the rest are counted.
+    """
+    files = len(hits.paths)
+    if not files:
         return ToolResult("No matches found.", summary="No matches")
-    names = {h.path: shown_str(h.path, str(cwd)) for h in hits}
-    files = len(hits)
+    order, name = _naming(hits.paths, query, str(cwd))
     if query.mode == "files_with_matches":
-        ordered = sorted(hits, key=lambda h: (-_mtime(h.path), names[h.path]))
-        entries = [(names[h.path], False) for h in ordered]
-        unit, summary = "files", f"Found {files} file{_s(files)}"
+        mtimes = hits.mtimes()
+        newest = heapq.nsmallest(limit, range(files), key=lambda i: (-mtimes[i], order(i)))  # sorted(...)[:limit]
+        listing = _cap(((name(i), False) for i in newest), limit, files, "files")
+        return ToolResult(listing, summary=f"Found {files} file{_s(files)}", output=listing)
+    ordered = sorted(range(files), key=order)
+    lines = hits.matched_lines
+    summary = f"Found {lines} matching line{_s(lines)} in {files} file{_s(files)}"
+    if query.mode == "count":
+        counts = ((f"{name(i)}:{hits.hits(i).matched_count}", False) for i in ordered)
+        listing = _cap(counts, limit, files, "files")
     else:
-        ordered = sorted(hits, key=lambda h: names[h.path])
-        lines = sum(len(h.matched) for h in hits)
-        summary = f"Found {lines} matching line{_s(lines)} in {files} file{_s(files)}"
-        if query.mode == "count":
-            entries = [(f"{names[h.path]}:{len(h.matched)}", False) for h in ordered]
-            unit = "files"
-        else:
-            entries = _content_entries(ordered, names, query, numbers)
-            unit = "lines"
-    listing = _cap(entries, limit, unit)
+        entries = _content_entries(((name(i), hits.hits(i)) for i in ordered), query, numbers)
+        listing = _cap(entries, limit, hits.line_count, "lines")
     return ToolResult(listing, summary=summary, output=listing)
 
 
+def _naming(paths: Sequence[str], query: SearchQuery, cwd: str) -> tuple[Callable[[int], str], Callable[[int], str]]:
+    """(sort key, shown name) of the file at each index: files are listed in the order of their names.
+
+    When every path is inside the project, or none is, the paths sort as their names do, so
+    a name is made only for a file that is shown.
+    """
+    if query.root == cwd or query.root.startswith(cwd + "/") or not cwd.startswith(query.root.rstrip("/") + "/"):
+        return paths.__getitem__, lambda i: shown_str(paths[i], cwd)
+    names = [shown_str(path, cwd) for path in paths]  # the project is inside the searched folder
+    return names.__getitem__, names.__getitem__
+
+
 def _content_entries(
-    ordered: list[FileHits], names: dict[str, str], query: SearchQuery, numbers: bool
-) -> list[tuple[str, bool]]:
+    ordered: Iterable[tuple[str, Hits]], query: SearchQuery, numbers: bool
+) -> Iterator[tuple[str, bool]]:
     """(text, is_separator) lines; `--` separates non-adjacent groups when context is shown."""
     with_context = bool(query.before or query.after)
-    entries: list[tuple[str, bool]] = []
-    for hits in ordered:
-        prefix = "" if query.root_is_file else names[hits.path]
+    first = True
+    for name, hits in ordered:
+        prefix = "" if query.root_is_file else name
         previous: int | None = None
-        for number in sorted(hits.matched.keys() | hits.context.keys()):
-            if with_context and entries and (previous is None or number != previous + 1):
-                entries.append(("--", True))
-            matched = number in hits.matched
-            text = hits.matched[number] if matched else hits.context[number]
+        for number, matched, text in hits.lines():
+            if with_context and not first and (previous is None or number != previous + 1):
+                yield "--", True
             mark = ":" if matched else "-"
             label = f"{prefix}{mark}" if prefix else ""
             if numbers:
                 label += f"{number}{mark}"
-            entries.append((label + _clip(text), False))
+            yield label + _clip(text), False
             previous = number
-    return entries
+            first = False
 
 
-def _cap(entries: list[tuple[str, bool]], limit: int, unit: str) -> str:
+def _cap(entries: Iterable[tuple[str, bool]], limit: int, total: int, unit: str) -> str:
+    """The entries that fit in `limit` and MAX_OUTPUT (consumed only that far), and a note on the rest."""
     out: list[str] = []
     size = shown = 0
-    total = sum(1 for _, separator in entries if not separator)
     for text, separator in entries:
         if not separator and (shown >= limit or (out and size + len(text) > MAX_OUTPUT)):
             break
@@ -229,13 +245,6 @@ def _clip(text: str) -> str:
     if len(text) <= MAX_COLUMNS:
         return text
     return text[:MAX_COLUMNS] + f" [... {len(text) - MAX_COLUMNS:,} more characters]"
-
-
-def _mtime(path: str) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
 
 
 def _s(count: int) -> str:

@@ -1,21 +1,41 @@
-"""Grep's fast engine: run `rg` and parse what it prints (`--json` for lines, `-l --null` for files)."""
+"""Grep's fast engine: run `rg` and parse its plain output, never more of it than Grep shows.
+
+- files_with_matches: `-l --null`, each name stat'ed as it arrives, while rg still searches.
+- count: `--count --null --stats`: `./name NUL count` lines, then totals that show whether
+  rg left out a file (it does when binary data follows a match); then, and for multiline
+  counts, the lines below.
+- content: `--heading --null -n`: a file's name once, ended by a NUL, then `N:text` for a
+  matched line and `N-text` for a context line, `--` between groups, an empty line before
+  the next file. Totals are counted over the whole output; only the files shown are split.
+"""
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import json
 import os
 import re
 import shutil
 import subprocess
 import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import IO, Literal, TypeVar
 
-from agentcli.contracts import JSON
 from agentcli.credentials import child_environment
 from agentcli.tools.ignore import VCS_DIRS
-from agentcli.tools.search import FileHits, SearchQuery
+from agentcli.tools.search import (
+    FileFilter,
+    FileHits,
+    HitList,
+    Hits,
+    Results,
+    SearchQuery,
+    modified_ns,
+    skipped_as_binary,
+)
 
+T = TypeVar("T")
 DISABLE_ENV = "AGENTCLI_NO_RIPGREP"
 """Set to 1 to make Grep use the pure-Python engine even when rg is installed."""
 
@@ -32,6 +52,10 @@ class RipgrepBlocked(Exception):
     """rg was waiting to open a FIFO (e.g. a `.gitignore` that is a named pipe) and was stopped."""
 
 
+class OutputUnclear(Exception):
+    """rg's output cannot be split unambiguously (a file name with a line break): search another way."""
+
+
 FIFO_WAITS = frozenset({"wait_for_partner", "fifo_open"})
 """What /proc/<pid>/task/<tid>/wchan says of a thread blocked opening a FIFO (Linux)."""
 FIFO_CHECK_AFTER = 0.25
@@ -46,51 +70,145 @@ def find_ripgrep() -> str | None:
     return shutil.which("rg")
 
 
-def ripgrep_search(rg: str, query: SearchQuery, cancelled: threading.Event) -> list[FileHits]:
-    """Run rg for `query`. With a `glob`, the caller must still apply `FileFilter.accepts`."""
-    cwd, target = os.path.split(query.root) if query.root_is_file else (query.root, ".")
-    proc = subprocess.Popen(
-        [rg, *_arguments(query), "--", target],
+Printout = Literal["names", "counts", "lines"]
+"""What rg is asked to print: `-l`, `--count` (with `--stats`), or the lines themselves."""
+
+
+def ripgrep_search(rg: str, query: SearchQuery, cancelled: threading.Event, files: FileFilter) -> Results:
+    """Run rg for `query`; what it reports passes `files` wherever rg's own selection is not the same."""
+    if query.root_is_file and skipped_as_binary(query.root):
+        return HitList([], [])  # rg searches a binary file named on its command line; the Python engine never does
+    cwd = os.path.dirname(query.root) if query.root_is_file else query.root
+    with_context = query.mode == "content" and bool(query.before or query.after)
+    found: NamedFiles | CountedFiles | PrintedFiles
+    if query.mode == "files_with_matches":
+        found = _run(rg, query, "names", cancelled, partial(_stat_names, cwd=cwd))
+    elif query.mode == "count" and not query.multiline and not query.root_is_file:
+        found = CountedFiles(_run(rg, query, "counts", cancelled, _read_all), cwd)
+        if not found.complete:  # rg's --count leaves out a file with a NUL after a match
+            found = PrintedFiles(_run(rg, query, "lines", cancelled, _read_all), cwd, with_context=False)
+    else:
+        found = PrintedFiles(_run(rg, query, "lines", cancelled, _read_all), cwd, with_context=with_context)
+    if _selects_exactly(query):
+        return found
+    return found.only(files.accepts)
+
+
+def _run(rg: str, query: SearchQuery, printout: Printout, cancelled: threading.Event, read: Callable[[Stdout], T]) -> T:
+    """Run rg and `read` its output as it comes; raise what its exit and messages mean."""
+    cwd, name = os.path.split(query.root) if query.root_is_file else (query.root, "")
+    # "./" starts every name rg prints, so a name is never taken for a line or a count
+    argv = [rg, *_arguments(query, printout), *_file_selection(query), "--", f"./{name}" if name else "."]
+    with subprocess.Popen(
+        argv,
         cwd=cwd,
         env=child_environment(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )
-    blocked = threading.Event()
-    watchdog = threading.Thread(target=_watch, args=(proc, cancelled, blocked), daemon=True)
-    watchdog.start()
-    out, err = proc.communicate()
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        blocked = threading.Event()
+        threading.Thread(target=_watch, args=(proc, cancelled, blocked), daemon=True).start()
+        errors = _Drain(proc.stderr)
+        stdout = Stdout(proc.stdout)
+        found = read(stdout)
+        message = errors.text()
+        proc.wait()
     if blocked.is_set():
         raise RipgrepBlocked()
-    message = err.decode("utf-8", errors="replace").strip()
     if proc.returncode == 2 and "regex parse error" in message:
         raise PatternRejected(message)
-    if proc.returncode == 2 and not out and message and not cancelled.is_set():
+    if proc.returncode == 2 and not stdout.printed and message and not cancelled.is_set():
         raise RipgrepFailed(message)
-    if query.mode == "files_with_matches":
-        return [FileHits(_absolute(cwd, os.fsdecode(name))) for name in out.split(b"\0") if name]
-    if query.mode == "count" and not query.multiline:
-        return _parse_counts(out, cwd)
-    return _parse_json(out, cwd)
+    return found
 
 
-def _arguments(query: SearchQuery) -> list[str]:
-    args = ["--no-config", "--hidden", "--no-ignore-dot", "--no-ignore-global", "--no-messages"]
-    # Not --count: it drops a file whose NUL byte comes after a match, where --json and -l keep it.
-    args += ["--files-with-matches", "--null"] if query.mode == "files_with_matches" else ["--json"]
+@dataclass
+class Stdout:
+    """rg's standard output, and whether it printed anything (an error with no output is a failure)."""
+
+    pipe: IO[bytes]
+    printed: bool = False
+
+    def chunks(self) -> Iterator[bytes]:
+        while chunk := os.read(self.pipe.fileno(), 1 << 16):
+            self.printed = True
+            yield chunk
+
+
+def _read_all(stdout: Stdout) -> bytes:
+    return b"".join(stdout.chunks())
+
+
+def _arguments(query: SearchQuery, printout: Printout) -> list[str]:
+    args = ["--no-config", "--hidden", "--no-ignore-dot", "--no-ignore-global", "--no-messages", "--color=never"]
+    if printout == "names":
+        args += ["--files-with-matches", "--null"]
+    elif printout == "counts":
+        args += ["--count", "--null", "--with-filename", "--stats"]
+    else:
+        args += ["--heading", "--null", "--line-number", "--with-filename"]
     if query.ignore_case:
         args.append("--ignore-case")
     if query.multiline:
         args += ["--multiline", "--multiline-dotall"]
-    if query.mode == "content":
+    if printout == "lines" and query.mode == "content":
         args += [f"--before-context={query.before}", f"--after-context={query.after}"]
-    if query.type_globs:
-        args += [f"--type-add=agentcli:{glob}" for glob in query.type_globs] + ["--type=agentcli"]
-    if query.glob:
-        args.append(f"--glob={query.glob}")
     args += [f"--glob=!{name}" for name in sorted(VCS_DIRS)]
     return [*args, f"--regexp={query.pattern}"]
+
+
+def _selects_exactly(query: SearchQuery) -> bool:
+    """Whether rg picks exactly the files Grep may report, with no `FileFilter.accepts` needed.
+
+    rg searches a file named on its command line whatever its type or glob, and a `--glob`
+    whitelist overrides rg's ignore rules (ours don't).
+    """
+    return not query.root_is_file and (not query.glob or _glob_as_type(query) is not None)
+
+
+def _file_selection(query: SearchQuery) -> list[str]:
+    """rg's arguments for `type` and `glob`."""
+    as_type = _glob_as_type(query)
+    type_globs = (as_type,) if as_type else query.type_globs or ()
+    args = [f"--type-add=agentcli:{glob}" for glob in type_globs] + (["--type=agentcli"] if type_globs else [])
+    if query.glob and as_type is None:
+        args.append(f"--glob={query.glob}")
+    return args
+
+
+def _glob_as_type(query: SearchQuery) -> str | None:
+    """The file-name glob that `glob` amounts to (`**/*.ts` → `*.ts`), if rg can take it as a type.
+
+    rg applies a type within its ignore rules, unlike `--glob`. Not a glob that looks at
+    folders, negates, or needs escapes, and not with a `type` too (rg would search either).
+    """
+    glob = query.glob
+    if not glob or query.type_globs:
+        return None
+    while glob.startswith("**/"):
+        glob = glob[3:]
+    if not glob or glob != glob.strip() or glob[0] in "!#" or any(c in glob for c in "/\\:"):
+        return None
+    return glob
+
+
+class _Drain(threading.Thread):
+    """Reads rg's messages to their end in the background, while its results are read."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        super().__init__(daemon=True)
+        self.pipe = pipe
+        self.data = b""
+        self.start()
+
+    def run(self) -> None:
+        self.data = self.pipe.read()
+
+    def text(self) -> str:
+        self.join()
+        return self.data.decode("utf-8", errors="replace").strip()
 
 
 def _watch(proc: subprocess.Popen[bytes], cancelled: threading.Event, blocked: threading.Event) -> None:
@@ -127,52 +245,154 @@ def _waiting_on_fifo(pid: int) -> bool:
     return False
 
 
-# In rg's JSON a `"` inside a string is escaped, so this cannot match inside the line's text.
-_LINE_NUMBER = re.compile(rb'},"line_number":(\d+),')
+class NamedFiles:
+    """files_with_matches results: the paths and their mtimes."""
+
+    matched_lines = line_count = 0
+
+    def __init__(self, paths: list[str], mtimes: list[int]) -> None:
+        self.paths = paths
+        self._mtimes = mtimes
+
+    def mtimes(self) -> list[int]:
+        return self._mtimes
+
+    def hits(self, index: int) -> Hits:
+        return FileHits(self.paths[index])
+
+    def only(self, keep: Callable[[str], bool]) -> NamedFiles:
+        kept = [i for i, path in enumerate(self.paths) if keep(path)]
+        return NamedFiles([self.paths[i] for i in kept], [self._mtimes[i] for i in kept])
 
 
-def _parse_counts(out: bytes, cwd: str) -> list[FileHits]:
-    """Count mode: only which lines matched, so skip decoding each match (rg prints a file's events together)."""
-    found: list[FileHits] = []
-    for raw in out.splitlines():
-        if raw.startswith(b'{"type":"begin"'):
-            found.append(FileHits(_absolute(cwd, _path(json.loads(raw)["data"]["path"]))))
-        elif raw.startswith(b'{"type":"match"') and (number := _LINE_NUMBER.search(raw)):
-            found[-1].matched[int(number.group(1))] = ""
-    return [hits for hits in found if hits.matched]
+def _stat_names(stdout: Stdout, cwd: str) -> NamedFiles:
+    """`-l --null` output, each file stat'ed as its name arrives, while rg is still searching."""
+    paths: list[str] = []
+    mtimes: list[int] = []
+    rest = b""
+    for chunk in stdout.chunks():
+        names = (rest + chunk).split(b"\0")
+        rest = names.pop()
+        for name in names:
+            path = _absolute(cwd, os.fsdecode(name))
+            paths.append(path)
+            mtimes.append(modified_ns(path))
+    return NamedFiles(paths, mtimes)
 
 
-def _parse_json(out: bytes, cwd: str) -> list[FileHits]:
-    by_path: dict[str, FileHits] = {}
-    for raw in out.splitlines():
-        if not raw.startswith((b'{"type":"match"', b'{"type":"context"')):
-            continue  # begin/end/summary events carry nothing Grep shows
-        event: JSON = json.loads(raw)
-        kind = event["type"]
-        data = event["data"]
-        path = _absolute(cwd, _path(data["path"]))
-        hits = by_path.get(path)
-        if hits is None:
-            hits = by_path[path] = FileHits(path)
-        lines = _text(data["lines"]).split("\n")
-        if len(lines) > 1 and lines[-1] == "":
-            lines.pop()
-        into = hits.matched if kind == "match" else hits.context
-        for offset, line in enumerate(lines):
-            into[data["line_number"] + offset] = line[:-1] if line.endswith("\r") else line
-    return list(by_path.values())
+class CountedFiles:
+    """count results from `--count --null --stats`: `./name NUL count` per file, then rg's statistics."""
+
+    def __init__(self, out: bytes, cwd: str) -> None:
+        listing, _, stats = out.rpartition(b"\n\n")  # the statistics hold no empty line
+        reported = _FILES_MATCHED.search(stats)
+        counts = _COUNT_LINE.findall(os.fsdecode(listing + b"\n")) if listing else []
+        if reported is None or len(counts) != listing.count(b"\0"):
+            raise OutputUnclear()
+        self.complete = len(counts) == int(reported[1])
+        """False when a file that matched is missing from the counts (binary data after the match)."""
+        self.paths = [_absolute(cwd, name) for name, _ in counts]
+        self._counts = [int(count) for _, count in counts]
+        self.matched_lines = self.line_count = sum(self._counts)
+
+    def mtimes(self) -> list[int]:
+        return [modified_ns(path) for path in self.paths]
+
+    def hits(self, index: int) -> LineCount:
+        return LineCount(self._counts[index])
+
+    def only(self, keep: Callable[[str], bool]) -> HitList:
+        return _only(self, keep)
 
 
-def _text(field: JSON) -> str:
-    if "text" in field:
-        return str(field["text"])
-    return base64.b64decode(field["bytes"]).decode("utf-8", errors="replace")
+_COUNT_LINE = re.compile(r"(\./[^\0]*)\0([0-9]+)\n")
+_FILES_MATCHED = re.compile(rb"^([0-9]+) files contained matches$", re.MULTILINE)
 
 
-def _path(field: JSON) -> str:
-    if "text" in field:
-        return str(field["text"])
-    return os.fsdecode(base64.b64decode(field["bytes"]))
+@dataclass(frozen=True)
+class LineCount:
+    """A file known by how many of its lines matched (count mode shows no lines)."""
+
+    matched_count: int
+
+    @property
+    def line_count(self) -> int:
+        return self.matched_count
+
+    def lines(self) -> Iterator[tuple[int, bool, str]]:
+        return iter(())
+
+
+class PrintedFiles:
+    """content and count results as rg printed them: totals counted in bulk, files split only when shown.
+
+    Every name starts with "./" (rg is given `.` or `./file`), so it is never taken for a line
+    (`N:`, `N-`, `--`), and neither is rg's "./name: WARNING: stopped searching binary file"
+    ending a file's lines.
+    """
+
+    def __init__(self, out: bytes, cwd: str, *, with_context: bool) -> None:
+        # Lines are never empty, so an empty line is what ends a file's lines.
+        self._blocks = out.split(b"\n\n") if b"\0" in out else []  # no name: at most a warning
+        self._ends = [block.find(b"\0") for block in self._blocks]
+        names = b"\0".join(block[:end] for block, end in zip(self._blocks, self._ends, strict=True))
+        if -1 in self._ends or not _distinct(names, len(self._blocks)):
+            raise OutputUnclear()
+        self.paths = [_absolute(cwd, name) for name in os.fsdecode(names).split("\0")] if names else []
+        others = max(len(self._blocks) - 1, 0)  # each file after the first adds an empty line
+        warnings = out.count(b"\n./") - others
+        separators = out.count(b"\n--\n") if with_context else 0
+        self.line_count = out.count(b"\n") - others - warnings - separators
+        self.matched_lines = len(_MATCHED_AFTER.findall(out)) if with_context else self.line_count
+
+    def mtimes(self) -> list[int]:
+        return [modified_ns(path) for path in self.paths]
+
+    def hits(self, index: int) -> PrintedHits:
+        return PrintedHits(self._blocks[index][self._ends[index] + 1 :])
+
+    def only(self, keep: Callable[[str], bool]) -> HitList:
+        return _only(self, keep)
+
+
+def _only(found: Results, keep: Callable[[str], bool]) -> HitList:
+    """The files of `found` whose path `keep` accepts."""
+    kept = [i for i, path in enumerate(found.paths) if keep(path)]
+    return HitList([found.paths[i] for i in kept], [found.hits(i) for i in kept])
+
+
+def _distinct(names: bytes, count: int) -> bool:
+    """Whether `count` NUL-joined names each start with "./" and hold no line break."""
+    return not count or (names.startswith(b"./") and names.count(b"\0./") == count - 1 and b"\n" not in names)
+
+
+_MATCHED_AFTER = re.compile(rb"[\n\0][0-9]+:")
+_MATCHED_LINE = re.compile(rb"^[0-9]+:", re.MULTILINE)
+_SHOWN_LINE = re.compile(rb"^[0-9]+[:-]", re.MULTILINE)
+_LINE_PREFIX = re.compile(rb"([0-9]+)([:-])")
+
+
+class PrintedHits:
+    """One file's lines as rg printed them: `N:text` matched, `N-text` context, `--` between groups."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    @property
+    def matched_count(self) -> int:
+        return len(_MATCHED_LINE.findall(self._body))
+
+    @property
+    def line_count(self) -> int:
+        return len(_SHOWN_LINE.findall(self._body))
+
+    def lines(self) -> Iterator[tuple[int, bool, str]]:
+        for line in self._body.split(b"\n"):
+            prefix = _LINE_PREFIX.match(line)
+            if prefix is None:
+                continue  # the "--" between groups, the empty string after the last line, a warning
+            text = line[prefix.end() :].decode("utf-8", errors="replace")
+            yield int(prefix[1]), prefix[2] == b":", text[:-1] if text.endswith("\r") else text
 
 
 def _absolute(cwd: str, name: str) -> str:

@@ -1,6 +1,6 @@
 """Grep's search, engine-neutral: the query, the hits, which files count, and the pure-Python engine.
 
-`agentcli.tools.ripgrep` is the fast engine; both produce `FileHits` for the same query and
+`agentcli.tools.ripgrep` is the fast engine; both produce `Results` for the same query and
 tree, and both pass through `FileFilter`, so Grep answers the same with or without ripgrep.
 """
 
@@ -10,8 +10,9 @@ import bisect
 import os
 import re
 import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from agentcli.regular_file import read_regular_file
 from agentcli.tools.globs import NameGlobs, PathFilter
@@ -39,6 +40,43 @@ class SearchQuery:
     type_globs: tuple[str, ...] | None = None
 
 
+class Hits(Protocol):
+    """One file's lines, however an engine holds them."""
+
+    @property
+    def matched_count(self) -> int:
+        """Lines a match touches."""
+
+    @property
+    def line_count(self) -> int:
+        """Lines content mode shows: matched and context lines."""
+
+    def lines(self) -> Iterator[tuple[int, bool, str]]:
+        """(line number, whether a match touches it, text) in line order."""
+
+
+class Results(Protocol):
+    """What an engine found: the files in no particular order, each looked at only if shown."""
+
+    @property
+    def paths(self) -> Sequence[str]:
+        """Absolute path of each file with a match."""
+
+    @property
+    def matched_lines(self) -> int:
+        """Lines a match touches, over all files (0 in files_with_matches mode)."""
+
+    @property
+    def line_count(self) -> int:
+        """Lines content mode shows (matched and context), over all files."""
+
+    def mtimes(self) -> Sequence[int]:
+        """Each file's mtime in nanoseconds (0 if it is gone), in the order of `paths`."""
+
+    def hits(self, index: int) -> Hits:
+        """The lines of the file at `paths[index]`."""
+
+
 @dataclass
 class FileHits:
     path: str
@@ -47,6 +85,43 @@ class FileHits:
     """Line number → text of every line a match touches (content and count modes)."""
     context: dict[int, str] = field(default_factory=dict)
     """Line number → text of context lines (content mode with -A/-B/-C)."""
+
+    @property
+    def matched_count(self) -> int:
+        return len(self.matched)
+
+    @property
+    def line_count(self) -> int:
+        return len(self.matched) + len(self.context)
+
+    def lines(self) -> Iterator[tuple[int, bool, str]]:
+        for number in sorted(self.matched.keys() | self.context.keys()):
+            matched = number in self.matched
+            yield number, matched, self.matched[number] if matched else self.context[number]
+
+
+class HitList:
+    """Results held file by file: the Python engine's, and ripgrep's once filtered file by file."""
+
+    def __init__(self, paths: Sequence[str], hits: Sequence[Hits]) -> None:
+        self.paths = paths
+        self._hits = hits
+        self.matched_lines = sum(h.matched_count for h in hits)
+        self.line_count = sum(h.line_count for h in hits)
+
+    def mtimes(self) -> list[int]:
+        return [modified_ns(path) for path in self.paths]
+
+    def hits(self, index: int) -> Hits:
+        return self._hits[index]
+
+
+def modified_ns(path: str) -> int:
+    """The file's mtime (0 if it is gone): files_with_matches lists newest first."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
 
 
 class FileFilter:
@@ -118,15 +193,14 @@ _ONE_AT_A_TIME = threading.Lock()
 """Python searches are CPU-bound under the GIL: run concurrently they only slow each other down."""
 
 
-def python_search(
-    query: SearchQuery, regex: re.Pattern[str], cancelled: threading.Event, files: FileFilter
-) -> list[FileHits]:
+def python_search(query: SearchQuery, regex: re.Pattern[str], cancelled: threading.Event, files: FileFilter) -> HitList:
     """The fallback engine: walk the tree (ignore rules as ripgrep applies them) and match in Python."""
     while not _ONE_AT_A_TIME.acquire(timeout=0.05):
         if cancelled.is_set():
-            return []
+            return HitList([], [])
     try:
-        return _python_search(query, regex, cancelled, files)
+        hits = _python_search(query, regex, cancelled, files)
+        return HitList([h.path for h in hits], hits)
     finally:
         _ONE_AT_A_TIME.release()
 
@@ -149,18 +223,31 @@ def _python_search(
     return hits
 
 
+def skipped_as_binary(path: str) -> bool:
+    """Whether the search skips this file as binary (for engines that would not, on their own)."""
+    try:
+        head = read_regular_file(path, BINARY_WINDOW)
+    except OSError:
+        return False  # the engine reports what is wrong with it
+    return _binary(head)
+
+
+def _binary(data: bytes) -> bool:
+    return bom_encoding(data[:4]) is None and data.find(b"\0", 0, BINARY_WINDOW) != -1
+
+
 def _read_text(path: str) -> str | None:
     try:
         data = read_regular_file(path, None)  # a file swapped for a FIFO since the walk is skipped, not waited on
     except OSError:
         return None
+    if _binary(data):
+        return None
     encoding = bom_encoding(data[:4])
     if encoding is not None:
         return data.decode(encoding, errors="replace")
     nul = data.find(b"\0")
-    if nul != -1:
-        if nul < BINARY_WINDOW:
-            return None
+    if nul != -1:  # past the binary window: what comes before the NUL's line is searched
         data = data[: data.rfind(b"\n", 0, nul) + 1]
     return data.decode("utf-8", errors="replace")
 

@@ -174,11 +174,45 @@ def test_gitignored_files_and_folders_and_git_are_skipped(grep_tool: GrepTool, c
         "src/generated.py",
     ]
     # A glob selects among non-ignored files only (ripgrep alone would let it re-include them).
-    assert sorted(lines(grep(grep_tool, ctx, "needle", glob="*.py"))) == [
-        "pkg/shared.py",
-        "src/app.py",
-        "src/generated.py",
+    for glob in ("*.py", "**/*.py", "{src,pkg}/**/*.py"):
+        assert sorted(lines(grep(grep_tool, ctx, "needle", glob=glob))) == [
+            "pkg/shared.py",
+            "src/app.py",
+            "src/generated.py",
+        ]
+
+
+def test_a_nul_after_a_match_still_counts_the_lines_before_it(
+    grep_tool: GrepTool, ctx: ToolContext, repo: Path
+) -> None:
+    # rg --count alone leaves such a file out; Grep counts it as its content mode shows it.
+    write(repo, {"late.log": "needle\n" + "x" * 70_000 + "\n\0needle\n", "plain.txt": "needle\nneedle\n"})
+    result = grep(grep_tool, ctx, "needle", output_mode="count")
+    assert lines(result) == ["late.log:1", "plain.txt:2"]
+    assert result.summary == "Found 3 matching lines in 2 files"
+    assert lines(grep(grep_tool, ctx, "needle", output_mode="content")) == [
+        "late.log:1:needle",
+        "plain.txt:1:needle",
+        "plain.txt:2:needle",
     ]
+
+
+def test_file_names_with_line_breaks(grep_tool: GrepTool, ctx: ToolContext, repo: Path) -> None:
+    write(repo, {"two\nlines.txt": "needle\n", "a.txt": "needle here\n"})
+    assert lines(grep(grep_tool, ctx, "needle", output_mode="count")) == ["a.txt:1", "two", "lines.txt:1"]
+    assert lines(grep(grep_tool, ctx, "needle", output_mode="content")) == [
+        "a.txt:1:needle here",
+        "two",
+        "lines.txt:1:needle",
+    ]
+
+
+def test_a_folder_around_the_project_lists_files_inside_it_relative(
+    grep_tool: GrepTool, tmp_path: Path, repo: Path
+) -> None:
+    write(repo, {"src/in.txt": "needle\n", "top.txt": "needle\n", "src/zz.txt": "needle\n"})
+    result = grep(grep_tool, ToolContext(cwd=repo / "src"), "needle", path=str(repo), output_mode="count")
+    assert lines(result) == [f"{repo.resolve()}/top.txt:1", "in.txt:1", "zz.txt:1"]
 
 
 def test_an_ignored_folder_named_as_path_is_searched(grep_tool: GrepTool, ctx: ToolContext, repo: Path) -> None:
@@ -254,6 +288,15 @@ def test_env_var_forces_the_python_engine(ctx: ToolContext, repo: Path, monkeypa
     assert result.is_error and "Invalid regular expression" in result.content
 
 
+@needs_rg
+def test_a_glob_ripgrep_rejects_is_a_clear_error_in_every_mode(ctx: ToolContext, repo: Path) -> None:
+    write(repo, {"a.txt": "needle\n"})
+    for mode in ("files_with_matches", "content", "count"):
+        result = call(GrepTool(), ctx, {"pattern": "needle", "glob": "a{", "output_mode": mode})
+        assert result.is_error and result.content.startswith("Search failed: "), (mode, result.content)
+        assert "unclosed alternate group" in result.content
+
+
 @pytest.mark.skipif(not os.environ.get("AGENTCLI_REQUIRE_RIPGREP"), reason="set AGENTCLI_REQUIRE_RIPGREP=1 (CI does)")
 def test_ripgrep_is_installed_where_required() -> None:
     """In CI the ripgrep half of this file must run, not skip."""
@@ -277,6 +320,11 @@ SAME_TREE: dict[str, str | bytes] = {
     "late_nul.log": "TODO early\n" + "x" * 70_000 + "\n\0TODO after the NUL\n",
     "src/pkg/.gitignore": "secret_*.py\n",
     "src/pkg/secret_key.py": "TODO\n",
+    # Names that look like ripgrep's own output: spaces, colons, a line-number prefix, a dash.
+    "odd names/with space: and colon.txt": "TODO: odd\n12:34\n",
+    "odd names/12:34-5.txt": "x\nTODO\n",
+    "odd names/-dash.py": "def dash():\n    return TODO\n",
+    "context.txt": "".join(f"HIT {n}\n" if n in (1, 3, 9, 10, 20) else f"plain {n}\n" for n in range(1, 25)),
 }
 QUERIES: list[JSON] = [
     {"pattern": "TODO"},
@@ -297,6 +345,23 @@ QUERIES: list[JSON] = [
     {"pattern": "a\\w*", "multiline": True, "output_mode": "count"},
     {"pattern": "return", "path": "src/app.py", "output_mode": "content", "-A": 1},
     {"pattern": "def", "type": "py", "output_mode": "content", "-n": False},
+    {"pattern": "TODO", "head_limit": 3},
+    {"pattern": "TODO", "path": "data/blob.bin"},
+    {"pattern": "TODO", "path": "data/blob.bin", "output_mode": "content"},
+    {"pattern": "TODO", "path": "late_nul.log", "output_mode": "content"},
+    {"pattern": "TODO", "path": "late_nul.log", "output_mode": "count"},
+    {"pattern": "TODO|12", "path": "odd names", "output_mode": "content", "-C": 1},
+    {"pattern": "TODO", "path": "odd names", "output_mode": "count"},
+    {"pattern": "HIT", "output_mode": "content", "-A": 1, "-B": 3},
+    {"pattern": "HIT", "output_mode": "content", "-C": 2, "head_limit": 9},
+    {"pattern": "HIT", "output_mode": "count", "-C": 2},
+    {"pattern": r"def \w+\(\):\n\s+return", "multiline": True, "output_mode": "content", "-C": 1},
+    {"pattern": "early\\n", "multiline": True, "output_mode": "count"},
+    {"pattern": "TODO", "glob": "*.txt", "output_mode": "content"},
+    {"pattern": "TODO", "glob": "**/*.{py,txt}", "output_mode": "count"},
+    {"pattern": "TODO", "glob": "*.py", "type": "py"},
+    {"pattern": "TODO", "path": "bom.txt", "type": "py"},
+    {"pattern": "TODO", "path": "bom.txt", "glob": "*.md", "output_mode": "content"},
 ]
 
 

@@ -1,0 +1,148 @@
+"""What `agentcli` and `agentcli run` do with their parsed options; each returns the exit code.
+
+Both parsers (typer and the light one) call these with the same values (keyed by the option
+table's names). Nothing here imports typer: a usage error found after parsing (a value that
+is not one of its choices, `--continue` with `--resume`, no prompt) is raised as
+`CliUsageError`, which typer reports as it reports its own (see `agentcli.cli.main`).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from agentcli.cli.options import OUTPUT_FORMATS, PERMISSION_MODES
+
+if TYPE_CHECKING:
+    from agentcli.session import SessionOptions
+
+Values = Mapping[str, Any]
+
+
+class CliUsageError(Exception):
+    """A bad command line that parsing alone could not tell: exit 2 with typer's usage message."""
+
+    def __init__(self, message: str, param_hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param_hint = param_hint
+
+
+def echo(text: str) -> int:
+    """Print a line to stdout; 0, or the exit code when stdout cannot take it (see output.streams)."""
+    from agentcli.errors import OutputClosed
+    from agentcli.output.streams import write_err, write_out
+
+    try:
+        write_out(sys.stdout, text + "\n")
+    except OutputClosed as lost:
+        if not lost.quiet:
+            write_err(sys.stderr, f"Error: {lost}")
+        return lost.exit_code
+    return 0
+
+
+def main_command(values: Values) -> int:
+    """`agentcli`: the REPL; with `-p` or piped input, one prompt (`echo question | agentcli`)."""
+    print_prompt: str | None = values["print_prompt"]
+    once = print_prompt is not None or not sys.stdin.isatty()
+    if once and not _has_credential():
+        return 1
+    options = _session_options(values)
+    if once:
+        return _run_once(options, print_prompt, values)
+    from agentcli.repl.app import run_repl
+
+    return run_repl(options, verbose=values["verbose"])
+
+
+def run_command(values: Values) -> int:
+    """`agentcli run PROMPT`: run one prompt to completion and print the answer."""
+    if not _has_credential():
+        return 1
+    return _run_once(_session_options(values), values["prompt"], values)
+
+
+def _run_once(base: SessionOptions, prompt: str | None, values: Values) -> int:
+    _check_choice("--output-format", values["output_format"], OUTPUT_FORMATS)
+    text = _read_prompt(prompt)
+    from dataclasses import asdict
+
+    from agentcli.runner import RunOptions, run_once
+
+    options = RunOptions(**asdict(base), prompt=text, output_format=values["output_format"], verbose=values["verbose"])
+    return run_once(options)
+
+
+def _session_options(values: Values) -> SessionOptions:
+    """The options `run` and the REPL share, checked."""
+    if values["permission_mode"] is not None:
+        _check_choice("--permission-mode", values["permission_mode"], PERMISSION_MODES)
+    if values["continue_session"] and values["resume"] is not None:
+        raise CliUsageError("give --continue or --resume ID, not both.", "--continue")
+    from agentcli.session import SessionOptions
+
+    return SessionOptions(
+        model=values["model"],
+        permission_mode=values["permission_mode"],
+        allowed_tools=values["allowed_tools"] or [],
+        disallowed_tools=values["disallowed_tools"] or [],
+        append_system_prompt=values["append_system_prompt"],
+        max_turns=values["max_turns"],
+        max_budget_tokens=values["max_budget_tokens"],
+        continue_session=values["continue_session"],
+        resume=values["resume"],
+        mcp_config=values["mcp_config"] or [],
+        strict_mcp_config=values["strict_mcp_config"],
+    )
+
+
+def _has_credential() -> bool:
+    """A one-shot run without an API key fails at once (exit 1), before anything else is loaded."""
+    from agentcli.credentials import MISSING_CREDENTIAL, anthropic_credential
+    from agentcli.output.streams import write_err
+
+    if anthropic_credential() is None:
+        write_err(sys.stderr, f"Error: {MISSING_CREDENTIAL}")
+        return False
+    return True
+
+
+def _check_choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise CliUsageError(f"{value!r} is not one of {', '.join(choices)}.", flag)
+
+
+def _read_prompt(prompt: str | None) -> str:
+    """The prompt argument; `-` or no argument reads stdin. With both an argument and piped
+    input (`git diff | agentcli run "review this"`), the input follows the prompt."""
+    if prompt == "-" or (prompt is None and not sys.stdin.isatty()):
+        prompt = _stdin()
+    elif prompt is not None and not sys.stdin.isatty() and _stdin_is_data():
+        piped = _stdin()
+        if piped.strip():
+            prompt = f"{prompt}\n\n{piped}"
+    if not prompt or not prompt.strip():
+        raise CliUsageError("give a prompt, `-` to read it from stdin, or pipe it in.", "PROMPT")
+    return prompt
+
+
+@functools.cache
+def _stdin() -> str:
+    """Standard input, read once: when typer reports a usage error found after it was read, the
+    command runs again up to that error (see `agentcli.cli.main`) and must see the same input."""
+    return sys.stdin.read()
+
+
+def _stdin_is_data() -> bool:
+    """True when stdin is a pipe or a file (not a terminal, nor closed or /dev/null)."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)

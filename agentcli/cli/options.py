@@ -1,0 +1,116 @@
+"""The command line's options, declared once.
+
+Both parsers read this table: typer (`agentcli.cli.app`) builds `agentcli` and `agentcli run`
+from it, for `--help` and for everything out of the ordinary, and the light parser
+(`agentcli.cli.argv`) reads the plain calls of the REPL, `-p` and `run` with it without
+loading typer (nor the pydantic it brings: ~0.1 s). An option added here reaches both.
+
+`name` is the option's key in the values a command receives. What an option takes:
+
+- `flag`: nothing; True when given (default False);
+- `text`: a string (`--model NAME`, `--model=NAME`, `-rID`); the last one given counts;
+- `number`: a whole number of at least `minimum`; the last one given counts;
+- `texts`: a string each time it is given (`--allowed-tools A --allowed-tools B` is both);
+- `help`, `version`: answered at once, whatever else the command line says (typer's eager options).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+Takes = Literal["flag", "text", "number", "texts", "help", "version"]
+
+
+class CliOption(NamedTuple):
+    name: str
+    flags: tuple[str, ...]
+    takes: Takes
+    help: str
+    metavar: str | None = None
+    default: str | None = None
+    """For `text`: the value when the option is not given (otherwise None)."""
+    minimum: int | None = None
+
+
+class CliCommand(NamedTuple):
+    """`agentcli` itself (`name` None) or one of its subcommands."""
+
+    name: str | None
+    options: tuple[CliOption, ...]
+    argument: str | None = None
+    """The key of the command's one optional positional argument, if it takes one."""
+    argument_metavar: str = ""
+    argument_help: str = ""
+
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+PRINT = CliOption(
+    "print_prompt", ("-p", "--print"), "text", "Run PROMPT once and print the answer (like `run`).", "PROMPT"
+)
+MODEL = CliOption(
+    "model", ("--model",), "text", "Model name (default: $AGENTCLI_MODEL, settings, or claude-sonnet-5-5).", "NAME"
+)
+PERMISSION_MODE = CliOption(
+    "permission_mode", ("--permission-mode",), "text", f"One of: {', '.join(PERMISSION_MODES)}.", "MODE"
+)
+ALLOWED_TOOLS = CliOption(
+    "allowed_tools", ("--allowed-tools",), "texts", 'Rules to allow, e.g. "Read,Bash(git status:*)".', "RULES"
+)
+DISALLOWED_TOOLS = CliOption("disallowed_tools", ("--disallowed-tools",), "texts", "Rules to deny.", "RULES")
+APPEND_SYSTEM_PROMPT = CliOption(
+    "append_system_prompt", ("--append-system-prompt",), "text", "Text added at the end of the system prompt.", "TEXT"
+)
+MAX_TURNS = CliOption(
+    "max_turns", ("--max-turns",), "number", "Stop (exit 1) after this many model turns.", "N", minimum=1
+)
+OUTPUT_FORMAT = CliOption(
+    "output_format", ("--output-format",), "text", "text, json or stream-json.", "FORMAT", default="text"
+)
+MAX_BUDGET_TOKENS = CliOption(
+    "max_budget_tokens",
+    ("--max-budget-tokens",),
+    "number",
+    "Stop after this many tokens (default 10M).",
+    "N",
+    minimum=1,
+)
+VERBOSE = CliOption("verbose", ("--verbose",), "flag", "Show details, including tracebacks.")
+CONTINUE = CliOption(
+    "continue_session", ("--continue", "-c"), "flag", "Continue the most recent conversation in this directory."
+)
+RESUME = CliOption("resume", ("--resume", "-r"), "text", "Resume the conversation with this session id.", "ID")
+MCP_CONFIG = CliOption(
+    "mcp_config", ("--mcp-config",), "texts", 'MCP servers from FILE ({"mcpServers": ...}); repeatable.', "FILE"
+)
+STRICT_MCP_CONFIG = CliOption(
+    "strict_mcp_config", ("--strict-mcp-config",), "flag", "Only the --mcp-config servers (no .mcp.json, no user ones)."
+)
+VERSION = CliOption("version", ("--version", "-v"), "version", "Show the version.")
+HELP = CliOption("help_", ("--help", "-h"), "help", "Show this message and exit.")
+
+RUN_OPTIONS = (
+    MODEL,
+    PERMISSION_MODE,
+    ALLOWED_TOOLS,
+    DISALLOWED_TOOLS,
+    APPEND_SYSTEM_PROMPT,
+    MAX_TURNS,
+    OUTPUT_FORMAT,
+    MAX_BUDGET_TOKENS,
+    VERBOSE,
+    CONTINUE,
+    RESUME,
+    MCP_CONFIG,
+    STRICT_MCP_CONFIG,
+)
+MAIN = CliCommand(None, (PRINT, *RUN_OPTIONS, VERSION, HELP))
+RUN = CliCommand(
+    "run",
+    (*RUN_OPTIONS, HELP),
+    argument="prompt",
+    argument_metavar="PROMPT",
+    argument_help="The prompt; `-` or a pipe reads it from stdin.",
+)
+SUBCOMMANDS = {RUN.name: RUN}

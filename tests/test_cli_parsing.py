@@ -1,0 +1,198 @@
+"""The light parser reads every command line it accepts exactly as typer does, and leaves the
+rest to typer: help, subcommands it does not know, and every mistake (whose messages are
+then typer's own, typo suggestions included)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import typer.main
+
+from agentcli.cli import app as cli_app
+from agentcli.cli import commands
+from agentcli.cli.argv import parse
+from agentcli.cli.options import MAIN, RUN, CliCommand, CliOption
+
+
+def typer_reads(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[str, dict[str, Any]] | int:
+    """The command typer runs for `argv` and the values it hands it, or the exit code when it
+    runs none (a usage error, help)."""
+    called: list[tuple[str, dict[str, Any]]] = []
+
+    def recorder(name: str) -> Any:
+        def record(values: commands.Values) -> int:
+            called.append((name, dict(values)))
+            return 0
+
+        return record
+
+    monkeypatch.setattr(commands, "main_command", recorder("agentcli"))
+    monkeypatch.setattr(commands, "run_command", recorder("run"))
+    with pytest.raises(SystemExit) as done:
+        cli_app.app(argv, prog_name="agentcli")
+    if called:
+        assert done.value.code == 0
+        [reading] = called
+        return reading
+    assert isinstance(done.value.code, int)
+    return done.value.code
+
+
+def light_reads(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
+    parsed = parse(argv)
+    if parsed is None:
+        return None
+    return parsed.command.name or "agentcli", parsed.values
+
+
+SAMPLES: dict[str, list[str]] = {
+    "text": ["x", "", "-", "--looks-like-an-option", "a=b", "two words", "é"],
+    "texts": ["Read", "Edit,Bash(git status:*)", ""],
+    "number": ["1", "7", "0042", "1000000"],
+}
+CHOSEN = {"permission_mode": "plan", "output_format": "json"}
+"""A value of the choices for options the command checks after parsing."""
+
+
+def spellings(option: CliOption, value: str) -> Iterator[list[str]]:
+    """Every way to give `option` one `value`."""
+    for flag in option.flags:
+        yield [flag, value]
+        if flag.startswith("--"):
+            yield [f"{flag}={value}"]
+        elif value:
+            yield [f"{flag}{value}"]
+
+
+def accepted_command_lines(command: CliCommand) -> Iterator[list[str]]:
+    """Each option alone in every spelling with every sample value, repeated, and together;
+    `run` with its prompt before, after and behind `--`."""
+    prefix = [command.name] if command.name else []
+    for option in command.options:
+        if option.takes == "help":
+            continue
+        if option.takes in ("flag", "version"):
+            for flag in option.flags:
+                yield [*prefix, flag]
+                yield [*prefix, flag, flag]
+            continue
+        samples = [CHOSEN[option.name]] if option.name in CHOSEN else SAMPLES[option.takes]
+        for value in samples:
+            for spelling in spellings(option, value):
+                yield [*prefix, *spelling]
+        first, second = samples[0], samples[-1]
+        yield [*prefix, option.flags[0], first, option.flags[-1], second]  # repeated: last wins, or both
+    everything = [
+        part
+        for option in command.options
+        if option.takes not in ("help", "version")
+        for part in ([option.flags[0]] if option.takes == "flag" else [option.flags[0], _value(option)])
+    ]
+    yield [*prefix, *everything]
+    if command is RUN:
+        for prompt in ("hi", "-", ""):
+            yield ["run", prompt]
+            yield ["run", prompt, "--model", "m"]
+            yield ["run", "--model", "m", prompt, "--verbose"]
+        yield ["run", "--", "--model"]
+        yield ["run", "--model", "m", "--", "-"]
+        yield ["run"]
+    else:
+        yield []
+
+
+def _value(option: CliOption) -> str:
+    return CHOSEN.get(option.name) or SAMPLES[option.takes][0]
+
+
+@pytest.mark.parametrize("argv", [*accepted_command_lines(MAIN), *accepted_command_lines(RUN)], ids=" ".join)
+def test_what_the_light_parser_accepts_typer_reads_alike(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    light = light_reads(argv)
+    assert light is not None, "a plain command line was left to typer"
+    if light[1].get("version"):
+        assert typer_reads(argv, monkeypatch) == 0  # typer answers --version without running the command
+        return
+    assert light == typer_reads(argv, monkeypatch)
+
+
+def test_every_option_typer_knows_is_in_the_table() -> None:
+    group = typer.main.get_command(cli_app.app)
+    assert isinstance(group, typer.core.TyperGroup)
+    for command, table in ((group, MAIN), (group.commands["run"], RUN)):
+        typer_flags = {flag for param in command.params for flag in param.opts}
+        assert typer_flags - {"prompt"} == {flag for option in table.options for flag in option.flags}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["run", "-h"],
+        ["run", "hi", "--help"],
+        ["--modle", "x"],  # typos: typer suggests the real option
+        ["run", "--max-turn", "3", "hi"],
+        ["run", "hi", "--outputformat=json"],
+        ["--bogus"],
+        ["-x"],
+        ["run", "-m", "x", "hi"],
+        ["--model"],  # a value missing
+        ["run", "hi", "--resume"],
+        ["run", "--verbose=yes", "hi"],  # a flag given a value
+        ["-cv"],  # short flags together
+        ["run", "-cr", "abc", "hi"],
+        ["run", "a", "b"],  # an argument too many
+        ["hi"],  # no such command
+        ["-p", "hi", "extra"],
+        ["--model", "x", "run", "hi"],  # agentcli's options before a subcommand
+        ["--", "run", "hi"],
+        ["run", "--max-turns", "0", "hi"],  # numbers typer must judge
+        ["run", "--max-turns", "-1", "hi"],
+        ["run", "--max-turns", "+3", "hi"],
+        ["run", "--max-turns", " 3", "hi"],
+        ["run", "--max-turns", "1_000", "hi"],
+        ["run", "--max-turns", "three", "hi"],
+        ["--max-budget-tokens", "٣"],
+    ],
+    ids=" ".join,
+)
+def test_anything_else_is_left_to_typer(argv: list[str]) -> None:
+    assert light_reads(argv) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "--permission-mode", "nope", "hi"], "Invalid value for --permission-mode: 'nope' is not one of"),
+        (["run", "--output-format", "xml", "hi"], "Invalid value for --output-format: 'xml' is not one of"),
+        (["run", "-c", "-r", "abc", "hi"], "Invalid value for --continue: give --continue or --resume ID, not both."),
+        (["-p", " "], "Invalid value for PROMPT: give a prompt"),
+    ],
+)
+def test_a_usage_error_found_after_parsing_is_reported_by_typer(
+    argv: list[str], message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the commands raise on a light parse, typer reports (the command runs again under it)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    parsed = parse(argv)
+    assert parsed is not None
+    command = commands.run_command if parsed.command is RUN else commands.main_command
+    with pytest.raises(commands.CliUsageError):
+        command(parsed.values)
+    with pytest.raises(SystemExit) as done:
+        cli_app.app(argv, prog_name="agentcli")
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Usage: agentcli")
+    assert message in " ".join(err.split())
+
+
+def test_the_corpus_covers_every_option_and_spelling() -> None:
+    """The accepted command lines above give each option in each of its flags."""
+    lines = [*accepted_command_lines(MAIN), *accepted_command_lines(RUN)]
+    given = {arg.split("=", 1)[0] for arg in itertools.chain.from_iterable(lines) if arg.startswith("-")}
+    for option in (*MAIN.options, *RUN.options):
+        if option.takes != "help":
+            assert set(option.flags) <= given, option.name
