@@ -9,7 +9,8 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -105,12 +106,16 @@ class FileRecords:
 class Cancellation(threading.Event):
     """The event set when the user interrupts. Each `linked()` event is set along with it, so an
     interrupt of an agent also stops the sub-agents it started (each of which clears its own
-    when it starts, without clearing the parent's, and stays set while the parent's is)."""
+    when it starts, without clearing the parent's, and stays set while the parent's is).
+
+    What is blocked outside Python (a socket read in a sub-agent's thread, where Ctrl-C raises
+    nothing) is woken through `when_set`."""
 
     def __init__(self, parent: Cancellation | None = None) -> None:
         super().__init__()
         self._parent = parent
         self._linked: list[Cancellation] = []
+        self._on_set: list[Callable[[], None]] = []
         self._links_lock = threading.Lock()
 
     def linked(self) -> Cancellation:
@@ -127,10 +132,26 @@ class Cancellation(threading.Event):
             if child in self._linked:
                 self._linked.remove(child)
 
+    @contextmanager
+    def when_set(self, stop: Callable[[], None]) -> Iterator[None]:
+        """While inside: `stop()` is called, in the thread that sets this event, as soon as it is
+        set (at once when it is set already). `stop` must be quick and must not raise."""
+        with self._links_lock:
+            self._on_set.append(stop)
+        try:
+            if self.is_set():
+                stop()
+            yield
+        finally:
+            with self._links_lock:
+                self._on_set.remove(stop)
+
     def set(self) -> None:
         super().set()
         with self._links_lock:
-            linked = list(self._linked)
+            linked, stops = list(self._linked), list(self._on_set)
+        for stop in stops:
+            stop()
         for child in linked:
             child.set()
 
@@ -254,6 +275,17 @@ class CapsOwnOutput(Protocol):
 
 
 @runtime_checkable
+class ReportsInterruption(Protocol):
+    """A tool whose call, interrupted before it finished, can say what it had done by then (Task:
+    its sub-agent's turns and tool calls so far)."""
+
+    def interrupted_result(self, call_id: str) -> ToolResult | None:
+        """The result for its call `call_id`, which the user interrupted while it ran; None: the
+        executor's usual "Interrupted by the user" one. Called from the interrupted thread: quick."""
+        ...
+
+
+@runtime_checkable
 class PreviewsChange(Protocol):
     """A tool that can show the change a call would make without making it (Edit, Write)."""
 
@@ -299,6 +331,10 @@ class Usage:
         self.output_tokens += other.output_tokens
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
         self.cache_read_input_tokens += other.cache_read_input_tokens
+
+    def less(self, other: Usage) -> Usage:
+        """What is left of this usage without `other` (a part of it)."""
+        return Usage(**{kind: tokens - getattr(other, kind) for kind, tokens in self.as_dict().items()})
 
     @property
     def total_input(self) -> int:
@@ -348,7 +384,15 @@ class ModelResponse:
 
 
 class StreamListener(Protocol):
-    """What a provider reports while a turn streams in, before the whole response is known."""
+    """What a provider reports while a turn streams in, before the whole response is known, and
+    the event that stops it."""
+
+    @property
+    def cancel(self) -> Cancellation | None:
+        """Set when the user interrupts the turn: the provider stops waiting for the stream at once
+        (closing its connection) and raises `errors.Cancelled`. None: nothing stops it but Ctrl-C
+        in the main thread."""
+        ...
 
     def text(self, delta: str) -> None:
         """A piece of the answer's text; an empty string means "a text block just ended"."""
@@ -361,6 +405,8 @@ class StreamListener(Protocol):
 
 class Unwatched:
     """A `StreamListener` for a request whose progress nobody watches (a compaction summary)."""
+
+    cancel: Cancellation | None = None  # Ctrl-C in the main thread interrupts it
 
     def text(self, delta: str) -> None:
         pass

@@ -36,6 +36,7 @@ from agentcli.contracts import (
     CapsOwnOutput,
     HookPermission,
     PermissionGate,
+    ReportsInterruption,
     Tool,
     ToolContext,
     ToolResult,
@@ -135,11 +136,15 @@ class ToolExecutor:
 
     def interrupted(self, calls: list[JSON], done: dict[str, ToolResult], emit: EventSink) -> list[JSON]:
         """After the user interrupted `calls`: their results in call order, the finished ones as
-        they were and every other one `INTERRUPTED`, each of those reported as finished too."""
+        they were and every other one `INTERRUPTED` (or what its tool says it had done by then,
+        `ReportsInterruption`), each of those reported as finished too."""
         for call in calls:
             if call["id"] not in done:
-                done[call["id"]] = INTERRUPTED
-                emit(ToolCallFinished(call["id"], call["name"], _shown_input(call), INTERRUPTED, interrupted=True))
+                tool = self.registry.get(call["name"])
+                said = tool.interrupted_result(call["id"]) if isinstance(tool, ReportsInterruption) else None
+                result = INTERRUPTED if said is None else _safe(said)
+                done[call["id"]] = result
+                emit(ToolCallFinished(call["id"], call["name"], _shown_input(call), result, interrupted=True))
         return [tool_result(c["id"], done[c["id"]]) for c in calls]
 
     def _admit(self, call: JSON, ctx: ToolContext, input_problem: str | None, emit: EventSink) -> _Admitted:
@@ -205,19 +210,24 @@ class ToolExecutor:
 
     @staticmethod
     def _finish(call: JSON, result: ToolResult, emit: EventSink, done: dict[str, ToolResult], limit: int) -> None:
-        result = replace(
-            result,
-            content=cap_middle(for_conversation(result.content), limit) or "(no output)",
-            summary=None if result.summary is None else for_conversation(result.summary),
-            diff=None if result.diff is None else for_conversation(result.diff),
-            output=None if result.output is None else for_conversation(result.output),
-        )
+        result = _safe(result, limit)
         done[call["id"]] = result
         emit(ToolCallFinished(call["id"], call["name"], _shown_input(call), result))
 
     @staticmethod
     def announce(message: JSON, emit: EventSink) -> None:
         emit(ToolResultsMessage(message))
+
+
+def _safe(result: ToolResult, limit: int = TOOL_OUTPUT_LIMIT) -> ToolResult:
+    """`result` made safe for the conversation and the terminal, its content capped at `limit` characters."""
+    return replace(
+        result,
+        content=cap_middle(for_conversation(result.content), limit) or "(no output)",
+        summary=None if result.summary is None else for_conversation(result.summary),
+        diff=None if result.diff is None else for_conversation(result.diff),
+        output=None if result.output is None else for_conversation(result.output),
+    )
 
 
 def _shown_input(call: JSON) -> JSON:

@@ -17,11 +17,10 @@ repeat). A hook's `continue: false` ends the turn with `StoppedByHook`.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 
 from agentcli.cache import with_cache_breakpoints
-from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, ToolContext, ToolResult, Usage
+from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, ToolContext, ToolResult, Usage
 from agentcli.errors import (
     BudgetExceeded,
     Cancelled,
@@ -222,9 +221,10 @@ class Agent:
         attempt = 0
         while True:
             try:
-                response = self.model.stream(request, _StreamEvents(self.emit))
+                response = self.model.stream(request, _StreamEvents(self.emit, self.ctx.cancel))
                 break
             except TransientModelError as error:
+                self._stop_if_cancelled()  # the stream broke off because the user interrupted: no retry
                 attempt += 1
                 if attempt > policy.max_retries:
                     raise ModelAPIError(
@@ -236,7 +236,8 @@ class Agent:
                     ) from error
                 delay = policy.delay(attempt, error.retry_after)
                 self.emit(Retrying(attempt, delay, str(error), error.fault, policy.max_retries))
-                time.sleep(delay)
+                self.ctx.cancel.wait(delay)  # a sub-agent's wait ends when the user interrupts
+                self._stop_if_cancelled()
         self.usage.add(response.usage)
         self.context_tokens = response.usage.total_input + response.usage.output_tokens
         return response
@@ -305,8 +306,12 @@ class Agent:
         try:
             results = self.executor.run_all(calls, self.ctx, self.emit, done, invalid_inputs)
         except KeyboardInterrupt:
-            self.ctx.cancel.set()
-            self._add_interrupted(calls, done)
+            # Answered before the cancel stops the calls still running: a sub-agent's Task call
+            # reports what it had done, which it can only while it runs.
+            try:
+                self._add_interrupted(calls, done)
+            finally:
+                self.ctx.cancel.set()
             raise
         self.add_message({"role": "user", "content": results})
         self.executor.announce(self.messages[-1], self.emit)
@@ -342,8 +347,9 @@ class Agent:
 class _StreamEvents:
     """The `StreamListener` the loop hands the model: what it reports becomes events."""
 
-    def __init__(self, emit: EventSink) -> None:
+    def __init__(self, emit: EventSink, cancel: Cancellation) -> None:
         self.emit = emit
+        self.cancel = cancel
 
     def text(self, delta: str) -> None:
         self.emit(TextDelta(delta))

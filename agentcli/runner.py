@@ -150,13 +150,11 @@ def _outcome(
         num_turns=turns,
         duration_ms=duration_ms,
         usage=usage.as_dict(),
-        total_cost_usd=round(session.model_info.cost_usd(usage), 6),
+        total_cost_usd=round(session.cost_usd(usage), 6),
     )
 
 
 def _spent_by_this_run(session: Session) -> Usage:
     """The session's usage (its sub-agents' included) less what a resumed conversation had
     spent before this run."""
-    total = session.usage.as_dict()
-    before = session.resumed.usage.as_dict() if session.resumed is not None else {}
-    return Usage(**{kind: tokens - before.get(kind, 0) for kind, tokens in total.items()})
+    return session.usage.less(session.resumed.usage) if session.resumed is not None else session.usage

@@ -150,6 +150,7 @@ class Session:
             self.settings, cwd, save_to=self.gate.local_settings, ask=approve_outside, on_notice=self._notice
         )
         self.agent_types = AgentTypes(cwd, agentcli_home(), self._notice)
+        """The types the Task tool may start; kept across /clear so a bad definition is reported once."""
         self.mcp = SessionServers(
             self.settings,
             cwd,
@@ -161,11 +162,11 @@ class Session:
             on_notice=self._notice,
         )
         """Nothing is started until `mcp.start()` (the front end, once it is up) or the first request."""
-        """The types the Task tool may start; kept across /clear so a bad definition is reported once."""
         # Set by _begin() for each conversation:
         self.id: str
         self.context: SessionContext
         self.agent: Agent
+        self.subagents: SubagentRunner
         self.transcript: TranscriptWriter
         self.recorder: TranscriptRecorder
         self.resumed: LoadedTranscript | None = None
@@ -194,6 +195,17 @@ class Session:
             total.add(self.resumed.usage)
         total.add(self.agent.usage)
         return total
+
+    def cost_usd(self, usage: Usage) -> float:
+        """The price in dollars of `usage`: this conversation's (`usage`) or what a run of it spent,
+        its sub-agents' usage included. Each sub-agent's tokens are priced at its own model's rates,
+        the rest at the main model's (a resumed conversation's earlier spend too)."""
+        by_model = self.subagents.usage_by_model()
+        cost = sum(model_info(name, self.settings.get("models")).cost_usd(spent) for name, spent in by_model.items())
+        main = usage
+        for spent in by_model.values():
+            main = main.less(spent)
+        return cost + self.model_info.cost_usd(main)
 
     def send(self, text: str) -> RunResult:
         """One user message (a /command is expanded first) through the loop to the final answer."""
@@ -332,11 +344,11 @@ class Session:
             self.context.restore_todos(loaded.todos)
         transcripts = project_state_dir(self.cwd) / self.id / "subagents"
         self.mcp_tools = self.mcp.source()
-        subagents = SubagentRunner(
+        self.subagents = SubagentRunner(
             self, [self.builtins, self.mcp_tools], self.context.facts, transcripts, self.on_event
         )
         self.agent = build_agent(
-            sources=[self.builtins, own_tools, task_source(self.agent_types, subagents), self.mcp_tools],
+            sources=[self.builtins, own_tools, task_source(self.agent_types, self.subagents), self.mcp_tools],
             system=self.context.system,
             model=self.model,
             gate=self.gate,

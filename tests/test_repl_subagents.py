@@ -1,130 +1,183 @@
 """A Task call in the REPL, as a person sees it in a real pseudo-terminal: one live line per
 sub-agent with its counts and latest action, one summary line when it is done, its own
-conversation only on `/agents last`; and `/agents`, the types there are.
+conversation only on `/agents last`; a sub-agent's permission question naming it; and `/agents`,
+the types there are.
 
-The REPL runs with `tests.subagent_double.FakeTask` as its Task tool (it emits what the
-sub-agent runner emits) against the fake Anthropic server."""
+The installed `agentcli` runs the real Task tool against the fake Anthropic server, which plays
+both the main agent and its sub-agents (told apart by the tools they are offered and the prompt
+they start with) and holds a sub-agent's last request until the test has seen its live line."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
+from tests.conftest import StartRepl
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock, reply, text, tool_use
 
-from tests.conftest import StartRepl, cli_env
-from tests.fake_anthropic import FakeAnthropic, ToolUseBlock, reply, text, tool_use
-from tests.subagent_double import Step, script
-from tests.terminal import Terminal
-
-ROOT = Path(__file__).resolve().parent.parent
-StartWithTask = Callable[[], Terminal]
-
-LOOKING: tuple[Step, ...] = (
-    {"call": "Grep", "input": {"pattern": "load_config"}, "summary": "Found 2 files", "output": "config.py\napp.py"},
-    {"call": "Read", "input": {"file_path": "config.py"}, "summary": "Read 40 lines"},
-    {"wait": "release"},
-    {"say": "SUB-ANSWER: load_config is defined in config.py:12."},
-)
-
-
-@pytest.fixture
-def start_with_task(fake_api: FakeAnthropic, home: Path, project: Path) -> Iterator[StartWithTask]:
-    """`start_repl`, with the stand-in Task tool."""
-    started: list[Terminal] = []
-
-    def start() -> Terminal:
-        env = cli_env(home, fake_api.url)
-        env.pop("NO_COLOR")
-        env.update(TERM="xterm-256color", PYTHONPATH=str(ROOT))
-        terminal = Terminal([sys.executable, "-m", "tests.subagent_double"], env=env, cwd=project, cols=160)
-        started.append(terminal)
-        terminal.wait_for("(shift-tab)")
-        return terminal
-
-    yield start
-    for terminal in started:
-        terminal.close()
-
-
-def task(description: str, *steps: Step, kind: str = "Explore", call_id: str = "toolu_task1") -> ToolUseBlock:
-    return tool_use("Task", {"description": description, "prompt": script(*steps), "subagent_type": kind}, id=call_id)
+CEILING = 30.0
+QUESTION = "Do you want to proceed?"
+Serve = Callable[[RecordedRequest], Reply]
 
 
 def rows(screen: str) -> list[str]:
     return [line.rstrip() for line in screen.splitlines()]
 
 
+def task(description: str, prompt: str, kind: str = "Explore", call_id: str = "toolu_task1") -> ToolUseBlock:
+    return tool_use("Task", {"description": description, "prompt": prompt, "subagent_type": kind}, id=call_id)
+
+
+def is_main(request: RecordedRequest) -> bool:
+    return any(tool["name"] == "Task" for tool in request.body.get("tools", []))
+
+
+def prompt_of(request: RecordedRequest) -> str:
+    return str(request.body["messages"][0]["content"][0]["text"])
+
+
+def serving(fake_api: FakeAnthropic, serve: Serve, count: int) -> None:
+    """Every one of the next `count` requests answered by `serve`, in whatever order they come."""
+    fake_api.script(*[serve] * count)
+
+
 def test_a_task_call_is_one_live_line_then_one_summary_and_its_conversation_stays_out(
-    start_with_task: StartWithTask, fake_api: FakeAnthropic, project: Path
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path
 ) -> None:
-    fake_api.script(reply(task("find the config loader", *LOOKING)), reply(text("MAIN: it is in config.py.")))
-    repl = start_with_task()
+    (project / "config.py").write_text("def load_config():\n    pass\n")
+    (project / "app.py").write_text("load_config()\n")
+    release = threading.Event()
+
+    def serve(request: RecordedRequest) -> Reply:
+        turns = len(request.body["messages"])
+        if is_main(request):
+            return (
+                reply(task("find the config loader", "Where is load_config?"))
+                if turns == 1
+                else reply(text("MAIN: it is in config.py."))
+            )
+        if turns == 1:
+            return reply(tool_use("Grep", {"pattern": "load_config"}))
+        release.wait(CEILING)  # the sub-agent's answer waits until the live line was seen
+        return reply(text("SUB-ANSWER: load_config is defined in config.py:1."))
+
+    serving(fake_api, serve, 4)
+    repl = start_repl()
 
     repl.submit("where is the config loaded?")
 
-    live = repl.wait_for("● Explore(find the config loader) · 2 tool calls · 10k tokens · Read(config.py)")
-    assert "Running…" in live
-    (project / "release").touch()
+    live = repl.wait_for("● Explore(find the config loader) · 1 tool call · ")
+    [line] = [row for row in rows(live) if row.startswith("● Explore(find the config loader) · ")]
+    assert line.endswith(" tokens · Grep(load_config)")
+    release.set()
     screen = repl.wait_for_prompt("MAIN: it is in config.py.")
     shown = rows(screen)
-    line = shown.index("● Explore(find the config loader)")
-    assert shown[line + 1] == "  ⎿ Done · 3 turns · 2 tool calls · 15k tokens"
+    summary = shown[shown.index("● Explore(find the config loader)") + 1]
+    assert summary.startswith("  ⎿ Done · 2 turns · 1 tool call · ") and summary.endswith(" tokens")
     assert "SUB-ANSWER" not in screen  # the sub-agent's text went to the main agent, not the screen
-    assert "● Grep(" not in screen and "● Read(" not in screen and "Found 2 files" not in screen
-    assert "tool calls · 10k tokens" not in screen  # the live line is gone, not left in the scrollback
+    assert "● Grep(" not in screen and "Found 2 files" not in screen
+    assert line not in shown  # the live line is gone, not left in the scrollback
+    # The main agent was sent only the sub-agent's final text.
+    [result] = fake_api.requests[-1].body["messages"][-1]["content"]
+    assert result["content"].startswith("SUB-ANSWER: load_config is defined in config.py:1.\n\n[Explore sub-agent:")
 
     repl.submit("/agents last")
 
-    screen = repl.wait_for_count("⎿ Done · 3 turns · 2 tool calls · 15k tokens", 2)  # the summary ends it
+    screen = repl.wait_for_count(summary.strip(), 2)  # the summary ends it
     after = screen[screen.rindex("/agents last") :]
     assert "Explore(find the config loader) · its conversation" in after
-    assert "● Grep(load_config)" in after and "Found 2 files" in after and "app.py" in after
-    assert "● Read(config.py)" in after and "Read 40 lines" in after
-    assert "SUB-ANSWER: load_config is defined in config.py:12." in after
+    assert "● Grep(load_config)" in after and "Found 2 files" in after
+    assert "SUB-ANSWER: load_config is defined in config.py:1." in after
 
 
 def test_concurrent_sub_agents_each_have_their_own_line(
-    start_with_task: StartWithTask, fake_api: FakeAnthropic, project: Path
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path
 ) -> None:
-    first = task("find the loader", LOOKING[0], {"wait": "release"}, {"say": "one"})
-    second = task(
-        "list the tests",
-        {"call": "Glob", "input": {"pattern": "tests/**"}},
-        {"wait": "release"},
-        {"say": "two"},
-        kind="general-purpose",
-        call_id="toolu_task2",
-    )
-    fake_api.script(reply(first, second), reply(text("MAIN: both done.")))
-    repl = start_with_task()
+    (project / "tests").mkdir()
+    (project / "tests" / "test_a.py").write_text("")
+    release = threading.Event()
+
+    def serve(request: RecordedRequest) -> Reply:
+        turns = len(request.body["messages"])
+        if is_main(request):
+            if turns == 1:
+                return reply(
+                    task("find the loader", "A"),
+                    task("list the tests", "B", kind="general-purpose", call_id="toolu_task2"),
+                )
+            return reply(text("MAIN: both done."))
+        if turns == 1:
+            pattern = "load_config" if prompt_of(request) == "A" else "tests/**"
+            return reply(tool_use("Grep" if prompt_of(request) == "A" else "Glob", {"pattern": pattern}))
+        release.wait(CEILING)
+        return reply(text(f"answer {prompt_of(request)}"))
+
+    serving(fake_api, serve, 6)
+    repl = start_repl()
 
     repl.submit("look around")
 
-    repl.wait_for("● Explore(find the loader) · 1 tool call · 5.1k tokens · Grep(load_config)")
-    screen = repl.wait_for("● general-purpose(list the tests) · 1 tool call · 5.1k tokens · Glob(tests/**)")
+    repl.wait_for("● Explore(find the loader) · 1 tool call · ")
+    screen = repl.wait_for("● general-purpose(list the tests) · 1 tool call · ")
+    assert "Grep(load_config)" in screen and "Glob(tests/**)" in screen
     assert "● Explore(find the loader) · 1 tool call" in screen  # both live at once
-    (project / "release").touch()
+    release.set()
     shown = rows(repl.wait_for_prompt("MAIN: both done."))
-    assert shown[shown.index("● Explore(find the loader)") + 1] == "  ⎿ Done · 2 turns · 1 tool call · 10k tokens"
-    assert (
-        shown[shown.index("● general-purpose(list the tests)") + 1] == "  ⎿ Done · 2 turns · 1 tool call · 10k tokens"
-    )
+    for title in ("● Explore(find the loader)", "● general-purpose(list the tests)"):
+        assert shown[shown.index(title) + 1].startswith("  ⎿ Done · 2 turns · 1 tool call · ")
 
 
-def test_a_failed_sub_agent_says_what_stopped_it(start_with_task: StartWithTask, fake_api: FakeAnthropic) -> None:
+def test_a_sub_agent_stopped_by_its_turn_limit_says_so(
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path
+) -> None:
+    agents = project / ".agentcli" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "finder.md").write_text("---\nname: finder\ndescription: Finds.\nmaxTurns: 1\n---\nFind it.\n")
     fake_api.script(
-        reply(task("find the loader", LOOKING[0], {"fail": "it reached its turn limit (50)"})),
+        reply(task("find the loader", "Where?", kind="finder")),
+        reply(tool_use("Grep", {"pattern": "load_config"})),
         reply(text("MAIN: it failed.")),
     )
-    repl = start_with_task()
+    repl = start_repl()
 
     repl.submit("look around")
 
     shown = rows(repl.wait_for_prompt("MAIN: it failed."))
-    line = shown.index("● Explore(find the loader)")
-    assert shown[line + 1] == "  ⎿ it reached its turn limit (50) · 1 turn · 1 tool call · 5.1k tokens"
+    summary = shown[shown.index("● finder(find the loader)") + 1]
+    assert summary.startswith(
+        "  ⎿ it reached its turn limit (1 turns; `maxTurns` in an agent definition) · 1 turn · 0 tool calls · "
+    )
+
+
+def test_a_sub_agents_permission_question_names_it_and_no_leaves_the_file_alone(
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path
+) -> None:
+    (project / "app.py").write_text("x = 1\n")
+    fake_api.script(
+        reply(task("set x to 2", "Set x to 2 in app.py.", kind="general-purpose")),
+        reply(tool_use("Bash", {"command": "sed -i s/1/2/ app.py"}, id="toolu_sed")),
+        reply(text("SUB: the change was denied.")),
+        reply(text("MAIN: it was not allowed.")),
+    )
+    repl = start_repl()
+
+    repl.submit("set x to 2")
+
+    screen = repl.wait_for(QUESTION)
+    assert "general-purpose · Bash command" in screen  # the question names the sub-agent
+    assert "sed -i s/1/2/ app.py" in screen
+    repl.press("3")  # No
+    repl.wait_for("what to do differently (Enter to skip)")
+    repl.press("enter")
+
+    screen = repl.wait_for_prompt("MAIN: it was not allowed.")
+    assert "✗ Denied general-purpose · Bash(sed -i s/1/2/ app.py)" in screen
+    assert (project / "app.py").read_text() == "x = 1\n"
+    sub_agent_after = fake_api.requests[2].body
+    [denied] = sub_agent_after["messages"][-1]["content"]
+    assert denied["tool_use_id"] == "toolu_sed" and denied["is_error"] is True
+    assert not is_main(fake_api.requests[2])  # the sub-agent's request, not the main agent's
 
 
 def test_agents_lists_the_types_and_where_they_come_from(start_repl: StartRepl) -> None:

@@ -21,6 +21,8 @@ def user(words: str) -> JSON:
 class Heard:
     """A StreamListener that keeps what it was told."""
 
+    cancel = None
+
     def __init__(self) -> None:
         self.deltas: list[str] = []
         self.calls: list[str] = []

@@ -1,47 +1,49 @@
 """What `agentcli run` shows of sub-agents: named progress lines on stderr, stream-json messages
 tied to their Task call, and a final report that is the main agent's alone.
 
-The sub-agent is `tests.subagent_double.FakeTask`, which emits what the sub-agent runner emits."""
+The sub-agent is the real Task tool's, its conversation scripted in the model double after the
+main agent's Task call."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
+from agentcli.providers.scripted import Reply, ScriptedModel, reply, text, tool_use
 from tests.conftest import RunAgent
-from tests.subagent_double import Step, install, script
 
-MAIN_USAGE = {"input_tokens": 300, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+TURN = {"input_tokens": 3000, "output_tokens": 100, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 2000}
+"""Each turn's usage, the main agent's and the sub-agent's: 5.1k tokens."""
+TASK = {"description": "find the config loader", "prompt": "Where is load_config?", "subagent_type": "Explore"}
 
 
 @pytest.fixture(autouse=True)
-def fake_task(monkeypatch: pytest.MonkeyPatch) -> None:
-    install(monkeypatch.setattr)
+def code(project: Path) -> None:
+    (project / "config.py").write_text("def load_config():\n    pass\n")
+    (project / "app.py").write_text("load_config()\n")
 
 
-def explore(*steps: Step, description: str = "find the config loader") -> dict[str, str]:
-    return {"description": description, "prompt": script(*steps), "subagent_type": "Explore"}
-
-
-def task_then_answer(model: ScriptedModel, task: dict[str, str], answer: str = "It is in config.py.") -> None:
+def task_then_answer(model: ScriptedModel, *sub_agent: Reply, answer: str = "It is in config.py.") -> None:
+    """The main agent's Task call, the sub-agent's turns, the main agent's answer."""
     model.script(
-        reply(tool_use("Task", task, id="toolu_task1"), usage=MAIN_USAGE),
-        reply(text(answer), usage=MAIN_USAGE),
+        reply(tool_use("Task", TASK, id="toolu_task1"), usage=TURN),
+        *sub_agent,
+        reply(text(answer), usage=TURN),
     )
 
 
-FOUND: tuple[Step, ...] = (
-    {"call": "Grep", "input": {"pattern": "load_config"}, "summary": "Found 2 files"},
-    {"say": "load_config is defined in config.py:12."},
+FOUND = (
+    reply(tool_use("Grep", {"pattern": "load_config"}, id="toolu_grep"), usage=TURN),
+    reply(text("load_config is defined in config.py:1."), usage=TURN),
 )
 
 
 def test_a_sub_agents_progress_lines_carry_its_name_and_stdout_is_the_main_answer(
     run_agent: RunAgent, model: ScriptedModel
 ) -> None:
-    task_then_answer(model, explore(*FOUND))
+    task_then_answer(model, *FOUND)
 
     done = run_agent("where is the config loaded?")
 
@@ -50,23 +52,33 @@ def test_a_sub_agents_progress_lines_carry_its_name_and_stdout_is_the_main_answe
     lines = done.stderr.splitlines()
     assert "[Explore] ● Grep(load_config) — Found 2 files" in lines
     assert "[Explore] done · 2 turns · 1 tool call · 10k tokens" in lines
-    assert "● Task(find the config loader) — Done" in lines  # the main agent's own line, unprefixed
-    assert (
-        "load_config is defined" not in done.stderr + done.stdout
-    )  # the sub-agent's answer went to the main agent only
+    assert any(line.startswith("● Task(find the config loader) — Explore: 2 turns") for line in lines)  # unprefixed
+    assert "load_config is defined" not in done.stderr + done.stdout  # the sub-agent's answer went to the main agent
 
 
-def test_a_sub_agent_that_fails_says_why_on_its_line(run_agent: RunAgent, model: ScriptedModel) -> None:
-    task_then_answer(model, explore(FOUND[0], {"fail": "it reached its turn limit (50)"}), "It failed.")
+def test_a_sub_agent_that_hits_its_turn_limit_says_why_on_its_line(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    agents = project / ".agentcli" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "finder.md").write_text("---\nname: finder\ndescription: Finds.\nmaxTurns: 1\n---\nFind it.\n")
+    model.script(
+        reply(tool_use("Task", {**TASK, "subagent_type": "finder"}, id="toolu_task1"), usage=TURN),
+        FOUND[0],
+        reply(text("It failed."), usage=TURN),
+    )
 
     done = run_agent("where is the config loaded?")
 
     assert done.returncode == 0, done.stderr
-    assert "[Explore] ✗ it reached its turn limit (50) · 1 turn · 1 tool call · 5.1k tokens" in done.stderr.splitlines()
+    assert (
+        "[finder] ✗ it reached its turn limit (1 turns; `maxTurns` in an agent definition) · 1 turn · 0 tool calls"
+        " · 5.1k tokens" in done.stderr.splitlines()
+    )
 
 
 def test_stream_json_ties_a_sub_agents_messages_to_its_task_call(run_agent: RunAgent, model: ScriptedModel) -> None:
-    task_then_answer(model, explore(*FOUND))
+    task_then_answer(model, *FOUND)
 
     done = run_agent("where is the config loaded?", output_format="stream-json")
 
@@ -82,7 +94,9 @@ def test_stream_json_ties_a_sub_agents_messages_to_its_task_call(run_agent: RunA
         ("assistant", None, "text"),
     ]
     assert messages[1][2]["name"] == "Grep"
+    assert messages[2][2]["content"] == "app.py\nconfig.py"
     assert messages[4][2]["tool_use_id"] == "toolu_task1"
+    assert messages[4][2]["content"].startswith("load_config is defined in config.py:1.\n\n[Explore sub-agent: 2 turns")
     assert all(m["session_id"] == lines[0]["session_id"] for m in lines[1:-1])
     assert lines[-1]["type"] == "result" and lines[-1]["result"] == "It is in config.py."
 
@@ -90,13 +104,12 @@ def test_stream_json_ties_a_sub_agents_messages_to_its_task_call(run_agent: RunA
 def test_json_reports_the_main_answer_and_counts_the_sub_agents_usage_once(
     run_agent: RunAgent, model: ScriptedModel
 ) -> None:
-    task_then_answer(model, explore(*FOUND))
+    task_then_answer(model, *FOUND)
 
     done = run_agent("where is the config loaded?", output_format="json")
 
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["result"] == "It is in config.py." and result["num_turns"] == 2
-    # The stand-in does not add its usage to the session's (the real runner does): what the
-    # report shows is the session's usage, not the session's plus SubagentFinished's again.
-    assert result["usage"] == {name: 2 * tokens for name, tokens in MAIN_USAGE.items()}
+    # Four turns in all, two of them the sub-agent's: each counted once.
+    assert result["usage"] == {name: 4 * tokens for name, tokens in TURN.items()}

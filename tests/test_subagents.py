@@ -22,12 +22,14 @@ from agentcli.errors import ModelAPIError
 from agentcli.events import MAIN_AGENT, Event, Notice, SubagentFinished, SubagentStarted, ToolCallStarted
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.prompt import Answer, PermissionRequest
+from agentcli.providers.anthropic import AnthropicModel
 from agentcli.providers.scripted import Reply, ScriptedModel, reply, text, tool_use
 from agentcli.session import Session, SessionOptions
 from agentcli.sessions.store import list_sessions
 from tests import fake_anthropic as fake
-from tests.conftest import RunAgent
+from tests.conftest import TEST_KEY, RunAgent
 from tests.fake_anthropic import FakeAnthropic, validation_error
+from tests.waiting import wait_until
 
 WAIT_S = 30.0
 """How long a sub-agent's request waits for its sibling's: sequential execution times out here."""
@@ -393,6 +395,73 @@ def test_ctrl_c_stops_every_running_sub_agent_and_answers_its_pending_calls(
         assert last[-1]["text"] == INTERRUPTED_MARKER
 
 
+def test_ctrl_c_aborts_the_sub_agents_model_requests_and_the_parent_hears_what_they_had_done(
+    fake_api: FakeAnthropic, project: Path, in_process_env: None
+) -> None:
+    """Over the wire: each sub-agent waits on a model stream that never ends. Ctrl-C must not wait
+    for those streams (the server holds them until the client hangs up)."""
+    (project / "config.py").write_text("LOADER = 1\n")
+
+    def serve(request: fake.RecordedRequest) -> fake.Reply:
+        messages = request.body["messages"]
+        if "Task" in names(request.body.get("tools", [])):  # the main agent
+            if len(messages) == 1:
+                return fake.reply(
+                    fake.tool_use(
+                        "Task", {"description": "find it", "prompt": "A", "subagent_type": "Explore"}, id="toolu_a"
+                    ),
+                    fake.tool_use(
+                        "Task", {"description": "list it", "prompt": "B", "subagent_type": "Explore"}, id="toolu_b"
+                    ),
+                )
+            return fake.reply(fake.text("Carrying on."))
+        if texts(messages[0]) == ["A"] and len(messages) == 1:  # A searches once, then thinks for ever
+            return fake.reply(fake.tool_use("Grep", {"pattern": "LOADER"}, id="toolu_grep"))
+        return fake.reply(fake.text("This never arrives."), stall_after=0)
+
+    fake_api.script(*[serve] * 5)
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def press_ctrl_c() -> None:
+        fake_api.wait_for_requests(4, timeout=WAIT_S)  # the main agent's, A's two and B's one
+        signal.pthread_kill(main, signal.SIGINT)
+
+    events: list[Event] = []
+    both_finished = threading.Event()
+
+    def record(event: Event) -> None:
+        events.append(event)
+        if len([e for e in events if isinstance(e, SubagentFinished)]) == 2:
+            both_finished.set()
+
+    wire = AnthropicModel(api_key=TEST_KEY, base_url=fake_api.url)
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
+    with Session(SessionOptions(), project, record, model=wire) as session:
+        with pytest.raises(KeyboardInterrupt):
+            session.send("look for the loader")
+        presser.join()
+        session.record_interrupt()
+        # Both sub-agents stop while their streams are still held open: they hung up.
+        assert both_finished.wait(WAIT_S), "a sub-agent kept waiting for its model after Ctrl-C"
+        wait_until(lambda: len([r for r in fake_api.requests if r.disconnected]) == 2, "both streams hung up")
+        assert all(e.error == "it was interrupted by the user" for e in events if isinstance(e, SubagentFinished))
+        # The parent's results say what each sub-agent had done before it was stopped.
+        results = {b["tool_use_id"]: b for b in session.agent.messages[-1]["content"] if b.get("tool_use_id")}
+        assert results["toolu_a"]["is_error"]
+        assert results["toolu_a"]["content"].startswith(
+            "The Explore sub-agent did not finish: it was interrupted by the user.\nDone so far: 1 turn, 1 tool call, "
+        )
+        assert "(Grep ×1)." in results["toolu_a"]["content"]
+        assert results["toolu_b"]["content"].startswith(
+            "The Explore sub-agent did not finish: it was interrupted by the user.\nDone so far: 0 turns, 0 tool calls"
+        )
+        # The conversation is still valid: the next message goes through (the fake checks it).
+        assert session.send("go on").text == "Carrying on."
+    wire.close()
+
+
 def test_a_question_waiting_behind_another_is_answered_no_on_interrupt(project: Path, in_process_env: None) -> None:
     asked: list[PermissionRequest] = []
     question_up = threading.Event()
@@ -456,6 +525,31 @@ def test_usage_and_cost_include_sub_agents(model: ScriptedModel, run_agent: RunA
     out = json.loads(ran.stdout)
     assert out["usage"]["input_tokens"] == 1300
     assert out["usage"]["output_tokens"] == 35
+
+
+def test_a_sub_agent_on_another_model_is_priced_at_its_models_rates(
+    model: ScriptedModel, run_agent: RunAgent, project: Path
+) -> None:
+    define(
+        project / ".agentcli" / "agents",
+        "cheap",
+        "---\nname: cheap\ndescription: Cheap searches.\nmodel: claude-haiku-4-5\n---\nSearch.\n",
+    )
+    model.script(
+        reply(task("look", "cheap", id="toolu_task"), usage=usage(100, 10)),
+        reply(text("found"), usage=usage(1000, 20)),
+        reply(text("done"), usage=usage(100, 10)),
+    )
+
+    ran = run_agent("go", output_format="json", model="claude-sonnet-5-5")
+
+    assert ran.returncode == 0, ran.stderr
+    assert model.requests[1].model == "claude-haiku-4-5"
+    out = json.loads(ran.stdout)
+    # claude-sonnet-5-5 ($2 / $10 a million) for the main agent's 200 in and 20 out, claude-haiku-4-5
+    # ($1 / $5) for the sub-agent's 1,000 in and 20 out.
+    assert out["total_cost_usd"] == round((200 * 2 + 20 * 10 + 1000 * 1 + 20 * 5) / 1e6, 6)
+    assert out["usage"]["input_tokens"] == 1200 and out["usage"]["output_tokens"] == 40
 
 
 def test_session_usage_includes_sub_agents(project: Path, in_process_env: None) -> None:

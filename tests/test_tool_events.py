@@ -201,6 +201,8 @@ def test_calls_interrupted_before_they_ran_are_reported_too(tmp_path: Path) -> N
 
 
 class Recording:
+    cancel = None
+
     def __init__(self) -> None:
         self.seen: list[tuple[str, str]] = []
 

@@ -58,6 +58,7 @@ from agentcli.tools.todo import TodoList, TodoWriteTool
 LAST_TEXT_CHARS = 500
 """Of the sub-agent's last text, quoted in an error result."""
 SUBAGENT = "subagent"
+INTERRUPTED = "it was interrupted by the user"
 
 
 class Parent(Protocol):
@@ -96,13 +97,23 @@ class _Progress:
             said = "".join(b.get("text", "") for b in event.message["content"] if b.get("type") == "text").strip()
             self.last_text = said or self.last_text
         elif isinstance(event, ToolCallFinished):
-            self.tool_calls[event.name] += 1
+            # A new Counter, not a change to this one: an interrupt reads it from another thread.
+            self.tool_calls = self.tool_calls + Counter({event.name: 1})
 
     def described(self, usage: Usage) -> str:
         """`3 turns, 5 tool calls, 12,345 tokens`."""
         calls = sum(self.tool_calls.values())
         tokens = usage.total_input + usage.output_tokens
         return f"{_plural(self.turns, 'turn')}, {_plural(calls, 'tool call')}, {tokens:,} tokens"
+
+
+@dataclass(frozen=True)
+class _Running:
+    """A sub-agent at work: what an interrupt reports of it."""
+
+    agent_type: AgentType
+    progress: _Progress
+    agent: Agent
 
 
 class SubagentRunner:
@@ -126,6 +137,9 @@ class SubagentRunner:
         self.on_event = on_event
         self._usage_lock = threading.Lock()
         """Concurrent sub-agents add their usage to the parent's as each ends."""
+        self._usage_by_model: dict[str, Usage] = {}
+        self._running: dict[str, _Running] = {}
+        """The sub-agents running now, by the id of their Task call."""
 
     def tool_names(self) -> list[str]:
         """Every tool a sub-agent may be given."""
@@ -170,16 +184,17 @@ class SubagentRunner:
         agent.subscribe(progress)
         transcript = self._transcript(agent, subagent_id, model, description)
         parent.emit(SubagentStarted(subagent_id, ctx.call_id, agent_type.name, description))
+        self._running[ctx.call_id] = _Running(agent_type, progress, agent)
         error: str | None = None
         try:
             result = agent.run([{"type": "text", "text": prompt}])
         except Cancelled:  # the parent was interrupted: it has moved on and does not read this result
             agent.record_interrupt()
-            error = "it was interrupted by the user"
+            error = INTERRUPTED
             return self._failed(agent_type, error, progress, agent.usage)
         except KeyboardInterrupt:  # Ctrl-C in this thread: the parent's turn stops too
             agent.record_interrupt()
-            error = "it was interrupted by the user"
+            error = INTERRUPTED
             raise
         except AgentcliError as problem:
             error = _why(problem, agent_type)
@@ -188,11 +203,13 @@ class SubagentRunner:
             error = f"internal error: {type(problem).__name__}: {problem}"
             return self._failed(agent_type, error, progress, agent.usage)
         finally:
+            self._running.pop(ctx.call_id, None)
             agent.close()
             ctx.cancel.unlink(sub_ctx.cancel)
             kept = self._close_transcript(transcript)
             with self._usage_lock:
                 parent.usage.add(agent.usage)
+                self._usage_by_model.setdefault(model, Usage()).add(agent.usage)
             finished = SubagentFinished(
                 subagent_id,
                 ctx.call_id,
@@ -204,6 +221,19 @@ class SubagentRunner:
             )
             parent.emit(finished)
         return self._answered(agent_type, result, progress, agent.usage)
+
+    def usage_by_model(self) -> dict[str, Usage]:
+        """What the sub-agents that ended used, by model (for the cost: each at its model's rates)."""
+        with self._usage_lock:
+            return {model: replace(usage) for model, usage in self._usage_by_model.items()}
+
+    def interrupted_result(self, call_id: str) -> ToolResult | None:
+        """For the Task call `call_id`, interrupted while its sub-agent runs: what it had done so
+        far (the sub-agent itself stops at its next step, or at once while it waits for the model)."""
+        running = self._running.get(call_id)
+        if running is None:
+            return None
+        return self._failed(running.agent_type, INTERRUPTED, running.progress, running.agent.usage)
 
     def _sources(self) -> list[ToolSource]:
         """The parent's shared sources and a task list of the sub-agent's own."""

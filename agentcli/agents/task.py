@@ -116,6 +116,10 @@ class TaskTool:
             return ToolResult("The prompt is empty: say what the sub-agent is to do.", is_error=True)
         return self.runner.run(agent_type, " ".join(str(tool_input["description"]).split()), prompt, ctx)
 
+    def interrupted_result(self, call_id: str) -> ToolResult | None:
+        """What the sub-agent of an interrupted call had done (`ReportsInterruption`)."""
+        return self.runner.interrupted_result(call_id)
+
     def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
         return []
 

@@ -26,7 +26,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 from agentcli import __version__
-from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
+from agentcli.contracts import JSON, Cancellation, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.body import JsonFragments, encode
@@ -62,7 +62,9 @@ MAX_BLOCKS = 10_000
 class Route(Protocol):
     """How a request reaches the model: the raw stream events of its answer, as plain dicts."""
 
-    def events(self, request: ModelRequest) -> AbstractContextManager[Iterator[JSON]]: ...
+    def events(self, request: ModelRequest, cancel: Cancellation | None) -> AbstractContextManager[Iterator[JSON]]:
+        """Setting `cancel` ends the events with `Cancelled` (`http.aborted_on`)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -117,7 +119,7 @@ class AnthropicModel:
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         assembler = _MessageAssembler(listener)
-        with self._connect().events(request) as events:
+        with self._connect().events(request, listener.cancel) as events:
             for event in events:
                 assembler.feed(event)
         return assembler.finish()
@@ -131,8 +133,8 @@ class DirectRoute:
         self._fragments = JsonFragments()
 
     @contextmanager
-    def events(self, request: ModelRequest) -> Iterator[Iterator[JSON]]:
-        with self._http.stream(MESSAGES_PATH, self.body(request)) as stream:
+    def events(self, request: ModelRequest, cancel: Cancellation | None) -> Iterator[Iterator[JSON]]:
+        with self._http.stream(MESSAGES_PATH, self.body(request), cancel) as stream:
             yield _decoded(stream)
 
     def body(self, request: ModelRequest) -> bytes:

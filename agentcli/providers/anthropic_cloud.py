@@ -24,10 +24,17 @@ from typing import TYPE_CHECKING
 import anthropic
 import httpx2
 
-from agentcli.contracts import JSON, ModelRequest
+from agentcli.contracts import JSON, Cancellation, ModelRequest
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.anthropic import HINTS, stream_error
-from agentcli.providers.http import Endpoint, connection_error, request_id_of, status_error
+from agentcli.providers.http import (
+    Endpoint,
+    aborted_on,
+    cancellable,
+    connection_error,
+    request_id_of,
+    status_error,
+)
 from agentcli.providers.timeouts import Timeouts
 
 if TYPE_CHECKING:
@@ -94,7 +101,7 @@ class SdkRoute:
         self._endpoint = Endpoint(str(client.base_url), {}, _BASE_URL_VARIABLES[platform], _HINTS)
 
     @contextmanager
-    def events(self, request: ModelRequest) -> Iterator[Iterator[JSON]]:
+    def events(self, request: ModelRequest, cancel: Cancellation | None) -> Iterator[Iterator[JSON]]:
         try:
             stream: Stream[RawMessageStreamEvent] = self.client.messages.create(
                 model=request.model,
@@ -121,8 +128,8 @@ class SdkRoute:
                 f"{PLATFORMS[self.platform]} could not send the request: {_one_line(error)} "
                 f"(it needs `pip install '{_EXTRAS[self.platform]}'` and the platform's credentials)."
             ) from error
-        with stream:
-            yield self._dicts(stream, request_id_of(stream.response, self._endpoint))
+        with stream, aborted_on(cancel, stream.response):
+            yield cancellable(self._dicts(stream, request_id_of(stream.response, self._endpoint)), cancel)
 
     def _dicts(self, stream: Iterator[RawMessageStreamEvent], request_id: str | None) -> Iterator[JSON]:
         try:

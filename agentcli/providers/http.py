@@ -16,6 +16,11 @@ APIs share (`{"error": {"type" or "status": ..., "message": ...}}`).
   or `retry-after`), else a `ModelAPIError`; its message is the server's own.
 - **During the stream.** Silence, a dropped connection or an event beyond `MAX_EVENT_BYTES`
   are `TransientModelError`s.
+- **Interrupted.** With a cancel event (`StreamListener.cancel`: a sub-agent's, whose thread
+  Ctrl-C does not reach), setting it shuts the connection's socket down, which wakes the read
+  at once, and the stream raises `Cancelled`; the server sees the client hang up and stops
+  generating. (Before the response's headers arrive there is no socket to reach: the request
+  is stopped as soon as they do.)
 - **Nothing is retried here**: the loop retries, where the user sees each attempt.
 - Every error carries the response's request id (`Endpoint.request_id_headers`), which
   `--verbose` shows, for a report to the API's provider.
@@ -23,14 +28,17 @@ APIs share (`{"error": {"type" or "status": ..., "message": ...}}`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from agentcli.errors import ModelAPIError, TransientModelError
+from agentcli.contracts import Cancellation
+from agentcli.errors import Cancelled, ModelAPIError, TransientModelError
 from agentcli.providers.retry import retry_after, should_retry, status_fault
 from agentcli.providers.timeouts import Timeouts
 
@@ -44,6 +52,8 @@ __all__ = [
     "Endpoint",
     "EventStream",
     "HttpClient",
+    "aborted_on",
+    "cancellable",
     "connection_error",
     "error_message",
     "error_type",
@@ -54,6 +64,7 @@ __all__ = [
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 """The largest single event accepted (a whole Write of a big file arrives in deltas, so no event is near this)."""
 SERVER_ERROR_HINT = "The API failed on its side: try again shortly."
+T = TypeVar("T")
 _ERROR_TEXT_LIMIT = 300
 """How much of an error body that is not JSON (a proxy's HTML page) goes into the message."""
 
@@ -75,13 +86,23 @@ class Endpoint:
 class EventStream:
     """The events of one streamed response; faults while reading are `TransientModelError`s."""
 
-    def __init__(self, response: httpx2.Response, timeouts: Timeouts, request_id: str | None) -> None:
+    def __init__(
+        self,
+        response: httpx2.Response,
+        timeouts: Timeouts,
+        request_id: str | None,
+        cancel: Cancellation | None = None,
+    ) -> None:
         self._response = response
         self._timeouts = timeouts
+        self._cancel = cancel
         self.request_id = request_id
         """The server's id for this response, for errors the provider finds in the events."""
 
     def __iter__(self) -> Iterator[ServerSentEvent]:
+        return cancellable(self._events(), self._cancel)
+
+    def _events(self) -> Iterator[ServerSentEvent]:
         import httpx2
 
         try:
@@ -130,8 +151,9 @@ class HttpClient:
             self._client = None
 
     @contextmanager
-    def stream(self, path: str, body: bytes) -> Iterator[EventStream]:
-        """POST `body` (JSON) to `path` and yield the response's events; the response is closed on exit."""
+    def stream(self, path: str, body: bytes, cancel: Cancellation | None = None) -> Iterator[EventStream]:
+        """POST `body` (JSON) to `path` and yield the response's events; the response is closed on
+        exit. Setting `cancel` ends the stream with `Cancelled` (see the module's docstring)."""
         import httpx2
 
         client = self._http()
@@ -151,9 +173,42 @@ class HttpClient:
                     f"(HTTP {response.status_code}). Check {self.endpoint.base_url_variable}.",
                     request_id=request_id,
                 )
-            yield EventStream(response, self.timeouts, request_id)
+            with aborted_on(cancel, response):
+                yield EventStream(response, self.timeouts, request_id, cancel)
         finally:
             response.close()
+
+
+def cancellable(events: Iterator[T], cancel: Cancellation | None) -> Iterator[T]:
+    """`events`; a fault after `cancel` was set (`aborted_on` shut the connection down) is `Cancelled`."""
+    try:
+        yield from events
+    except TransientModelError:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("Interrupted by the user.") from None
+        raise
+
+
+@contextmanager
+def aborted_on(cancel: Cancellation | None, response: httpx2.Response) -> Iterator[None]:
+    """While inside, setting `cancel` shuts `response`'s connection down (from the setting thread),
+    so a read blocked on it returns at once; `Cancelled` at once if it is set already."""
+    if cancel is None:
+        yield
+        return
+    if cancel.is_set():
+        raise Cancelled("Interrupted by the user.")
+    network = response.extensions.get("network_stream")
+    connection = network.get_extra_info("socket") if network is not None else None
+
+    def shut_down() -> None:
+        if isinstance(connection, socket.socket):
+            with contextlib.suppress(OSError):  # closed already
+                # socket.socket's own shutdown, also for a TLS socket: it leaves the TLS state to the reader
+                socket.socket.shutdown(connection, socket.SHUT_RDWR)
+
+    with cancel.when_set(shut_down):
+        yield
 
 
 def connection_error(

@@ -203,7 +203,7 @@ class Repl:
             mode=session.gate.mode,
             context_tokens=session.agent.context_tokens if working else self.last_context_tokens,
             context_window=info.context_window,
-            cost_usd=info.cost_usd(session.usage),
+            cost_usd=session.cost_usd(session.usage),
         )
 
     def _cycle_mode(self) -> None:

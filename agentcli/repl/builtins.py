@@ -213,7 +213,8 @@ def _exit(repl: Repl, args: str) -> None:
 
 
 def _cost(repl: Repl, args: str) -> None:
-    """The conversation's spend, a resumed one's earlier spend included (priced at the current model's rates)."""
+    """The conversation's spend, a resumed one's earlier spend included (priced at the current model's
+    rates; its sub-agents' at theirs)."""
     session = repl.session
     usage = session.usage
     elapsed = time.monotonic() - repl.started
@@ -221,7 +222,7 @@ def _cost(repl: Repl, args: str) -> None:
         f"Input: {format_tokens(usage.input_tokens)} · cache reads: {format_tokens(usage.cache_read_input_tokens)}"
         f" · cache writes: {format_tokens(usage.cache_creation_input_tokens)}"
         f" · output: {format_tokens(usage.output_tokens)}\n"
-        f"Cost: ${session.model_info.cost_usd(usage):.4f}{_spent_before(session)}"
+        f"Cost: ${session.cost_usd(usage):.4f}{_spent_before(session)}"
         f" · session time: {int(elapsed // 60)}m {int(elapsed % 60):02d}s"
     )
 
