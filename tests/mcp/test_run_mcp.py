@@ -47,7 +47,10 @@ def test_without_a_rule_run_denies_an_mcp_call_saying_which_rule_allows_it(
     assert done.returncode == 0, done.stderr
     [result] = _results(fake_api, 1)
     assert result["is_error"] is True
-    assert "mcp__demo__shout" in str(result["content"])
+    assert str(result["content"]).startswith(
+        "Permission denied: mcp__demo__shout needs approval, and this run is non-interactive."
+    )
+    assert "--allowed-tools" in str(result["content"])
 
 
 def test_an_error_result_and_an_image_reach_the_model(
