@@ -5,9 +5,10 @@ message is appended to the session's transcript as it completes; a session can s
 an earlier transcript (`--continue`, `--resume`, `/resume`) and compact its conversation.
 
 The conversation's agent comes from `build_agent`, with the built-in tools, the
-conversation's own (Skill, TodoWrite) and Task (`agents.task`: sub-agents, which get the
-built-in tools) as its tool sources. What keeps track of it subscribes to its events: the
-transcript recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`).
+conversation's own (Skill, TodoWrite), Task (`agents.task`: sub-agents, which get the
+built-in and MCP tools) and the MCP servers' (`agentcli.mcp`: `self.mcp`; their tools join a
+conversation at its first request, `tools_ready`) as its tool sources. What keeps track of
+it subscribes to its events: the transcript recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`).
 Sub-agents emit from their own threads: the front end's sink is handed one event at a time.
 
 Hooks (`agentcli.hooks`) come from the settings files; the session runs UserPromptSubmit (in
@@ -16,7 +17,7 @@ PreCompact, and Notification (before each permission question); its agent and su
 the tool and stop events. With `approve_hooks` (the REPL) the checked-in settings' hooks run
 only once the user trusts them (`hooks.trust`).
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
-tool threads and the model's connections are released then.
+tool threads, the MCP servers and the model's connections are released then.
 """
 
 from __future__ import annotations

@@ -81,7 +81,8 @@ class McpManager:
             return self._status[name]
 
     def connect(self, name: str) -> None:
-        """Start connecting `name` in the background (stopping its current connection first)."""
+        """Start connecting `name` in the background (stopping its current connection first).
+        Raises KeyError for a server not added."""
         with self._lock:
             if self._closed:
                 return

@@ -76,43 +76,30 @@ class TerminalPrompter:
             return self._ask(request)
 
     def approve_outside_files(self, files: Sequence[OutsideFile]) -> bool:
-        def draw(highlighted: int, _: bool) -> OutsideFilesQuestion:
-            return OutsideFilesQuestion(files, highlighted)
-
-        with self._asking():
-            with Redrawn(self.console) as question:
-                _, picked = self._choose(question, Choices(2, draw, _yes_or_no, refused=1))
-            self.console.print(_outside_echo(files, picked == 0))
-            return picked == 0
+        return self._yes_or_no(
+            lambda highlighted, _: OutsideFilesQuestion(files, highlighted), lambda yes: _outside_echo(files, yes)
+        )
 
     def approve_project_hooks(self, hooks: Sequence[HookCommand]) -> bool:
         """Implements `hooks.trust.AsksAboutHooks`: show the checked-in hooks, ask once."""
-
-        def draw(highlighted: int, _: bool) -> ProjectHooksQuestion:
-            return ProjectHooksQuestion(hooks, highlighted)
-
-        with self._asking():
-            with Redrawn(self.console) as question:
-                _, picked = self._choose(question, Choices(2, draw, _yes_or_no, refused=1))
-            mark, said = ("✓ ", "Running") if picked == 0 else ("✗ ", "Not running")
-            self.console.print(
-                Text.assemble((mark, "green" if picked == 0 else "red"), f"{said} the project's hooks in this project")
-            )
-            return picked == 0
+        return self._yes_or_no(
+            lambda highlighted, _: ProjectHooksQuestion(hooks, highlighted),
+            lambda yes: _decided(yes, f"{'Running' if yes else 'Not running'} the project's hooks in this project"),
+        )
 
     def approve_mcp_server(self, server: ServerConfig) -> bool:
         """Implements `mcp.approval.AsksAboutProjectServer`: what the server runs, asked once."""
+        return self._yes_or_no(
+            lambda highlighted, _: McpServerQuestion(server, highlighted),
+            lambda yes: _decided(yes, f"{'Starting' if yes else 'Not starting'} MCP server ", server.name),
+        )
 
-        def draw(highlighted: int, _: bool) -> McpServerQuestion:
-            return McpServerQuestion(server, highlighted)
-
+    def _yes_or_no(self, draw: Callable[[int, bool], RenderableType], echo: Callable[[bool], Text]) -> bool:
+        """Ask the question `draw` draws, Yes or No; once answered, the line `echo` makes is left. True for Yes."""
         with self._asking():
             with Redrawn(self.console) as question:
                 _, picked = self._choose(question, Choices(2, draw, _yes_or_no, refused=1))
-            mark, verb = ("✓ ", "Starting") if picked == 0 else ("✗ ", "Not starting")
-            self.console.print(
-                Text.assemble((mark, "green" if picked == 0 else "red"), f"{verb} MCP server ", (server.name, "bold"))
-            )
+            self.console.print(echo(picked == 0))
             return picked == 0
 
     @contextmanager
@@ -266,6 +253,11 @@ def _outside_echo(files: Sequence[OutsideFile], allowed: bool) -> Text:
     if allowed:
         return Text.assemble(("✓ ", "green"), "Sending ", (names, "bold"), " to the model")
     return Text.assemble(("✗ ", "red"), "Not sending ", (names, "bold"), " to the model")
+
+
+def _decided(yes: bool, said: str, name: str = "") -> Text:
+    """The line left after a yes/no question: `✓ Starting MCP server demo`."""
+    return Text.assemble(("✓ " if yes else "✗ ", "green" if yes else "red"), said, (name, "bold"))
 
 
 def _yes_or_no(key: str) -> int | None:
