@@ -34,7 +34,7 @@ from typing import Any, TextIO, TypeVar
 
 from agentcli.contracts import JSON
 from agentcli.mcp.config import ServerConfig
-from agentcli.mcp.status import CallOutcome, ServerDown, ServerStatus, State, ToolInfo
+from agentcli.mcp.status import CallCancelled, CallOutcome, ServerDown, ServerStatus, State, ToolInfo
 
 T = TypeVar("T")
 Notify = Callable[[str], None]
@@ -101,7 +101,7 @@ class McpManager:
 
     def call_tool(self, server: str, tool: str, arguments: JSON, cancel: threading.Event) -> CallOutcome:
         """Call `tool` of `server`. Raises ServerDown when it is not connected (or its connection
-        breaks now), KeyboardInterrupt when `cancel` is set before the answer comes."""
+        breaks now), CallCancelled when `cancel` is set before the answer comes."""
         return self.request(server, lambda session: self._call(server, session, tool, arguments), cancel)
 
     def request(
@@ -109,7 +109,8 @@ class McpManager:
     ) -> T:
         """Run `operation(session)` on the loop with `server`'s SDK `ClientSession` and return its
         result (for prompts, resources, anything the SDK offers). Raises ServerDown when the server
-        is not connected, KeyboardInterrupt when `cancel` is set first, and what `operation` raises."""
+        is not connected, CallCancelled when `cancel` is set first, and what `operation` raises. A
+        KeyboardInterrupt (Ctrl-C, SIGTERM's Halt) while waiting abandons the request and goes on up."""
 
         async def run() -> T:
             session = self._sessions.get(server)
@@ -124,7 +125,10 @@ class McpManager:
             except TimeoutError:
                 if cancel is not None and cancel.is_set():
                     future.cancel()
-                    raise KeyboardInterrupt from None
+                    raise CallCancelled from None
+            except BaseException:
+                future.cancel()
+                raise
 
     def close(self) -> None:
         """Stop every server and the loop's thread. Safe to call again."""

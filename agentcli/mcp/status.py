@@ -50,6 +50,10 @@ class CallOutcome:
     is_error: bool = False
 
 
+class CallCancelled(Exception):
+    """The user interrupted (the call's cancel event was set) before the server answered."""
+
+
 class ServerDown(Exception):
     """The server is not connected (it failed, stopped, or was never started); the message says so
     and what to do."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from agentcli.contracts import JSON, Tool, ToolContext, ToolResult
 from agentcli.mcp.names import SchemaRejected, repaired_schema, tool_name
-from agentcli.mcp.status import ServerDown, ServerStatus, ToolInfo
+from agentcli.mcp.status import CallCancelled, ServerDown, ServerStatus, ToolInfo
 
 if TYPE_CHECKING:
     from agentcli.mcp.manager import McpManager
@@ -71,7 +71,7 @@ class McpTool:
             outcome = self.manager.call_tool(self.server, self.info.name, tool_input, ctx.cancel)
         except ServerDown as down:
             return ToolResult(str(down), is_error=True, summary=f'MCP server "{self.server}" is down')
-        except KeyboardInterrupt:
+        except CallCancelled:
             return ToolResult(
                 "Interrupted by the user before this call finished.", is_error=True, summary="Interrupted"
             )

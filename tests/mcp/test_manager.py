@@ -16,7 +16,7 @@ import pytest
 
 from agentcli.mcp.config import ServerConfig
 from agentcli.mcp.manager import McpManager
-from agentcli.mcp.status import ServerDown
+from agentcli.mcp.status import CallCancelled, ServerDown
 from tests.conftest import AGENTCLI, cli_env
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.mcp.helpers import DEMO_SERVER, stdio_server, write_config
@@ -111,6 +111,19 @@ def test_calls_results_and_a_crash_reported_once_then_a_reconnect(manager: McpMa
     manager.reconnect("demo")
     manager.wait_for_connections(CEILING)
     assert manager.call_tool("demo", "echo", {"text": "b"}, NEVER).texts == ("echo: b",)
+
+
+def test_an_interrupted_call_stops_waiting_and_the_server_goes_on(manager: McpManager) -> None:
+    manager.add(stdio("demo"))
+    manager.connect("demo")
+    manager.wait_for_connections(CEILING)
+    interrupted = threading.Event()
+    interrupted.set()
+
+    with pytest.raises(CallCancelled):
+        manager.call_tool("demo", "wait", {"seconds": 600}, interrupted)
+
+    assert manager.call_tool("demo", "echo", {"text": "still here"}, NEVER).texts == ("echo: still here",)
 
 
 def test_a_program_that_cannot_start_fails_saying_why(manager: McpManager) -> None:
