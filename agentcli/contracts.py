@@ -40,6 +40,8 @@ class ToolResult:
     output: str | None = None
     """What the terminal previews under the call (first and last lines): a program's output
     (Bash, without its exit status) or a listing (Grep, Glob). None: the summary says enough."""
+    images: tuple[JSON, ...] = ()
+    """Image content blocks sent to the model after `content` (an MCP tool's pictures)."""
 
 
 @dataclass
@@ -262,6 +264,14 @@ def concurrency_group(tool: Tool) -> str | None:
     if isinstance(tool, IndependentCalls):
         return f"independent:{tool.name}"
     return "read-only" if runs_concurrently(tool) else None
+
+
+@runtime_checkable
+class CapsOwnOutput(Protocol):
+    """A tool that caps its result itself, at `output_limit` characters, saying how to raise it
+    (MCP tools: `maxMcpOutputTokens`); the executor's usual cap does not apply to it."""
+
+    output_limit: int
 
 
 @runtime_checkable

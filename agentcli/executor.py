@@ -33,6 +33,7 @@ from types import MappingProxyType
 
 from agentcli.contracts import (
     JSON,
+    CapsOwnOutput,
     HookPermission,
     PermissionGate,
     ReportsInterruption,
@@ -46,7 +47,7 @@ from agentcli.hooks import NO_HOOKS, HookOutcome, Hooks
 from agentcli.safe_text import for_conversation
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.schema import validation_error
-from agentcli.truncate import cap_middle
+from agentcli.truncate import TOOL_OUTPUT_LIMIT, cap_middle
 
 MAX_PARALLEL = 8
 NO_INVALID_INPUTS: Mapping[str, str] = MappingProxyType({})
@@ -56,7 +57,10 @@ INTERRUPTED = ToolResult("Interrupted by the user before this call finished.", i
 
 
 def tool_result(call_id: str, result: ToolResult) -> JSON:
-    block: JSON = {"type": "tool_result", "tool_use_id": call_id, "content": result.content}
+    content: str | list[JSON] = result.content
+    if result.images:
+        content = [{"type": "text", "text": result.content}, *result.images]
+    block: JSON = {"type": "tool_result", "tool_use_id": call_id, "content": content}
     if result.is_error:
         block["is_error"] = True
     return block
@@ -113,7 +117,7 @@ class ToolExecutor:
                     tool, tool_input, call_ctx = outcome
                     emit(ToolCallRunning(call["id"], call["name"], tool_input))
                     outcome = self._run(tool, tool_input, call_ctx)
-                self._finish(call, outcome, emit, done)
+                self._finish(call, outcome, emit, done, self._output_limit(call))
         return [tool_result(c["id"], done[c["id"]]) for c in calls]
 
     def _run_concurrently(
@@ -128,7 +132,7 @@ class ToolExecutor:
                 futures[call["id"]] = self._pool.submit(self._run, tool, tool_input, call_ctx)
         for call, outcome in admitted:
             result = outcome if isinstance(outcome, ToolResult) else futures[call["id"]].result()
-            self._finish(call, result, emit, done)
+            self._finish(call, result, emit, done, self._output_limit(call))
 
     def interrupted(self, calls: list[JSON], done: dict[str, ToolResult], emit: EventSink) -> list[JSON]:
         """After the user interrupted `calls`: their results in call order, the finished ones as
@@ -200,9 +204,13 @@ class ToolExecutor:
         self._stop = said.stop or self._stop
         return _with_feedback(result, event, said)
 
+    def _output_limit(self, call: JSON) -> int:
+        tool = self.registry.get(call["name"])
+        return tool.output_limit if isinstance(tool, CapsOwnOutput) else TOOL_OUTPUT_LIMIT
+
     @staticmethod
-    def _finish(call: JSON, result: ToolResult, emit: EventSink, done: dict[str, ToolResult]) -> None:
-        result = _safe(result)
+    def _finish(call: JSON, result: ToolResult, emit: EventSink, done: dict[str, ToolResult], limit: int) -> None:
+        result = _safe(result, limit)
         done[call["id"]] = result
         emit(ToolCallFinished(call["id"], call["name"], _shown_input(call), result))
 
@@ -211,11 +219,11 @@ class ToolExecutor:
         emit(ToolResultsMessage(message))
 
 
-def _safe(result: ToolResult) -> ToolResult:
-    """`result` made safe for the conversation and the terminal, its content capped."""
+def _safe(result: ToolResult, limit: int = TOOL_OUTPUT_LIMIT) -> ToolResult:
+    """`result` made safe for the conversation and the terminal, its content capped at `limit` characters."""
     return replace(
         result,
-        content=cap_middle(for_conversation(result.content)) or "(no output)",
+        content=cap_middle(for_conversation(result.content), limit) or "(no output)",
         summary=None if result.summary is None else for_conversation(result.summary),
         diff=None if result.diff is None else for_conversation(result.diff),
         output=None if result.output is None else for_conversation(result.output),

@@ -52,6 +52,7 @@ def run_once(
     try:
         session = Session(options, cwd, reporter, model=model, retry_base_delay=retry_base_delay)
         prepared = _prepare(session, options.prompt)  # a /command is expanded (or refused) before anything is sent
+        session.tools_ready()  # the MCP servers' tools, for the init report too
         reporter.start(
             {
                 "session_id": session.id,

@@ -5,9 +5,10 @@ message is appended to the session's transcript as it completes; a session can s
 an earlier transcript (`--continue`, `--resume`, `/resume`) and compact its conversation.
 
 The conversation's agent comes from `build_agent`, with the built-in tools, the
-conversation's own (Skill, TodoWrite) and Task (`agents.task`: sub-agents, which get the
-built-in tools) as its tool sources. What keeps track of it subscribes to its events: the
-transcript recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`).
+conversation's own (Skill, TodoWrite), Task (`agents.task`: sub-agents, which get the
+built-in and MCP tools) and the MCP servers' (`agentcli.mcp`: `self.mcp`; their tools join a
+conversation at its first request, `tools_ready`) as its tool sources. What keeps track of
+it subscribes to its events: the transcript recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`).
 Sub-agents emit from their own threads: the front end's sink is handed one event at a time.
 
 Hooks (`agentcli.hooks`) come from the settings files; the session runs UserPromptSubmit (in
@@ -16,7 +17,7 @@ PreCompact, and Notification (before each permission question); its agent and su
 the tool and stop events. With `approve_hooks` (the REPL) the checked-in settings' hooks run
 only once the user trusts them (`hooks.trust`).
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
-tool threads and the model's connections are released then.
+tool threads, the MCP servers and the model's connections are released then.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from agentcli.events import EventSink, Notice, SerializedSink
 from agentcli.hooks import Hooks, load_hooks
 from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import Agent, LoopConfig, RunResult
+from agentcli.mcp.approval import AsksAboutProjectServer
+from agentcli.mcp.servers import SessionServers
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
@@ -71,6 +74,10 @@ class SessionOptions:
     """Go on with the project's most recent session."""
     resume: str | None = None
     """Go on with this session (an id, or an unambiguous prefix of one)."""
+    mcp_config: list[str] = field(default_factory=list)
+    """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
+    strict_mcp_config: bool = False
+    """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
 
 
 def split_rules(values: list[str]) -> list[str]:
@@ -95,10 +102,12 @@ class Session:
         prompter: Prompter | None = None,
         approve_outside: AsksAboutOutsideFiles | None = None,
         approve_hooks: AsksAboutHooks | None = None,
+        approve_mcp_server: AsksAboutProjectServer | None = None,
         retry_base_delay: float = LoopConfig.retry_base_delay,
     ) -> None:
-        """`prompter` asks about tool calls and `approve_outside` about `@` imports outside the
-        project; without them (agentcli run) what would be asked is denied or left out.
+        """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
+        project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
+        run) what would be asked is denied or left out.
         `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run).
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
         A `model` given is the session's from then on: `close` closes it."""
@@ -143,6 +152,17 @@ class Session:
         )
         self.agent_types = AgentTypes(cwd, agentcli_home(), self._notice)
         """The types the Task tool may start; kept across /clear so a bad definition is reported once."""
+        self.mcp = SessionServers(
+            self.settings,
+            cwd,
+            [Path(file) for file in options.mcp_config],
+            options.strict_mcp_config,
+            mode=lambda: self.gate.mode,
+            local_settings=self.gate.local_settings,
+            ask=approve_mcp_server,
+            on_notice=self._notice,
+        )
+        """Nothing is started until `mcp.start()` (the front end, once it is up) or the first request."""
         # Set by _begin() for each conversation:
         self.id: str
         self.context: SessionContext
@@ -204,7 +224,17 @@ class Session:
         self.recorder.offer_title(text)
         return prepared
 
+    def tools_ready(self) -> None:
+        """Fix this conversation's tools before its first request: the MCP servers connected by
+        then (waited for at most the connect timeout) join it; later ones join the next one."""
+        if self.mcp_tools.frozen:
+            return
+        self.mcp.prepare_tools(self.mcp_tools)
+        for tool in self.mcp_tools.tools():
+            self.agent.executor.registry.register(tool)
+
     def run(self, prepared: PreparedMessage) -> RunResult:
+        self.tools_ready()
         config = self.agent.config
         session_model = config.model
         if prepared.model:
@@ -252,6 +282,7 @@ class Session:
         if not self._ended:
             self._ended = True
             self.hooks.run("SessionEnd", {"reason": "other"})
+        self.mcp.close()
         if self._model is not None:
             self._model.close()
 
@@ -313,9 +344,12 @@ class Session:
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
         transcripts = project_state_dir(self.cwd) / self.id / "subagents"
-        self.subagents = SubagentRunner(self, [self.builtins], self.context.facts, transcripts, self.on_event)
+        self.mcp_tools = self.mcp.source()
+        self.subagents = SubagentRunner(
+            self, [self.builtins, self.mcp_tools], self.context.facts, transcripts, self.on_event
+        )
         self.agent = build_agent(
-            sources=[self.builtins, own_tools, task_source(self.agent_types, self.subagents)],
+            sources=[self.builtins, own_tools, task_source(self.agent_types, self.subagents), self.mcp_tools],
             system=self.context.system,
             model=self.model,
             gate=self.gate,

@@ -46,6 +46,8 @@ OWN_KEYS = {
     "allowedExternalImports": "files outside the project are approved",
     "deniedExternalImports": "files outside the project are refused",
     "projectHooksTrust": "the project's hooks are trusted to run",
+    "enableAllProjectMcpServers": "the project's MCP servers are approved",
+    "enabledMcpjsonServers": "the project's MCP servers are approved",
 }
 """Keys that only the user's own files may set, and what they control (for the notice)."""
 

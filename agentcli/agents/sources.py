@@ -6,7 +6,9 @@ source's in its own order (so the manifest stays byte-stable and the prompt cach
 - `builtin_source()`: Read, Write, Edit, Bash, Grep, Glob;
 - the session's own tools, Skill and TodoWrite (`SessionContext.tool_source`): they act on
   the conversation's state, so each conversation has its own;
-- later, one source per MCP server and the Task tool.
+- the Task tool (`agents.task`);
+- the MCP servers' tools (`agentcli.mcp.tools.McpToolSource`): empty until the conversation's
+  first request fixes them (`Session.tools_ready`), so the manifest stays the same after.
 
 A source only supplies `Tool`s; what the gate needs to judge a call is declared by the tool
 itself (`read_only`, `touched_paths`), wherever it came from.
@@ -30,7 +32,7 @@ class ToolSource(Protocol):
 
     @property
     def name(self) -> str:
-        """Who contributes them, for messages: `builtin`, `session`, later `mcp:<server>`, `task`."""
+        """Who contributes them, for messages: `builtin`, `session`, `task`, `mcp`."""
         ...
 
     def tools(self) -> Sequence[Tool]:

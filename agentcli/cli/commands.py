@@ -94,6 +94,8 @@ def _session_options(values: Values) -> SessionOptions:
         max_budget_tokens=values["max_budget_tokens"],
         continue_session=values["continue_session"],
         resume=values["resume"],
+        mcp_config=values["mcp_config"] or [],
+        strict_mcp_config=values["strict_mcp_config"],
     )
 
 

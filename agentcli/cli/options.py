@@ -81,6 +81,12 @@ CONTINUE = CliOption(
     "continue_session", ("--continue", "-c"), "flag", "Continue the most recent conversation in this directory."
 )
 RESUME = CliOption("resume", ("--resume", "-r"), "text", "Resume the conversation with this session id.", "ID")
+MCP_CONFIG = CliOption(
+    "mcp_config", ("--mcp-config",), "texts", 'MCP servers from FILE ({"mcpServers": ...}); repeatable.', "FILE"
+)
+STRICT_MCP_CONFIG = CliOption(
+    "strict_mcp_config", ("--strict-mcp-config",), "flag", "Only the --mcp-config servers (no .mcp.json, no user ones)."
+)
 VERSION = CliOption("version", ("--version", "-v"), "version", "Show the version.")
 HELP = CliOption("help_", ("--help", "-h"), "help", "Show this message and exit.")
 
@@ -96,6 +102,8 @@ RUN_OPTIONS = (
     VERBOSE,
     CONTINUE,
     RESUME,
+    MCP_CONFIG,
+    STRICT_MCP_CONFIG,
 )
 MAIN = CliCommand(None, (PRINT, *RUN_OPTIONS, VERSION, HELP))
 RUN = CliCommand(

@@ -179,8 +179,10 @@ class Gate:
             if call.kind == "edit" and isinstance(tool, PreviewsChange):
                 diff = tool.preview(call.tool_input, ctx)
                 note = "" if diff else "No preview: as written, this change would fail or change nothing."
+        elif call.kind == "mcp":
+            title, subject, note = "MCP tool", call.tool, messages.mcp_call(call)
         else:
-            title, subject = ("MCP tool" if call.kind == "mcp" else "Tool"), call.tool
+            title, subject = "Tool", call.tool
         hook = ctx.hook_permission
         reason = messages.ask_reason(call, verdict, suggestion)
         if hook is not None and hook.decision == "ask":

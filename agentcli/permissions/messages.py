@@ -6,6 +6,7 @@ shows only that line; the lines after it are advice for the model.
 
 from __future__ import annotations
 
+import json
 import shlex
 
 from agentcli.permissions.evaluate import Call, Verdict
@@ -13,6 +14,7 @@ from agentcli.permissions.rules import SESSION, Rule, RuleError, parse_rule
 from agentcli.permissions.suggest import Suggestion, naming_rules
 
 MAX_SHOWN = 160
+MAX_ARGUMENTS = 2000
 DO_NOT_RETRY = "Do not retry the same call: it would be denied again. Go on without it, or tell the user what you need."
 
 
@@ -25,6 +27,16 @@ def describe(call: Call) -> str:
         where = " (outside the project)" if call.outside else ""
         return f"{call.tool} of {shown}{where}"
     return call.tool
+
+
+def mcp_call(call: Call) -> str:
+    """An MCP call's server, tool and arguments for the question (the arguments as JSON, cut at
+    MAX_ARGUMENTS characters): `server demo · tool echo\narguments: {"text": "hi"}`."""
+    _, server, tool = [*call.tool.split("__", 2), "", ""][:3]
+    arguments = json.dumps(call.tool_input, ensure_ascii=False)
+    if len(arguments) > MAX_ARGUMENTS:
+        arguments = arguments[: MAX_ARGUMENTS - 1] + "…"
+    return f"server {server} · tool {tool}\narguments: {arguments}"
 
 
 def one_line(text: str) -> str:

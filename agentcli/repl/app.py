@@ -57,6 +57,7 @@ class Repl:
             prompter=prompter,
             approve_outside=prompter.approve_outside_files,
             approve_hooks=prompter.approve_project_hooks,
+            approve_mcp_server=prompter.approve_mcp_server,
         )
         self.view.current_task = lambda: self.session.context.todos.current()
         self.prompt: PromptSession[str] = prompt_session(
@@ -76,10 +77,12 @@ class Repl:
         self.prompt.app.after_render += lambda app: self._warm_up()
 
     def _warm_up(self) -> None:
-        """Start the warm-up once the prompt is first on screen, so it does not delay drawing it."""
+        """Start the warm-up and the MCP servers once the prompt is first on screen, so neither
+        delays drawing it."""
         if not self._warming_up:
             self._warming_up = True
             start_warm_up()
+            self.session.mcp.start()
 
     # ------------------------------------------------------------------ main loop
 

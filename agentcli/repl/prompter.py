@@ -1,5 +1,5 @@
-"""Questions in the terminal: whether a tool call may run, and whether files outside the project
-may be sent to the model.
+"""Questions in the terminal: whether a tool call may run, whether files outside the project
+may be sent to the model, and whether a project's MCP server may start.
 
 Both work the same way: the options are listed with the first one highlighted; ↑/↓ move the
 highlight and Enter picks it, or a number, y/n or Esc (No) picks at once. Once answered, the
@@ -24,6 +24,7 @@ from rich.text import Text
 from agentcli.context.outside import OutsideFile
 from agentcli.errors import Halt
 from agentcli.hooks.config import HookCommand
+from agentcli.mcp.config import ServerConfig
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.permissions.render import SHOW_ALL_KEY, CallPreview, OptionList, PermissionQuestion, preview_limit
 from agentcli.repl.keys import CTRL_C, ESC, EscWatcher, cbreak, read_key
@@ -32,6 +33,7 @@ from agentcli.safe_text import for_terminal
 REASON_PROMPT = "  Tell the model what to do differently (Enter to skip): "
 OUTSIDE_QUESTION = "Allow agentcli to read these files and send them to the model?"
 HOOKS_QUESTION = "Trust these hooks and run them in this project?"
+MCP_QUESTION = "Start this MCP server and offer its tools to the model?"
 UP = ("\x1b[A", "\x1bOA")
 DOWN = ("\x1b[B", "\x1bOB")
 ENTER = ("\r", "\n")
@@ -61,7 +63,8 @@ class Choices:
 
 
 class TerminalPrompter:
-    """Implements `permissions.prompt.Prompter` and `context.outside.AsksAboutOutsideFiles` for the REPL."""
+    """Implements `permissions.prompt.Prompter`, `context.outside.AsksAboutOutsideFiles` and
+    `mcp.approval.AsksAboutProjectServer` for the REPL."""
 
     def __init__(self, console: Console, watcher: Callable[[], EscWatcher | None], pause_view: Callable[[], None]):
         self.console = console
@@ -73,28 +76,30 @@ class TerminalPrompter:
             return self._ask(request)
 
     def approve_outside_files(self, files: Sequence[OutsideFile]) -> bool:
-        def draw(highlighted: int, _: bool) -> OutsideFilesQuestion:
-            return OutsideFilesQuestion(files, highlighted)
-
-        with self._asking():
-            with Redrawn(self.console) as question:
-                _, picked = self._choose(question, Choices(2, draw, _yes_or_no, refused=1))
-            self.console.print(_outside_echo(files, picked == 0))
-            return picked == 0
+        return self._yes_or_no(
+            lambda highlighted, _: OutsideFilesQuestion(files, highlighted), lambda yes: _outside_echo(files, yes)
+        )
 
     def approve_project_hooks(self, hooks: Sequence[HookCommand]) -> bool:
         """Implements `hooks.trust.AsksAboutHooks`: show the checked-in hooks, ask once."""
+        return self._yes_or_no(
+            lambda highlighted, _: ProjectHooksQuestion(hooks, highlighted),
+            lambda yes: _decided(yes, f"{'Running' if yes else 'Not running'} the project's hooks in this project"),
+        )
 
-        def draw(highlighted: int, _: bool) -> ProjectHooksQuestion:
-            return ProjectHooksQuestion(hooks, highlighted)
+    def approve_mcp_server(self, server: ServerConfig) -> bool:
+        """Implements `mcp.approval.AsksAboutProjectServer`: what the server runs, asked once."""
+        return self._yes_or_no(
+            lambda highlighted, _: McpServerQuestion(server, highlighted),
+            lambda yes: _decided(yes, f"{'Starting' if yes else 'Not starting'} MCP server ", server.name),
+        )
 
+    def _yes_or_no(self, draw: Callable[[int, bool], RenderableType], echo: Callable[[bool], Text]) -> bool:
+        """Ask the question `draw` draws, Yes or No; once answered, the line `echo` makes is left. True for Yes."""
         with self._asking():
             with Redrawn(self.console) as question:
                 _, picked = self._choose(question, Choices(2, draw, _yes_or_no, refused=1))
-            mark, said = ("✓ ", "Running") if picked == 0 else ("✗ ", "Not running")
-            self.console.print(
-                Text.assemble((mark, "green" if picked == 0 else "red"), f"{said} the project's hooks in this project")
-            )
+            self.console.print(echo(picked == 0))
             return picked == 0
 
     @contextmanager
@@ -250,6 +255,11 @@ def _outside_echo(files: Sequence[OutsideFile], allowed: bool) -> Text:
     return Text.assemble(("✗ ", "red"), "Not sending ", (names, "bold"), " to the model")
 
 
+def _decided(yes: bool, said: str, name: str = "") -> Text:
+    """The line left after a yes/no question: `✓ Starting MCP server demo`."""
+    return Text.assemble(("✓ " if yes else "✗ ", "green" if yes else "red"), said, (name, "bold"))
+
+
 def _yes_or_no(key: str) -> int | None:
     """0 for yes, 1 for no."""
     text = key.strip().lower()
@@ -311,4 +321,27 @@ class OutsideFilesQuestion:
         )
         yield Panel(Group(*body), title="Files outside the project", title_align="left", border_style="yellow")
         yield Text(OUTSIDE_QUESTION)
+        yield OptionList(["Yes", "No"], self.highlighted)
+
+
+class McpServerQuestion:
+    """A project's MCP server: what it runs or where it connects, then yes or no."""
+
+    def __init__(self, server: ServerConfig, highlighted: int = 0) -> None:
+        self.server = server
+        self.highlighted = highlighted
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        server = self.server
+        what = "runs" if server.transport == "stdio" else f"connects ({server.transport}) to"
+        body = [
+            Text.assemble((for_terminal(server.name), "bold"), f" {what} ", for_terminal(server.target)),
+            Text(
+                f"From {for_terminal(str(server.source))}, checked in with the project: it can run programs. "
+                "Your answer is remembered for this project (.agentcli/settings.local.json).",
+                style="dim",
+            ),
+        ]
+        yield Panel(Group(*body), title="MCP server of this project", title_align="left", border_style="yellow")
+        yield Text(MCP_QUESTION)
         yield OptionList(["Yes", "No"], self.highlighted)

@@ -376,3 +376,14 @@ def test_several_calls_of_one_turn_are_asked_in_order_and_answers_reach_the_mode
     assert results[0]["content"].startswith("one")
     assert "alpha" in results[1]["content"]
     assert results[2]["is_error"] is True and "The user said: edit a.txt instead" in results[2]["content"]
+
+
+def test_the_question_about_an_mcp_call_shows_server_tool_and_arguments(project: Path) -> None:
+    recorder = Recorder(Answer.yes())
+    gate = Gate(prompter=recorder)
+
+    assert check(gate, "mcp__srv__do", {"query": "select 1", "limit": 5}, project).allowed
+
+    [request] = recorder.requests
+    assert (request.title, request.subject) == ("MCP tool", "mcp__srv__do")
+    assert request.note == 'server srv · tool do\narguments: {"query": "select 1", "limit": 5}'

@@ -1,0 +1,17 @@
+"""MCP: tools (and, through the manager, prompts and resources) from Model Context Protocol servers.
+
+The pieces, each its own module; none imports the `mcp` SDK (~0.5 s) except `connection`, which
+only the manager's background thread loads, so start-up never pays for it:
+
+- `config`: which servers there are (`.mcp.json`, `$AGENTCLI_HOME/mcp.json`, `--mcp-config`),
+  `${VAR}` expanded: `load_servers(cwd, files, strict=...)` → `ServerSet`.
+- `approval`: which project servers may start (settings, the REPL's question, bypassPermissions):
+  `approval_state(server, settings, mode)`, `remember_approval(path, name, approved)`.
+- `manager`: `McpManager` connects the servers in parallel on one asyncio loop in a background
+  thread, keeps each one's `ServerStatus`, calls tools (`call_tool`), runs any other request on a
+  server's SDK `ClientSession` (`request`), reconnects one (`reconnect`) and stops them all (`close`).
+- `names`: `mcp__<server>__<tool>` names the API accepts, input schemas it accepts.
+- `tools`: `McpTool` (a `contracts.Tool`) and `McpToolSource`, the tools a conversation offers,
+  fixed at its first request so the manifest stays byte-stable (the prompt cache).
+- `launch`: the stub every stdio server is started through, so it dies with agentcli.
+"""

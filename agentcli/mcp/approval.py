@@ -1,0 +1,75 @@
+"""Which project servers (`.mcp.json`) may start: a checked-in file can start programs.
+
+A project server starts only when one of these says so, in this order:
+
+1. `disabledMcpjsonServers: [name]` in the user's or local settings: never (until removed);
+2. `enabledMcpjsonServers: [name]` or `enableAllProjectMcpServers: true` there: yes;
+3. `--permission-mode bypassPermissions` (or that mode from settings): yes;
+4. otherwise the REPL asks once per server and saves the answer to
+   `.agentcli/settings.local.json`; `agentcli run` has nobody to ask and leaves it out, saying
+   how to enable it.
+
+Only the user's own files count (`settings.OWN_KEYS`): the checked-in `.agentcli/settings.json`
+comes with the repository, so it cannot approve the repository's own servers. User-level and
+`--mcp-config` servers are the user's own and are always trusted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from agentcli.mcp.config import ServerConfig
+from agentcli.permissions.persist import update_settings
+from agentcli.settings import OWN_SCOPES, Settings
+
+ENABLE_ALL_KEY = "enableAllProjectMcpServers"
+ENABLED_KEY = "enabledMcpjsonServers"
+DISABLED_KEY = "disabledMcpjsonServers"
+
+Approval = Literal["approved", "disabled", "undecided"]
+
+
+class AsksAboutProjectServer(Protocol):
+    def __call__(self, server: ServerConfig, /) -> bool:
+        """Ask once whether the project's server `server` may start; True for yes."""
+        ...
+
+
+def approval_state(server: ServerConfig, settings: Settings, mode: str) -> Approval:
+    """Whether `server` may start now, by the rules of the module's docstring (before asking)."""
+    if server.scope != "project":
+        return "approved"
+    own = [data for scope, _, data in settings.raw if scope in OWN_SCOPES]
+    if any(server.name in _names(data.get(DISABLED_KEY)) for data in own):
+        return "disabled"
+    if any(data.get(ENABLE_ALL_KEY) is True or server.name in _names(data.get(ENABLED_KEY)) for data in own):
+        return "approved"
+    return "approved" if mode == "bypassPermissions" else "undecided"
+
+
+def remember_approval(local_settings: Path, name: str, approved: bool) -> None:
+    """Save the user's answer for the project server `name` (raises OSError or UsageError)."""
+    keep, drop = (ENABLED_KEY, DISABLED_KEY) if approved else (DISABLED_KEY, ENABLED_KEY)
+
+    def change(data: dict[str, Any]) -> None:
+        kept = _names(data.get(keep))
+        data[keep] = kept if name in kept else [*kept, name]
+        if drop in data:
+            data[drop] = [other for other in _names(data.get(drop)) if other != name]
+
+    update_settings(local_settings, change)
+
+
+def how_to_enable(names: list[str]) -> str:
+    """The one-line notice for project servers left out because nobody approved them."""
+    listed = ", ".join(f'"{name}"' for name in names)
+    return (
+        f"Not started: the MCP server{'s' if len(names) > 1 else ''} {listed} of this project's .mcp.json, "
+        f"not approved yet. Start agentcli (the REPL) to be asked, or add them to {ENABLED_KEY} "
+        f"(or set {ENABLE_ALL_KEY}: true) in .agentcli/settings.local.json."
+    )
+
+
+def _names(value: object) -> list[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []

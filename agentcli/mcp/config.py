@@ -1,0 +1,200 @@
+"""Which MCP servers there are: `.mcp.json` (project), `$AGENTCLI_HOME/mcp.json` (user), `--mcp-config FILE`.
+
+Every file holds `{"mcpServers": {NAME: SERVER, ...}}`, SERVER being one of
+
+    {"command": "npx", "args": ["-y", "pkg"], "env": {"KEY": "${KEY}"}}      stdio ("type": "stdio" optional)
+    {"type": "http", "url": "https://host/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
+    {"type": "sse", "url": "https://host/sse", "headers": {...}}              older servers
+
+`${VAR}` and `${VAR:-default}` are expanded in command, args, env, url and headers. A server
+named in several files is taken from the last one read: user, then project, then each
+`--mcp-config` in order; with `--strict-mcp-config` only the `--mcp-config` files are read. A
+file that cannot be used is skipped as a whole, a server that cannot be used on its own, each
+with a notice naming the file and saying what to fix; nothing here raises.
+
+Project servers come from a checked-in file that can start programs: they run only once
+approved (`agentcli.mcp.approval`). User and `--mcp-config` servers are the user's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentcli.regular_file import NotRegularFile, read_regular_file
+from agentcli.settings import agentcli_home
+
+Scope = Literal["project", "user", "flag"]
+Transport = Literal["stdio", "http", "sse"]
+TRANSPORTS: tuple[Transport, ...] = ("stdio", "http", "sse")
+PROJECT_FILE = ".mcp.json"
+USER_FILE = "mcp.json"
+MAX_CONFIG_BYTES = 1 << 20
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One server as configured, variables expanded."""
+
+    name: str
+    scope: Scope
+    source: Path
+    """The file it came from."""
+    transport: Transport
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def target(self) -> str:
+        """What it runs or where it connects, on one line (for `mcp list` and messages)."""
+        if self.transport == "stdio":
+            return " ".join([self.command, *self.args])
+        return self.url
+
+
+@dataclass
+class ServerSet:
+    servers: dict[str, ServerConfig] = field(default_factory=dict)
+    """By name, in the order first configured."""
+    notices: list[str] = field(default_factory=list)
+    """Files and servers skipped, and why."""
+
+
+def config_files(cwd: Path, flag_files: Sequence[Path], strict: bool) -> list[tuple[Scope, Path]]:
+    """(scope, path) of every file to read, lowest precedence first."""
+    flags: list[tuple[Scope, Path]] = [("flag", cwd / path) for path in flag_files]
+    if strict:
+        return flags
+    return [("user", agentcli_home() / USER_FILE), ("project", cwd / PROJECT_FILE), *flags]
+
+
+def load_servers(
+    cwd: Path, flag_files: Sequence[Path] = (), *, strict: bool = False, environ: Mapping[str, str] | None = None
+) -> ServerSet:
+    """The servers of every configuration file (see the module's docstring). A `--mcp-config`
+    file that does not exist is reported; a missing user or project file is not."""
+    environ = os.environ if environ is None else environ
+    found = ServerSet()
+    for scope, path in config_files(cwd, flag_files, strict):
+        try:
+            data = _read(path)
+        except FileNotFoundError:
+            if scope == "flag":
+                found.notices.append(f"Skipped MCP config {path}: no such file.")
+            continue
+        except ValueError as error:
+            found.notices.append(f"Skipped MCP config {path}: {error}")
+            continue
+        servers = data.get("mcpServers", {})
+        if not isinstance(servers, dict):
+            found.notices.append(f'Skipped MCP config {path}: "mcpServers" must be an object of servers by name.')
+            continue
+        for name, spec in servers.items():
+            try:
+                found.servers[name] = parse_server(name, spec, scope, path, environ)
+            except ValueError as error:
+                found.notices.append(f'Skipped MCP server "{name}" in {path}: {error}')
+    return found
+
+
+def parse_server(name: str, spec: object, scope: Scope, source: Path, environ: Mapping[str, str]) -> ServerConfig:
+    """One server's entry; raises ValueError saying what to fix."""
+    if not name:
+        raise ValueError("a server needs a name.")
+    if not isinstance(spec, dict):
+        raise ValueError("a server must be an object with a command (stdio) or a type and url (http, sse).")
+    kind = spec.get("type", "stdio" if "command" in spec else None)
+    if kind not in TRANSPORTS:
+        raise ValueError(f'"type" must be one of {", ".join(TRANSPORTS)} (stdio needs a "command"), not {kind!r}.')
+    expand = _Expander(environ)
+    if kind == "stdio":
+        command = expand.text(_string(spec, "command"), "command")
+        if not command:
+            raise ValueError('"command" is empty; give the program that starts the server.')
+        args = tuple(expand.text(arg, "args") for arg in _strings(spec, "args"))
+        env = {key: expand.text(value, f"env.{key}") for key, value in _string_map(spec, "env").items()}
+        return ServerConfig(name, scope, source, "stdio", command=command, args=args, env=env)
+    url = expand.text(_string(spec, "url"), "url")
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f'"url" must be an http:// or https:// address, not {url!r}.')
+    headers = {key: expand.text(value, f"headers.{key}") for key, value in _string_map(spec, "headers").items()}
+    return ServerConfig(name, scope, source, kind, url=url, headers=headers)
+
+
+def expand_variables(text: str, environ: Mapping[str, str]) -> str:
+    """`${VAR}` → its value, `${VAR:-default}` → its value or `default`; raises KeyError(VAR) when unset."""
+
+    def value(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise KeyError(name)
+
+    return _VARIABLE.sub(value, text)
+
+
+class _Expander:
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.environ = environ
+
+    def text(self, text: str, where: str) -> str:
+        try:
+            return expand_variables(text, self.environ)
+        except KeyError as missing:
+            raise ValueError(
+                f"${{{missing.args[0]}}} in {where} is not set; set it, or write ${{{missing.args[0]}:-default}}."
+            ) from None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        raw = read_regular_file(path, MAX_CONFIG_BYTES + 1)
+    except NotRegularFile as error:
+        raise ValueError(f"{error.strerror or error}.") from None
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise ValueError(f"{error.strerror or error}.") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ValueError(f"over {MAX_CONFIG_BYTES:,} bytes; MCP configs are small JSON.")
+    try:
+        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text; save it as UTF-8.") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}.") from None
+    if not isinstance(data, dict):
+        raise ValueError('it must hold a JSON object: {"mcpServers": {...}}.')
+    return data
+
+
+def _string(spec: dict[str, Any], key: str) -> str:
+    value = spec.get(key, "")
+    if not isinstance(value, str):
+        raise ValueError(f'"{key}" must be a string.')
+    return value
+
+
+def _strings(spec: dict[str, Any], key: str) -> list[str]:
+    value = spec.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f'"{key}" must be a list of strings.')
+    return value
+
+
+def _string_map(spec: dict[str, Any], key: str) -> dict[str, str]:
+    value = spec.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
+        raise ValueError(f'"{key}" must be an object of strings.')
+    return value

@@ -1,0 +1,135 @@
+"""The `mcp` SDK's side of one server: open a session, list its tools, call one.
+
+Imported only by the manager's background thread (the SDK takes ~0.5 s to import). Everything
+handed back is agentcli's own types (`ToolInfo`, `CallOutcome`), so no other module sees the SDK.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+
+from agentcli.contracts import JSON
+from agentcli.mcp.config import ServerConfig
+from agentcli.mcp.status import CallOutcome, ToolInfo
+
+LAUNCHER = Path(__file__).with_name("launch.py")
+CLIENT_NAME = "agentcli"
+MAX_PAGES = 50
+"""Tool listings longer than this many pages are cut (a server that pages forever)."""
+
+
+async def open_session(
+    server: ServerConfig, stack: contextlib.AsyncExitStack[Any], errlog: TextIO, cwd: Path
+) -> tuple[Any, frozenset[str]]:
+    """An initialised SDK `ClientSession` for `server` (its transport and session kept open by
+    `stack`), and what else the server offers besides tools ("prompts", "resources")."""
+    if server.transport == "stdio":
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        parameters = StdioServerParameters(
+            command=sys.executable,
+            args=["-I", "-S", str(LAUNCHER), str(os.getpid()), server.command, *server.args],
+            env=dict(server.env),
+            cwd=cwd,
+        )
+        read, write = await stack.enter_async_context(stdio_client(parameters, errlog=errlog))
+    elif server.transport == "http":
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        client = await stack.enter_async_context(create_mcp_http_client(headers=dict(server.headers)))
+        read, write = await stack.enter_async_context(streamable_http_client(server.url, http_client=client))
+    else:
+        from mcp.client.sse import sse_client
+
+        read, write = await stack.enter_async_context(sse_client(server.url, headers=dict(server.headers)))
+    session = await stack.enter_async_context(
+        ClientSession(read, write, client_info=types.Implementation(name=CLIENT_NAME, version=_version()))
+    )
+    offered = (await session.initialize()).capabilities
+    extras = {"prompts": offered.prompts, "resources": offered.resources}
+    return session, frozenset(name for name, capability in extras.items() if capability is not None)
+
+
+async def list_tools(session: Any) -> list[ToolInfo]:
+    """Every tool the server offers, page by page."""
+    found: list[ToolInfo] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        listing = await session.list_tools(params=params)
+        for tool in listing.tools:
+            hints = tool.annotations
+            found.append(
+                ToolInfo(
+                    name=tool.name,
+                    description=tool.description or "",
+                    input_schema=tool.input_schema,
+                    read_only=bool(hints is not None and hints.read_only_hint),
+                    title=tool.title or (hints.title if hints is not None and hints.title else ""),
+                )
+            )
+        cursor = listing.next_cursor
+        if not cursor:
+            break
+    return found
+
+
+async def call_tool(session: Any, name: str, arguments: JSON) -> CallOutcome:
+    """The server's answer; an error the server sent instead of a result comes back as an error outcome."""
+    try:
+        result = await session.call_tool(name, arguments)
+    except MCPError as error:
+        if is_disconnect(error):
+            raise
+        return CallOutcome(texts=(f"The MCP server answered with an error: {error.error.message}",), is_error=True)
+    if not isinstance(result, types.CallToolResult):
+        return CallOutcome(texts=("The MCP server asked for input agentcli cannot give.",), is_error=True)
+    return outcome_of(result)
+
+
+def outcome_of(result: Any) -> CallOutcome:
+    """Text for the model (structured content only when there is no text), images as images."""
+    texts: list[str] = []
+    images: list[tuple[str, str]] = []
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            texts.append(block.text)
+        elif isinstance(block, types.ImageContent):
+            images.append((block.mime_type, block.data))
+        elif isinstance(block, types.EmbeddedResource):
+            inner = block.resource
+            if isinstance(inner, types.TextResourceContents):
+                texts.append(inner.text)
+            else:
+                texts.append(f"[binary resource {inner.uri} ({inner.mime_type or 'unknown type'}) not shown]")
+        elif isinstance(block, types.ResourceLink):
+            texts.append(f"[resource {block.uri}: {block.name}]")
+        else:
+            texts.append(f"[{block.type} content not shown]")
+    if not texts and result.structured_content is not None:
+        texts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=2))
+    return CallOutcome(texts=tuple(texts), images=tuple(images), is_error=bool(result.is_error))
+
+
+def is_disconnect(error: BaseException) -> bool:
+    """The connection to the server is gone (it exited, or the stream broke)."""
+    if isinstance(error, MCPError):
+        return error.error.code == types.CONNECTION_CLOSED
+    return isinstance(error, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream))
+
+
+def _version() -> str:
+    from agentcli import __version__
+
+    return __version__

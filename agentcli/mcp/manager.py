@@ -1,0 +1,276 @@
+"""Connections to MCP servers: one asyncio loop in a background thread, every server in parallel.
+
+    manager = McpManager(cwd, connect_timeout=30.0, on_notice=print)
+    manager.add(server)                       # or add(server, "needs approval" / "disabled", why)
+    manager.connect("github")                 # returns at once; connecting in the background
+    manager.wait_for_connections(30.0)        # at most that long; names still connecting come back
+    manager.statuses()                        # ServerStatus per server: state, error, tools
+    manager.call_tool("github", "search", {"q": "x"}, cancel)   # CallOutcome, or ServerDown
+    manager.request("github", lambda session: session.list_prompts())  # anything else, on the SDK session
+    manager.reconnect("github")
+    manager.close()                           # stops every server (also done by the session's `with`)
+
+Nothing here imports the `mcp` SDK on the caller's thread: the thread starts with the first
+`connect` and loads it there, so a session without servers never pays the ~0.5 s import.
+
+A server that does not finish connecting within `connect_timeout` fails ("did not connect
+within 30 s") and is stopped; it never holds up another. One whose connection breaks
+mid-session (it exited) is marked failed and reported once through `on_notice`; its calls
+raise `ServerDown` until it is reconnected. Stdio servers start through `launch.py`, so they
+die with agentcli even when agentcli is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from agentcli.contracts import JSON
+from agentcli.mcp.config import ServerConfig
+from agentcli.mcp.status import CallCancelled, CallOutcome, ServerDown, ServerStatus, State, ToolInfo
+
+T = TypeVar("T")
+Notify = Callable[[str], None]
+POLL_S = 0.05
+"""How often a waiting caller checks whether the user interrupted."""
+STOP_TIMEOUT_S = 10.0
+"""How long `close` waits for the servers to stop (the SDK ends a stdio server within ~4 s)."""
+STDERR_SHOWN = 400
+"""Characters of a failed server's stderr quoted in its error."""
+
+
+class McpManager:
+    def __init__(self, cwd: Path, *, connect_timeout: float, on_notice: Notify) -> None:
+        self.cwd = cwd
+        self.connect_timeout = connect_timeout
+        self.on_notice = on_notice
+        self._status: dict[str, ServerStatus] = {}
+        self._sessions: dict[str, Any] = {}
+        """The SDK's ClientSession of each connected server (touched on the loop's thread only)."""
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._stops: dict[str, asyncio.Event] = {}
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ the caller's side
+
+    def add(self, server: ServerConfig, state: State = "connecting", why: str = "") -> None:
+        """Know about `server` (replacing one of that name). Only `connect` starts it: "connecting" is
+        for a server about to be connected, "needs approval" and "disabled" say why one is not."""
+        with self._lock:
+            self._status[server.name] = ServerStatus(server, state, why)
+
+    def statuses(self) -> list[ServerStatus]:
+        """Every server, in the order added."""
+        with self._lock:
+            return list(self._status.values())
+
+    def status(self, name: str) -> ServerStatus:
+        """Raises KeyError for a server not added."""
+        with self._lock:
+            return self._status[name]
+
+    def connect(self, name: str) -> None:
+        """Start connecting `name` in the background (stopping its current connection first).
+        Raises KeyError for a server not added."""
+        with self._lock:
+            if self._closed:
+                return
+            current = self._status[name]
+            self._status[name] = ServerStatus(current.config, "connecting")
+            self._changed.notify_all()
+        self._submit(self._restart(current.config))
+
+    reconnect = connect
+
+    def wait_for_connections(self, timeout: float) -> list[str]:
+        """Wait until no server is connecting, at most `timeout` seconds; the names still connecting."""
+        with self._changed:
+            self._changed.wait_for(lambda: not self._connecting(), timeout)
+            return self._connecting()
+
+    def call_tool(self, server: str, tool: str, arguments: JSON, cancel: threading.Event) -> CallOutcome:
+        """Call `tool` of `server`. Raises ServerDown when it is not connected (or its connection
+        breaks now), CallCancelled when `cancel` is set before the answer comes."""
+        return self.request(server, lambda session: self._call(server, session, tool, arguments), cancel)
+
+    def request(
+        self, server: str, operation: Callable[[Any], Awaitable[T]], cancel: threading.Event | None = None
+    ) -> T:
+        """Run `operation(session)` on the loop with `server`'s SDK `ClientSession` and return its
+        result (for prompts, resources, anything the SDK offers). Raises ServerDown when the server
+        is not connected, CallCancelled when `cancel` is set first, and what `operation` raises. A
+        KeyboardInterrupt (Ctrl-C, SIGTERM's Halt) while waiting abandons the request and goes on up."""
+
+        async def run() -> T:
+            session = self._sessions.get(server)
+            if session is None:
+                raise ServerDown(self._down_message(server))
+            return await operation(session)
+
+        future = self._submit(run())
+        while True:
+            try:
+                return future.result(timeout=POLL_S)
+            except TimeoutError:
+                if cancel is not None and cancel.is_set():
+                    future.cancel()
+                    raise CallCancelled from None
+            except BaseException:
+                future.cancel()
+                raise
+
+    def close(self) -> None:
+        """Stop every server and the loop's thread. Safe to call again."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if self._loop is None or self._thread is None:
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._stop_all(), self._loop).result(STOP_TIMEOUT_S)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(STOP_TIMEOUT_S)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    # ------------------------------------------------------------------ the loop's side
+
+    def _submit(self, coroutine: Awaitable[T]) -> Future[T]:
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=loop.run_forever, name="mcp", daemon=True)
+            self._thread.start()
+            self._loop = loop
+        return asyncio.run_coroutine_threadsafe(_as_coroutine(coroutine), self._loop)
+
+    async def _restart(self, server: ServerConfig) -> None:
+        await self._stop(server.name)
+        stop = asyncio.Event()
+        self._stops[server.name] = stop
+        task = asyncio.get_running_loop().create_task(self._serve(server, stop))
+        self._tasks[server.name] = task
+        asyncio.get_running_loop().call_later(self.connect_timeout, self._give_up, server.name, task)
+
+    def _give_up(self, name: str, task: asyncio.Task[None]) -> None:
+        """The connect timeout passed: a server still connecting fails and is stopped."""
+        if self._tasks.get(name) is task and self.status(name).state == "connecting":
+            self._set(name, "failed", f"did not connect within {self.connect_timeout:g} s")
+            task.cancel()
+
+    async def _serve(self, server: ServerConfig, stop: asyncio.Event) -> None:
+        """Connect, list the tools, then hold the connection until told to stop."""
+        name = server.name
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+            try:
+                from agentcli.mcp import connection
+
+                async with contextlib.AsyncExitStack() as stack:
+                    session, offers = await connection.open_session(server, stack, errlog, self.cwd)
+                    tools = await connection.list_tools(session)
+                    self._sessions[name] = session
+                    self._set(name, "connected", tools=tuple(tools), offers=offers)
+                    try:
+                        await stop.wait()
+                    finally:
+                        self._sessions.pop(name, None)
+            except asyncio.CancelledError:
+                pass  # stopped, or given up on (`_give_up` said why)
+            except Exception as error:
+                if self.status(name).state == "connecting":
+                    why = _failure(error, errlog)
+                    if server.transport != "stdio":
+                        why += f" (from {server.url}: check the url and the headers it needs, such as a token)"
+                    self._set(name, "failed", why)
+
+    async def _call(self, server: str, session: Any, tool: str, arguments: JSON) -> CallOutcome:
+        from agentcli.mcp import connection
+
+        try:
+            return await connection.call_tool(session, tool, arguments)
+        except Exception as error:
+            if not connection.is_disconnect(error):
+                raise
+            self._sessions.pop(server, None)
+            if self.status(server).state == "connected":
+                self._set(server, "failed", "the server stopped")
+                self.on_notice(
+                    f'MCP server "{server}" stopped; its tools answer with an error until it is reconnected (/mcp).'
+                )
+                stop = self._stops.get(server)
+                if stop is not None:
+                    stop.set()
+            raise ServerDown(self._down_message(server)) from None
+
+    async def _stop(self, name: str) -> None:
+        task = self._tasks.pop(name, None)
+        stop = self._stops.pop(name, None)
+        if task is None or stop is None:
+            return
+        stop.set()
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(task, STOP_TIMEOUT_S)
+
+    async def _stop_all(self) -> None:
+        await asyncio.gather(*(self._stop(name) for name in list(self._tasks)), return_exceptions=True)
+
+    # ------------------------------------------------------------------ state
+
+    def _set(
+        self,
+        name: str,
+        state: State,
+        error: str = "",
+        *,
+        tools: tuple[ToolInfo, ...] = (),
+        offers: frozenset[str] = frozenset(),
+    ) -> None:
+        with self._changed:
+            current = self._status[name]
+            self._status[name] = replace(current, state=state, error=error, tools=tools, offers=offers)
+            self._changed.notify_all()
+
+    def _connecting(self) -> list[str]:
+        return [name for name, status in self._status.items() if status.state == "connecting"]
+
+    def _down_message(self, server: str) -> str:
+        status = self._status.get(server)
+        why = f" ({status.error})" if status is not None and status.error else ""
+        state = "not connected" if status is None else status.state
+        return (
+            f'The MCP server "{server}" is down: {state}{why}. Its tools cannot be used now; '
+            "carry on without them or ask the user to reconnect it (/mcp)."
+        )
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+def _failure(error: BaseException, errlog: TextIO) -> str:
+    """Why connecting failed, with the end of what the server wrote to stderr."""
+    inner = error
+    while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
+        inner = inner.exceptions[0]
+    why = str(inner) or type(inner).__name__
+    errlog.flush()
+    errlog.seek(0)
+    said = " ".join(errlog.read().split())[-STDERR_SHOWN:]
+    return f"{why}; it said: {said}" if said else why
+
+
+def connect_all(manager: McpManager, names: Sequence[str]) -> None:
+    """Start connecting each of `names` (in parallel)."""
+    for name in names:
+        manager.connect(name)

@@ -1,0 +1,143 @@
+"""A session's MCP servers: configured, approved, connected, and handed to each conversation.
+
+    servers = SessionServers(settings, cwd, flag_files, strict, mode=lambda: gate.mode, ...)
+    servers.start()              # front end, once the prompt is up: connect the approved ones
+    source = servers.source()    # per conversation; `prepare_tools` freezes it at the first request
+    servers.prepare_tools(source)
+    servers.close()
+
+Reading the configuration is cheap (JSON files); nothing is started before `start`, and no
+manager (no thread, no SDK) exists when no server is configured. Project servers not yet
+decided are asked about (REPL) or left out with a notice (`run`) at the first request,
+see `agentcli.mcp.approval`. Connect timeout: `MCP_TIMEOUT` (ms) or setting `mcpTimeout`
+(ms), default 30 s; output cap: `MAX_MCP_OUTPUT_TOKENS` or `maxMcpOutputTokens`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcli.errors import UsageError
+from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to_enable, remember_approval
+from agentcli.mcp.config import load_servers
+from agentcli.mcp.tools import DEFAULT_OUTPUT_TOKENS, OUTPUT_ENV, OUTPUT_SETTING, McpToolSource
+from agentcli.settings import Settings
+
+if TYPE_CHECKING:
+    from agentcli.mcp.manager import McpManager
+
+TIMEOUT_ENV = "MCP_TIMEOUT"
+TIMEOUT_SETTING = "mcpTimeout"
+DEFAULT_TIMEOUT_MS = 30_000
+Notify = Callable[[str], None]
+
+
+class SessionServers:
+    def __init__(
+        self,
+        settings: Settings,
+        cwd: Path,
+        flag_files: Sequence[Path],
+        strict: bool,
+        *,
+        mode: Callable[[], str],
+        local_settings: Path | None,
+        ask: AsksAboutProjectServer | None,
+        on_notice: Notify,
+    ) -> None:
+        self.settings = settings
+        self.mode = mode
+        self.local_settings = local_settings
+        self.ask = ask
+        self.on_notice = on_notice
+        found = load_servers(cwd, flag_files, strict=strict)
+        for text in found.notices:
+            on_notice(text)
+        self.timeout_s = (
+            _positive(os.environ.get(TIMEOUT_ENV), settings.get(TIMEOUT_SETTING), DEFAULT_TIMEOUT_MS) / 1000
+        )
+        self.output_tokens = _positive(os.environ.get(OUTPUT_ENV), settings.get(OUTPUT_SETTING), DEFAULT_OUTPUT_TOKENS)
+        self.manager: McpManager | None = None
+        """None when no server is configured."""
+        if found.servers:
+            from agentcli.mcp.manager import McpManager  # asyncio and threads only when there are servers
+
+            self.manager = McpManager(cwd, connect_timeout=self.timeout_s, on_notice=on_notice)
+            for server in found.servers.values():
+                self.manager.add(server, "needs approval")
+        self._started = False
+        self._asked = False
+
+    def start(self) -> None:
+        """Connect every approved server in the background; mark the others (once)."""
+        if self._started or self.manager is None:
+            return
+        self._started = True
+        for status in self.manager.statuses():
+            state = approval_state(status.config, self.settings, self.mode())
+            if state == "approved":
+                self.manager.connect(status.name)
+            elif state == "disabled":
+                self.manager.add(status.config, "disabled", "disabled in disabledMcpjsonServers")
+            else:
+                self.manager.add(status.config, "needs approval", "a project server not approved yet")
+
+    def source(self) -> McpToolSource:
+        """A new conversation's MCP tools (empty until `prepare_tools`)."""
+        return McpToolSource(self.manager, self.on_notice, self.output_tokens)
+
+    def prepare_tools(self, source: McpToolSource) -> None:
+        """Before a conversation's first request: ask about undecided project servers (once), wait
+        for connecting ones at most the timeout, and fix the conversation's MCP tools."""
+        if source.frozen:
+            return
+        self.start()
+        self._settle_approvals()
+        source.freeze(self.timeout_s)
+
+    def close(self) -> None:
+        if self.manager is not None:
+            self.manager.close()
+
+    def _settle_approvals(self) -> None:
+        if self._asked or self.manager is None:
+            return
+        self._asked = True
+        undecided = [s for s in self.manager.statuses() if s.state == "needs approval"]
+        if self.mode() == "bypassPermissions":  # switched to it after start
+            for status in undecided:
+                self.manager.connect(status.name)
+            return
+        if self.ask is None:
+            if undecided:
+                self.on_notice(how_to_enable([s.name for s in undecided]))
+            return
+        for status in undecided:
+            approved = self.ask(status.config)
+            self._remember(status.name, approved)
+            if approved:
+                self.manager.connect(status.name)
+            else:
+                self.manager.add(status.config, "disabled", "you declined it (disabledMcpjsonServers)")
+
+    def _remember(self, name: str, approved: bool) -> None:
+        if self.local_settings is None:
+            return
+        try:
+            remember_approval(self.local_settings, name, approved)
+        except (OSError, UsageError) as error:
+            self.on_notice(f"Could not save your answer about MCP server {name!r} to {self.local_settings}: {error}")
+
+
+def _positive(env: str | None, setting: object, default: int) -> int:
+    for value in (env, setting):
+        try:
+            number = int(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else 0
+        except ValueError:
+            number = 0
+        if number > 0:
+            return number
+    return default

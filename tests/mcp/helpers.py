@@ -1,0 +1,24 @@
+"""Configuring the test server (`demo_server.py`, a real MCP server) for a project or a home."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+DEMO_SERVER = Path(__file__).with_name("demo_server.py")
+
+
+def stdio_server(**env: str) -> dict[str, Any]:
+    """The `mcpServers` entry that starts the demo server over stdio."""
+    entry: dict[str, Any] = {"command": sys.executable, "args": [str(DEMO_SERVER)]}
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def write_config(path: Path, **servers: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
