@@ -73,7 +73,9 @@ def test_two_calls_in_one_answer_run_in_order_and_are_answered_in_one_message(
     model.script(
         reply(
             text(
-                f"Two files.\n{call('Read', {'file_path': 'a.txt'})}\n{call('Write', {'file_path': 'b.txt', 'content': 'beta'})}"
+                "Two files.\n"
+                + call("Read", {"file_path": "a.txt"})
+                + call("Write", {"file_path": "b.txt", "content": "beta"})
             )
         ),
         reply(text("Done.")),
@@ -161,29 +163,34 @@ def test_tags_are_never_shown_as_prose_in_the_terminal(
     assert "tool_call" not in screen and "file_path" not in screen
 
 
+class Screen:
+    """A StreamListener that keeps what it was given."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+        self.started: list[str] = []
+
+    def text(self, delta: str) -> None:
+        self.shown.append(delta)
+
+    def tool_call_started(self, name: str) -> None:
+        self.started.append(name)
+
+
 def test_the_prose_filter_holds_back_tags_whatever_the_chunking() -> None:
     answer = (
         "I will read < and <tool_ it." + call("Read", {"file_path": "a"}) + "\nthen " + call("Grep", {}) + " done <"
     )
     for size in (1, 2, 5, 11, len(answer)):
-        shown: list[str] = []
-        started: list[str] = []
-
-        class Screen:
-            def text(self, delta: str) -> None:
-                shown.append(delta)
-
-            def tool_call_started(self, name: str) -> None:
-                started.append(name)
-
-        prose = _ProseOnly(Screen())
+        screen = Screen()
+        prose = _ProseOnly(screen)
         for start in range(0, len(answer), size):
             prose.text(answer[start : start + size])
         prose.text("")
 
-        assert "".join(shown) == "I will read < and <tool_ it.\nthen  done <", size
-        assert shown[-1] == ""
-        assert started == ["Read", "Grep"]
+        assert "".join(screen.shown) == "I will read < and <tool_ it.\nthen  done <", size
+        assert screen.shown[-1] == ""
+        assert screen.started == ["Read", "Grep"]
 
 
 def test_auto_uses_the_text_protocol_for_a_model_the_table_marks_without_native_tools(
