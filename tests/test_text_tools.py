@@ -15,6 +15,7 @@ from tests.conftest import RunAgent, RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import reply as wire_reply
 from tests.fake_anthropic import text as wire_text
+from tests.test_scripted_model import Heard
 
 
 def call(name: str, arguments: JSON) -> str:
@@ -163,34 +164,20 @@ def test_tags_are_never_shown_as_prose_in_the_terminal(
     assert "tool_call" not in screen and "file_path" not in screen
 
 
-class Screen:
-    """A StreamListener that keeps what it was given."""
-
-    def __init__(self) -> None:
-        self.shown: list[str] = []
-        self.started: list[str] = []
-
-    def text(self, delta: str) -> None:
-        self.shown.append(delta)
-
-    def tool_call_started(self, name: str) -> None:
-        self.started.append(name)
-
-
 def test_the_prose_filter_holds_back_tags_whatever_the_chunking() -> None:
     answer = (
         "I will read < and <tool_ it." + call("Read", {"file_path": "a"}) + "\nthen " + call("Grep", {}) + " done <"
     )
     for size in (1, 2, 5, 11, len(answer)):
-        screen = Screen()
+        screen = Heard()
         prose = _ProseOnly(screen)
         for start in range(0, len(answer), size):
             prose.text(answer[start : start + size])
         prose.text("")
 
-        assert "".join(screen.shown) == "I will read < and <tool_ it.\nthen  done <", size
-        assert screen.shown[-1] == ""
-        assert screen.started == ["Read", "Grep"]
+        assert "".join(screen.deltas) == "I will read < and <tool_ it.\nthen  done <", size
+        assert screen.deltas[-1] == ""
+        assert screen.calls == ["Read", "Grep"]
 
 
 def test_auto_uses_the_text_protocol_for_a_model_the_table_marks_without_native_tools(

@@ -62,7 +62,7 @@ def with_tool_protocol(inner: Model, protocol: ToolProtocol, native_tools: Calla
 class TextToolModel:
     """A `Model` that speaks the text tool protocol to `inner` (see the module's docstring)."""
 
-    def __init__(self, inner: Model, *, always: bool = True, native_tools: Callable[[str], bool] = bool) -> None:
+    def __init__(self, inner: Model, *, always: bool, native_tools: Callable[[str], bool]) -> None:
         """`always`: every request uses the protocol; otherwise only those for a model that
         `native_tools(name)` says cannot call tools natively, or that answered with tags."""
         self.inner = inner
