@@ -154,6 +154,8 @@ class ToolExecutor:
             return INTERRUPTED
         tool = self.registry.get(call["name"])
         if tool is None:
+            if input_problem:  # a call the provider could not read (a malformed text-protocol tag)
+                return ToolResult(f"Invalid tool call: {input_problem}", is_error=True, summary="Invalid tool call")
             names = ", ".join(self.registry.names())
             return ToolResult(f"Unknown tool {call['name']!r}. Available tools: {names}.", is_error=True)
         tool_input = call.get("input")

@@ -18,6 +18,7 @@ repeat). A hook's `continue: false` ends the turn with `StoppedByHook`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from agentcli.cache import with_cache_breakpoints
 from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, ToolContext, ToolResult, Usage
@@ -68,6 +69,15 @@ class LoopConfig:
     retry_base_delay: float = 1.0
     """The first backoff wait, doubled for each retry (see `agentcli.providers.retry`)."""
     pause_turn_limit: int = 5
+    budget_usd: float | None = None
+    """Stop once this run's spend in dollars, at `prices`, passes this (`--max-budget-usd`)."""
+    prices: Prices | None = None
+
+
+class Prices(Protocol):
+    """What a usage costs (`agentcli.catalog.ModelInfo`)."""
+
+    def cost_usd(self, usage: Usage) -> float: ...
 
 
 @dataclass
@@ -176,7 +186,7 @@ class Agent:
             results = self._run_tools(calls, response.invalid_inputs)
             if why := self.executor.take_stop():
                 raise StoppedByHook(f"A hook stopped the turn: {why}")
-            if reason := watch.observe(calls, results):
+            if reason := watch.observe(calls, results, malformed=bool(response.invalid_inputs)):
                 raise NoProgress(reason)
 
     def _stop_hook_continues(self, response: ModelResponse, continued: int) -> bool:
@@ -296,6 +306,13 @@ class Agent:
             raise BudgetExceeded(
                 f"Used {spent:,} tokens, over this run's budget of {self.config.token_budget:,} "
                 "(raise it with --max-budget-tokens)."
+            )
+        budget, prices = self.config.budget_usd, self.config.prices
+        if budget is not None and prices is not None and (cost := prices.cost_usd(self.usage)) > budget:
+            self._close_pending("Not run: the cost budget was used up.")
+            raise BudgetExceeded(
+                f"Spent ${cost:.4f}, over this run's budget of ${budget:.4f} "
+                '(raise it with --max-budget-usd, or "maxBudgetUsd" in settings).'
             )
 
     def _run_tools(self, calls: list[JSON], invalid_inputs: dict[str, str]) -> list[JSON]:

@@ -32,7 +32,7 @@ from agentcli.agents.build import build_agent
 from agentcli.agents.sources import builtin_source
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes, task_source
-from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info
+from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info, unknown_model_notice
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
@@ -45,9 +45,11 @@ from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.servers import SessionServers
+from agentcli.model_settings import budget_usd, check_model_table, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
+from agentcli.providers.text_tools import with_tool_protocol
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.sessions.autocompact import AutoCompaction, auto_compact_percent
 from agentcli.sessions.compact import Compacted, ConversationSize
@@ -70,6 +72,9 @@ class SessionOptions:
     append_system_prompt: str | None = None
     max_turns: int | None = None
     max_budget_tokens: int | None = None
+    max_budget_usd: float | None = None
+    tool_protocol: str | None = None
+    """native, xml or auto (`agentcli.providers.text_tools`); None: the setting's, else native."""
     continue_session: bool = False
     """Go on with the project's most recent session."""
     resume: str | None = None
@@ -140,9 +145,15 @@ class Session:
         for text in self.settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
             on_event(Notice(text))
         self._model = model
+        check_model_table(self.settings)
+        self.tool_protocol = tool_protocol(options.tool_protocol, self.settings)
+        self.budget_usd = budget_usd(options.max_budget_usd, self.settings)
+        self._tool_model: Model | None = None
+        """`_model` speaking `tool_protocol` (itself for native)."""
         self.retry_base_delay = retry_base_delay
         self.builtins = builtin_source()
         self.model_name = resolve_model(options.model, self.settings)
+        self._notice_if_unknown(self.model_name)
         self.auto_compact_percent = auto_compact_percent(self.settings)
         self.timeouts = Timeouts.from_setting(self.settings.get(IDLE_SETTING), self.settings.sources.get(IDLE_SETTING))
         self.skill_trust = SkillTrust()
@@ -261,6 +272,11 @@ class Session:
     def set_model(self, name: str) -> None:
         self.model_name = name
         self.agent.config = self.loop_config(name)
+        self._notice_if_unknown(name)
+
+    def _notice_if_unknown(self, name: str) -> None:
+        if note := unknown_model_notice(name, self.settings.get("models")):
+            self._notice(note)
 
     def clear(self) -> None:
         """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
@@ -301,7 +317,12 @@ class Session:
             from agentcli.providers.anthropic import AnthropicModel
 
             self._model = AnthropicModel(timeouts=self.timeouts)
-        return self._model
+        if self._tool_model is None:
+            self._tool_model = with_tool_protocol(self._model, self.tool_protocol, self._has_native_tools)
+        return self._tool_model
+
+    def _has_native_tools(self, name: str) -> bool:
+        return model_info(name, self.settings.get("models")).native_tools
 
     def _end_conversation(self) -> None:
         """Release what the current conversation holds: its transcript and its agent's tool threads
@@ -434,6 +455,8 @@ class Session:
             max_turns=self.options.max_turns,
             token_budget=budget,
             retry_base_delay=self.retry_base_delay,
+            budget_usd=self.budget_usd,
+            prices=info,
         )
 
 

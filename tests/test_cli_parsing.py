@@ -52,8 +52,9 @@ SAMPLES: dict[str, list[str]] = {
     "text": ["x", "", "-", "--looks-like-an-option", "a=b", "two words", "é"],
     "texts": ["Read", "Edit,Bash(git status:*)", ""],
     "number": ["1", "7", "0042", "1000000"],
+    "amount": ["0", "2", "2.5", "0.05", "10.000"],
 }
-CHOSEN = {"permission_mode": "plan", "output_format": "json"}
+CHOSEN = {"permission_mode": "plan", "output_format": "json", "tool_protocol": "xml"}
 """A value of the choices for options the command checks after parsing."""
 
 
@@ -155,6 +156,10 @@ def test_every_option_typer_knows_is_in_the_table() -> None:
         ["run", "--max-turns", "1_000", "hi"],
         ["run", "--max-turns", "three", "hi"],
         ["--max-budget-tokens", "٣"],
+        ["run", "--max-budget-usd", "-1", "hi"],  # amounts typer must judge
+        ["run", "--max-budget-usd", ".5", "hi"],
+        ["run", "--max-budget-usd", "1e3", "hi"],
+        ["run", "--max-budget-usd", "two", "hi"],
     ],
     ids=" ".join,
 )

@@ -91,6 +91,7 @@ _TYPES: dict[str, Any] = {
     "flag": bool,
     "text": str | None,
     "number": int | None,
+    "amount": float | None,
     "texts": list[str] | None,
     "help": bool,
     "version": bool,

@@ -105,6 +105,11 @@ def _take(option: CliOption, value: str, values: dict[str, Any]) -> bool:
         if option.minimum is not None and number < option.minimum:
             return False
         values[option.name] = number
+    elif option.takes == "amount":
+        whole, _, fraction = value.partition(".")
+        if not (whole.isascii() and whole.isdigit() and (not fraction or (fraction.isascii() and fraction.isdigit()))):
+            return False
+        values[option.name] = float(value)
     else:
         values[option.name] = value
     return True

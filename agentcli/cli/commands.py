@@ -80,6 +80,10 @@ def _session_options(values: Values) -> SessionOptions:
     """The options `run` and the REPL share, checked."""
     if values["permission_mode"] is not None:
         _check_choice("--permission-mode", values["permission_mode"], PERMISSION_MODES)
+    if values["tool_protocol"] is not None:
+        from agentcli.providers.text_tools import TOOL_PROTOCOLS
+
+        _check_choice("--tool-protocol", values["tool_protocol"], TOOL_PROTOCOLS)
     if values["continue_session"] and values["resume"] is not None:
         raise CliUsageError("give --continue or --resume ID, not both.", "--continue")
     from agentcli.session import SessionOptions
@@ -92,6 +96,8 @@ def _session_options(values: Values) -> SessionOptions:
         append_system_prompt=values["append_system_prompt"],
         max_turns=values["max_turns"],
         max_budget_tokens=values["max_budget_tokens"],
+        max_budget_usd=values["max_budget_usd"],
+        tool_protocol=values["tool_protocol"],
         continue_session=values["continue_session"],
         resume=values["resume"],
         mcp_config=values["mcp_config"] or [],

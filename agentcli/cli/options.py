@@ -10,6 +10,7 @@ loading typer (nor the pydantic it brings: ~0.1 s). An option added here reaches
 - `flag`: nothing; True when given (default False);
 - `text`: a string (`--model NAME`, `--model=NAME`, `-rID`); the last one given counts;
 - `number`: a whole number of at least `minimum`; the last one given counts;
+- `amount`: a decimal number of at least 0 (`2.5`); the last one given counts;
 - `texts`: a string each time it is given (`--allowed-tools A --allowed-tools B` is both);
 - `help`, `version`: answered at once, whatever else the command line says (typer's eager options).
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-Takes = Literal["flag", "text", "number", "texts", "help", "version"]
+Takes = Literal["flag", "text", "number", "amount", "texts", "help", "version"]
 
 
 class CliOption(NamedTuple):
@@ -76,6 +77,21 @@ MAX_BUDGET_TOKENS = CliOption(
     "N",
     minimum=1,
 )
+MAX_BUDGET_USD = CliOption(
+    "max_budget_usd",
+    ("--max-budget-usd",),
+    "amount",
+    "Stop (exit 1) once the run has spent more than this many dollars.",
+    "USD",
+    minimum=0,
+)
+TOOL_PROTOCOL = CliOption(
+    "tool_protocol",
+    ("--tool-protocol",),
+    "text",
+    "How the model calls tools: native (the API's tool calls), xml (tags in the text) or auto.",
+    "PROTOCOL",
+)
 VERBOSE = CliOption("verbose", ("--verbose",), "flag", "Show details, including tracebacks.")
 CONTINUE = CliOption(
     "continue_session", ("--continue", "-c"), "flag", "Continue the most recent conversation in this directory."
@@ -99,6 +115,8 @@ RUN_OPTIONS = (
     MAX_TURNS,
     OUTPUT_FORMAT,
     MAX_BUDGET_TOKENS,
+    MAX_BUDGET_USD,
+    TOOL_PROTOCOL,
     VERBOSE,
     CONTINUE,
     RESUME,

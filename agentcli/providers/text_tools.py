@@ -1,0 +1,386 @@
+"""The text tool protocol: tool calls as tags in plain text, for a model that cannot make them
+through its API's own field (or a server that mangles them). `TextToolModel` wraps any `Model`,
+so it works on every provider; the conversation keeps its one representation (tool_use and
+tool_result blocks), and only what goes over the wire changes:
+
+- **The request** carries no `tools`. The system prompt gets one more block describing each tool
+  (its description and JSON schema) and the calling format, the Hermes one open models are
+  trained on: `<tool_call>{"name": "Read", "arguments": {"file_path": "a.txt"}}</tool_call>`.
+- **The conversation** is sent as text: each tool_use block becomes such a tag in the assistant
+  message, and each tool_result a `<tool_response>{"name": ..., "content": "...", "is_error":
+  false}</tool_response>` in the user message, in call order, before anything else it holds.
+  The same conversation always reads the same, so the prompt cache still hits.
+- **The answer**: the tags are parsed out of each text block into tool_use blocks (ids of our
+  own), several per answer, and the stop reason becomes `tool_use`; what is left is the prose.
+  While the answer streams, the listener is given the prose only (tag text is held back), and
+  `tool_call_started` once a tag names its tool.
+- **A malformed tag** (not JSON, no name, an unknown tool, arguments that are not an object,
+  never closed) becomes a call whose input the provider could not use (`invalid_inputs`): the
+  executor answers it with an error result explaining the expected form, with an example, and
+  the loop stops as no-progress after `MALFORMED_ANSWER_LIMIT` such answers in a row
+  (`agentcli.progress`). A tag cut off by the output limit is the answer's incomplete block:
+  never run, as for a native call.
+
+`with_tool_protocol(inner, "native" | "xml" | "auto", native_tools)`: `xml` always uses the
+protocol; `auto` uses it for a model `native_tools(name)` says cannot call tools natively, and
+for a model that answered a native request with tool-call tags instead of calls (from then on).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Literal
+
+from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, StreamListener
+
+__all__ = ["TOOL_PROTOCOLS", "TextToolModel", "ToolProtocol", "with_tool_protocol"]
+
+ToolProtocol = Literal["native", "xml", "auto"]
+TOOL_PROTOCOLS: tuple[ToolProtocol, ...] = ("native", "xml", "auto")
+
+CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
+RESPONSE_OPEN, RESPONSE_CLOSE = "<tool_response>", "</tool_response>"
+MALFORMED_CALL = "invalid_tool_call"
+"""The name a call gets when its tag names no usable tool (the API's name rules hold for it)."""
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_NAME_SO_FAR = re.compile(r'"name"\s*:\s*"([^"\\]{1,64})"')
+
+
+def with_tool_protocol(inner: Model, protocol: ToolProtocol, native_tools: Callable[[str], bool]) -> Model:
+    """`inner` as the protocol says: itself for `native`, wrapped otherwise."""
+    if protocol == "native":
+        return inner
+    return TextToolModel(inner, always=protocol == "xml", native_tools=native_tools)
+
+
+class TextToolModel:
+    """A `Model` that speaks the text tool protocol to `inner` (see the module's docstring)."""
+
+    def __init__(self, inner: Model, *, always: bool, native_tools: Callable[[str], bool]) -> None:
+        """`always`: every request uses the protocol; otherwise only those for a model that
+        `native_tools(name)` says cannot call tools natively, or that answered with tags."""
+        self.inner = inner
+        self._always = always
+        self._native_tools = native_tools
+        self._tagging_models: set[str] = set()
+        """Models seen answering a native request with tags instead of calls."""
+        self._lock = threading.Lock()
+
+    def uses_text(self, model: str) -> bool:
+        with self._lock:
+            tagging = model in self._tagging_models
+        return self._always or tagging or not self._native_tools(model)
+
+    def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
+        if self.uses_text(request.model):
+            response = self.inner.stream(as_text_request(request), _ProseOnly(listener))
+            return parsed_response(response, request.tools)
+        response = self.inner.stream(request, _ProseOnly(listener))
+        if any(block.get("type") == "tool_use" for block in response.content) or not _has_tag(response):
+            return response
+        with self._lock:  # it wrote the calls as text: from now on it is asked for text
+            self._tagging_models.add(request.model)
+        return parsed_response(response, request.tools)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+# ------------------------------------------------------------------ the request
+
+
+def as_text_request(request: ModelRequest) -> ModelRequest:
+    """`request` in the text protocol: the tools described in the system prompt, none sent,
+    and the conversation's tool blocks written as tags."""
+    system = list(request.system)
+    if request.tools:
+        block: JSON = {"type": "text", "text": tools_prompt(request.tools)}
+        if system and "cache_control" in system[-1]:  # the breakpoint moves to the end of the prompt
+            *rest, last = system
+            system = [*rest, {k: v for k, v in last.items() if k != "cache_control"}]
+            block["cache_control"] = last["cache_control"]
+        system.append(block)
+    return replace(request, system=system, tools=[], messages=as_text_messages(request.messages))
+
+
+def tools_prompt(tools: Sequence[JSON]) -> str:
+    """The system prompt's description of `tools` and of how to call them."""
+    described = "\n\n".join(
+        f"## {tool.get('name')}\n{tool.get('description', '').strip()}\n"
+        f"Arguments (JSON Schema): {json.dumps(tool.get('input_schema', {}), ensure_ascii=False, sort_keys=True)}"
+        for tool in tools
+    )
+    return (
+        "# Tools\n\n"
+        "You can use the tools below. Their results are the only way to see files, run commands or "
+        "change anything. To call a tool, write a tag holding a JSON object with the tool's name and "
+        "its arguments (which must follow the tool's schema), for example:\n\n"
+        f"{_example(tools)}\n\n"
+        "Write one tag per call; several tags make several calls, run in order. After your last tag, "
+        "stop and wait: the results come back in the next message, one "
+        f'{RESPONSE_OPEN}{{"name": ..., "content": ..., "is_error": false}}{RESPONSE_CLOSE} per call, '
+        f"in the order of the calls. Never write a {RESPONSE_OPEN} yourself. When you need no tool, "
+        "answer in plain text without tags.\n\n" + described
+    )
+
+
+def _example(tools: Sequence[JSON]) -> str:
+    """A well-formed call of the first tool, with its first required argument."""
+    tool: JSON = tools[0] if tools else {"name": "Read", "input_schema": {"required": ["file_path"]}}
+    schema: JSON = tool.get("input_schema") or {}
+    required = schema.get("required") or list(schema.get("properties") or {})[:1]
+    arguments = {str(name): "..." for name in required[:1]}
+    return _call_tag(str(tool.get("name")), arguments)
+
+
+def _call_tag(name: str, arguments: object) -> str:
+    return f"{CALL_OPEN}{json.dumps({'name': name, 'arguments': arguments}, ensure_ascii=False)}{CALL_CLOSE}"
+
+
+def as_text_messages(messages: Sequence[JSON]) -> list[JSON]:
+    """The conversation with tool_use and tool_result blocks written as tags (new messages; the
+    stored ones are not touched). Adjacent text becomes one block, so the tags read as written."""
+    names: dict[str, str] = {}
+    converted: list[JSON] = []
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, str):
+            converted.append(message)
+            continue
+        blocks: list[JSON] = []
+        for block in content:
+            kind = block.get("type")
+            if kind == "tool_use":
+                names[str(block.get("id"))] = str(block.get("name"))
+                _add_text(blocks, _call_tag(str(block.get("name")), block.get("input", {})), block)
+            elif kind == "tool_result":
+                _add_text(blocks, _response_tag(block, names.get(str(block.get("tool_use_id")), "")), block)
+            elif kind == "text":
+                _add_text(blocks, str(block.get("text", "")), block)
+            else:
+                blocks.append(block)
+        converted.append({**message, "content": blocks})
+    return converted
+
+
+def _add_text(blocks: list[JSON], text: str, source: JSON) -> None:
+    """Append `text` to the last block if it is text, else as a new one; a cache mark is kept."""
+    if blocks and blocks[-1].get("type") == "text":
+        last = blocks[-1]
+        blocks[-1] = {**last, "text": f"{last['text']}\n{text}" if last["text"] else text}
+    else:
+        blocks.append({"type": "text", "text": text})
+    if "cache_control" in source:
+        blocks[-1]["cache_control"] = source["cache_control"]
+
+
+def _response_tag(result: JSON, name: str) -> str:
+    body = {"name": name, "content": _result_text(result.get("content", "")), "is_error": bool(result.get("is_error"))}
+    return f"{RESPONSE_OPEN}{json.dumps(body, ensure_ascii=False)}{RESPONSE_CLOSE}"
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        else:
+            kind = block.get("type") if isinstance(block, dict) else "content"
+            parts.append(f"[{kind} omitted: tool results reach you as text only]")
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------ the answer
+
+
+def _has_tag(response: ModelResponse) -> bool:
+    return any(block.get("type") == "text" and CALL_OPEN in str(block.get("text", "")) for block in response.content)
+
+
+def parsed_response(response: ModelResponse, tools: Sequence[JSON]) -> ModelResponse:
+    """`response` with the tags of its text blocks parsed into tool_use blocks (in order, the
+    prose around them kept as text), and stop reason `tool_use` when it made calls."""
+    content: list[JSON] = []
+    invalid = dict(response.invalid_inputs)
+    moved: dict[int, int] = {}
+    """Where each block of `response` begins in `content`."""
+    cut_tag: int | None = None
+    for index, block in enumerate(response.content):
+        moved[index] = len(content)
+        if block.get("type") != "text" or CALL_OPEN not in str(block.get("text", "")):
+            content.append(block)
+            continue
+        for piece in _pieces(str(block["text"])):
+            if isinstance(piece, str):
+                if piece.strip():
+                    content.append({**block, "text": piece.strip()})
+            elif piece.closed or response.stop_reason != "max_tokens":
+                call, problem = _call(piece, tools)
+                content.append(call)
+                if problem:
+                    invalid[call["id"]] = problem
+            else:  # cut off by the output limit: the incomplete block, never run
+                cut_tag = len(content) if cut_tag is None else cut_tag
+                content.append({"type": "text", "text": CALL_OPEN + piece.body})
+    cut = [moved[response.incomplete_block]] if response.incomplete_block is not None else []
+    incomplete = min([*cut, *([cut_tag] if cut_tag is not None else [])], default=None)
+    calls = any(block.get("type") == "tool_use" for block in content)
+    stop = "tool_use" if calls and response.stop_reason in ("end_turn", "stop_sequence") else response.stop_reason
+    return ModelResponse(content, stop, response.usage, incomplete, invalid)
+
+
+class _Tag:
+    def __init__(self, body: str, closed: bool) -> None:
+        self.body = body
+        self.closed = closed
+
+
+def _pieces(text: str) -> list[str | _Tag]:
+    """`text` split into prose and tags, in order."""
+    pieces: list[str | _Tag] = []
+    position = 0
+    while (start := text.find(CALL_OPEN, position)) >= 0:
+        pieces.append(text[position:start])
+        body_start = start + len(CALL_OPEN)
+        end = text.find(CALL_CLOSE, body_start)
+        if end < 0:
+            pieces.append(_Tag(text[body_start:], closed=False))
+            return pieces
+        pieces.append(_Tag(text[body_start:end], closed=True))
+        position = end + len(CALL_CLOSE)
+    pieces.append(text[position:])
+    return pieces
+
+
+def _call(tag: _Tag, tools: Sequence[JSON]) -> tuple[JSON, str | None]:
+    """The tool_use block for `tag`, and what is wrong with it (None when it can run)."""
+    call_id = f"toolu_text_{uuid.uuid4().hex[:24]}"
+    name, arguments, problem = _read_tag(tag, [str(tool.get("name")) for tool in tools])
+    usable = name if name is not None and _TOOL_NAME.match(name) else MALFORMED_CALL
+    block: JSON = {"type": "tool_use", "id": call_id, "name": usable, "input": arguments if problem is None else {}}
+    if problem is not None:
+        problem = f"{problem}. {_expected_form(tools)}"
+    return block, problem
+
+
+def _read_tag(tag: _Tag, tool_names: Sequence[str]) -> tuple[str | None, JSON, str | None]:
+    if not tag.closed:
+        return None, {}, f"the tool call tag was never closed with {CALL_CLOSE}"
+    body = _unfenced(tag.body)
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as error:
+        return None, {}, f"the tool call is not valid JSON ({error.msg} at character {error.pos})"
+    if not isinstance(value, dict):
+        return None, {}, f"the tool call must be a JSON object, not {type(value).__name__}"
+    name = value.get("name")
+    if not isinstance(name, str) or not name:
+        return None, {}, 'the tool call has no "name"'
+    if name not in tool_names:
+        return name, {}, f"there is no tool named {name!r}; the tools are {', '.join(tool_names)}"
+    arguments = value.get("arguments", value.get("parameters", {}))
+    if isinstance(arguments, str):  # some models encode the arguments twice
+        with contextlib.suppress(json.JSONDecodeError):
+            arguments = json.loads(arguments)
+    if not isinstance(arguments, dict):
+        return name, {}, f'"arguments" must be a JSON object, not {type(arguments).__name__}'
+    return name, arguments, None
+
+
+def _unfenced(body: str) -> str:
+    """The tag's JSON without a Markdown code fence around it (some models add one)."""
+    text = body.strip()
+    if text.startswith("```"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        text = text.removesuffix("```").strip()
+    return text
+
+
+def _expected_form(tools: Sequence[JSON]) -> str:
+    return (
+        f'Write each call as {CALL_OPEN}, a JSON object with "name" (one of the tools) and "arguments" '
+        f"(an object following the tool's schema), then {CALL_CLOSE}; for example: {_example(tools)}"
+    )
+
+
+class _ProseOnly:
+    """The listener the inner model reports to: prose passes through, tag text is held back,
+    and `tool_call_started` is reported once a tag names its tool."""
+
+    def __init__(self, listener: StreamListener) -> None:
+        self._listener = listener
+        self._pending = ""
+        """Text not passed on yet: a tag's body so far, or what may be the start of a tag."""
+        self._in_tag = False
+        self._announced = False
+        self._scanned = 0
+        """How much of a tag's body has been searched for its end already."""
+
+    @property
+    def cancel(self) -> Cancellation | None:
+        return self._listener.cancel
+
+    def text(self, delta: str) -> None:
+        if not delta:  # the block ended: what was held back as a possible tag start was prose
+            if not self._in_tag and self._pending:
+                self._listener.text(self._pending)
+            self._pending, self._in_tag, self._scanned = "", False, 0
+            self._listener.text("")
+            return
+        self._pending += delta
+        while self._pending:
+            if self._in_tag:
+                if not self._close_tag():
+                    return
+            elif not self._open_tag():
+                return
+
+    def _open_tag(self) -> bool:
+        """Pass the prose before a tag on; True when a tag opened (there is more to look at)."""
+        start = self._pending.find(CALL_OPEN)
+        if start < 0:
+            keep = _partial_suffix(self._pending, CALL_OPEN)
+            prose, self._pending = (
+                self._pending[: len(self._pending) - keep],
+                self._pending[len(self._pending) - keep :],
+            )
+            if prose:
+                self._listener.text(prose)
+            return False
+        if start:
+            self._listener.text(self._pending[:start])
+        self._pending = self._pending[start + len(CALL_OPEN) :]
+        self._in_tag, self._announced, self._scanned = True, False, 0
+        return True
+
+    def _close_tag(self) -> bool:
+        """Hold the tag's body back; True when it closed (what follows it is looked at next)."""
+        if not self._announced and (found := _NAME_SO_FAR.search(self._pending)):
+            self._announced = True
+            self._listener.tool_call_started(found.group(1))
+        end = self._pending.find(CALL_CLOSE, self._scanned)
+        if end < 0:
+            self._scanned = max(0, len(self._pending) - len(CALL_CLOSE) + 1)
+            return False
+        self._pending = self._pending[end + len(CALL_CLOSE) :]
+        self._in_tag, self._scanned = False, 0
+        return True
+
+    def tool_call_started(self, name: str) -> None:
+        self._listener.tool_call_started(name)
+
+
+def _partial_suffix(text: str, tag: str) -> int:
+    """The length of the longest end of `text` that begins `tag` (a tag perhaps still arriving)."""
+    for length in range(min(len(tag) - 1, len(text)), 0, -1):
+        if tag.startswith(text[-length:]):
+            return length
+    return 0
