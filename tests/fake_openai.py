@@ -122,7 +122,6 @@ def _validate(body: Mapping[str, Any]) -> None:
         if tool.get("type") != "function" or not isinstance(function, dict) or not function.get("name"):
             raise ApiError(400, "Missing required parameter: 'tools[0].function'.")
     pending: list[str] = []
-    answered_any = False
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         if role not in ("system", "developer", "user", "assistant", "tool"):
@@ -138,7 +137,6 @@ def _validate(body: Mapping[str, Any]) -> None:
                     f"with 'tool_calls'. (messages[{i}])",
                 )
             pending.remove(call_id)
-            answered_any = True
             if not isinstance(message.get("content"), str):
                 raise ApiError(400, f"Invalid type for 'messages[{i}].content': expected a string.")
             continue
@@ -148,14 +146,12 @@ def _validate(body: Mapping[str, Any]) -> None:
                 "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
                 f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(pending)}",
             )
-        answered_any = False
-        if role == "assistant":
+            if role == "assistant":
             for tool_call in message.get("tool_calls") or []:
                 arguments = tool_call.get("function", {}).get("arguments")
                 if not isinstance(arguments, str):
                     raise ApiError(400, f"Invalid type for 'messages[{i}].tool_calls[0].function.arguments'.")
                 pending.append(tool_call["id"])
-    del answered_any
     if pending:
         raise ApiError(
             400,
