@@ -146,7 +146,7 @@ def _validate(body: Mapping[str, Any]) -> None:
                 "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
                 f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(pending)}",
             )
-            if role == "assistant":
+        if role == "assistant":
             for tool_call in message.get("tool_calls") or []:
                 arguments = tool_call.get("function", {}).get("arguments")
                 if not isinstance(arguments, str):
