@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 JSON = dict[str, Any]
 """A JSON object as the Messages API sends and receives it."""
@@ -369,9 +369,20 @@ StopReason = Literal[
 ]
 
 
+class ToolCall(NamedTuple):
+    """One tool call the model made: its id (which its result must carry), the tool, the input.
+    Built from and into conversation blocks by `agentcli.conversation`."""
+
+    id: str
+    name: str
+    input: object
+    """A JSON object, unless a model that does not check its calls sent something else."""
+
+
 @dataclass
 class ModelResponse:
-    """One finished assistant turn, content kept verbatim as the API sent it."""
+    """One finished assistant turn, content kept verbatim as the provider sent it (in the
+    conversation's representation, `agentcli.conversation`)."""
 
     content: list[JSON]
     stop_reason: str
@@ -381,6 +392,14 @@ class ModelResponse:
     invalid_inputs: dict[str, str] = field(default_factory=dict)
     """tool_use id → why its input could not be used; that block's input was replaced by `{}`
     (see `agentcli.tool_input`), and the call is answered with an error result."""
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The complete tool calls of this turn, in order (a block cut off mid-way is not one)."""
+        from agentcli.conversation import tool_calls  # it imports this module
+
+        end = len(self.content) if self.incomplete_block is None else self.incomplete_block
+        return tool_calls(self.content[:end])
 
 
 class StreamListener(Protocol):

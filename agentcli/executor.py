@@ -26,7 +26,7 @@ the session's state (read-file records, the cancel event) with every other call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from types import MappingProxyType
@@ -38,10 +38,12 @@ from agentcli.contracts import (
     PermissionGate,
     ReportsInterruption,
     Tool,
+    ToolCall,
     ToolContext,
     ToolResult,
     concurrency_group,
 )
+from agentcli.conversation import tool_calls, tool_result_block
 from agentcli.events import EventSink, ToolCallFinished, ToolCallRunning, ToolCallStarted, ToolResultsMessage
 from agentcli.hooks import NO_HOOKS, HookOutcome, Hooks
 from agentcli.safe_text import for_conversation
@@ -57,26 +59,20 @@ INTERRUPTED = ToolResult("Interrupted by the user before this call finished.", i
 
 
 def tool_result(call_id: str, result: ToolResult) -> JSON:
-    content: str | list[JSON] = result.content
+    """The conversation's block answering the call `call_id` with `result` (its images after its text)."""
+    block = tool_result_block(call_id, result.content, is_error=result.is_error)
     if result.images:
-        content = [{"type": "text", "text": result.content}, *result.images]
-    block: JSON = {"type": "tool_result", "tool_use_id": call_id, "content": content}
-    if result.is_error:
-        block["is_error"] = True
+        block["content"] = [{"type": "text", "text": result.content}, *result.images]
     return block
 
 
 def close_pending(assistant: JSON, why: str) -> list[JSON]:
     """Error results for every tool call in `assistant`, for calls that will never run."""
-    return [
-        tool_result(b["id"], ToolResult(why, is_error=True))
-        for b in assistant["content"]
-        if b.get("type") == "tool_use"
-    ]
+    return [tool_result(call.id, ToolResult(why, is_error=True)) for call in tool_calls(assistant["content"])]
 
 
 class ToolExecutor:
-    """Owns the registry and the gate; the loop hands it each turn's tool_use blocks."""
+    """Owns the registry and the gate; the loop hands it each turn's tool calls."""
 
     def __init__(self, registry: ToolRegistry, gate: PermissionGate, hooks: Hooks = NO_HOOKS) -> None:
         self.registry = registry
@@ -99,7 +95,7 @@ class ToolExecutor:
 
     def run_all(
         self,
-        calls: list[JSON],
+        calls: Sequence[ToolCall],
         ctx: ToolContext,
         emit: EventSink,
         done: dict[str, ToolResult],
@@ -108,71 +104,71 @@ class ToolExecutor:
         """Run `calls`, filling `done` as each finishes (so an interrupt keeps finished work).
         `invalid_inputs` (id → why) are calls whose input the provider could not use."""
         for batch in _batches(calls, self.registry):
-            admitted = [(call, self._admit(call, ctx, invalid_inputs.get(call["id"]), emit)) for call in batch]
+            admitted = [(call, self._admit(call, ctx, invalid_inputs.get(call.id), emit)) for call in batch]
             if sum(not isinstance(outcome, ToolResult) for _, outcome in admitted) > 1:
                 self._run_concurrently(admitted, emit, done)
                 continue
             for call, outcome in admitted:
                 if not isinstance(outcome, ToolResult):
                     tool, tool_input, call_ctx = outcome
-                    emit(ToolCallRunning(call["id"], call["name"], tool_input))
+                    emit(ToolCallRunning(call.id, call.name, tool_input))
                     outcome = self._run(tool, tool_input, call_ctx)
                 self._finish(call, outcome, emit, done, self._output_limit(call))
-        return [tool_result(c["id"], done[c["id"]]) for c in calls]
+        return [tool_result(c.id, done[c.id]) for c in calls]
 
     def _run_concurrently(
-        self, admitted: list[tuple[JSON, _Admitted]], emit: EventSink, done: dict[str, ToolResult]
+        self, admitted: list[tuple[ToolCall, _Admitted]], emit: EventSink, done: dict[str, ToolResult]
     ) -> None:
         """Start every admitted call at once, then report all results in call order."""
         futures: dict[str, Future[ToolResult]] = {}
         for call, outcome in admitted:
             if not isinstance(outcome, ToolResult):
                 tool, tool_input, call_ctx = outcome
-                emit(ToolCallRunning(call["id"], call["name"], tool_input, parallel=True))
-                futures[call["id"]] = self._pool.submit(self._run, tool, tool_input, call_ctx)
+                emit(ToolCallRunning(call.id, call.name, tool_input, parallel=True))
+                futures[call.id] = self._pool.submit(self._run, tool, tool_input, call_ctx)
         for call, outcome in admitted:
-            result = outcome if isinstance(outcome, ToolResult) else futures[call["id"]].result()
+            result = outcome if isinstance(outcome, ToolResult) else futures[call.id].result()
             self._finish(call, result, emit, done, self._output_limit(call))
 
-    def interrupted(self, calls: list[JSON], done: dict[str, ToolResult], emit: EventSink) -> list[JSON]:
+    def interrupted(self, calls: Sequence[ToolCall], done: dict[str, ToolResult], emit: EventSink) -> list[JSON]:
         """After the user interrupted `calls`: their results in call order, the finished ones as
         they were and every other one `INTERRUPTED` (or what its tool says it had done by then,
         `ReportsInterruption`), each of those reported as finished too."""
         for call in calls:
-            if call["id"] not in done:
-                tool = self.registry.get(call["name"])
-                said = tool.interrupted_result(call["id"]) if isinstance(tool, ReportsInterruption) else None
+            if call.id not in done:
+                tool = self.registry.get(call.name)
+                said = tool.interrupted_result(call.id) if isinstance(tool, ReportsInterruption) else None
                 result = INTERRUPTED if said is None else _safe(said)
-                done[call["id"]] = result
-                emit(ToolCallFinished(call["id"], call["name"], _shown_input(call), result, interrupted=True))
-        return [tool_result(c["id"], done[c["id"]]) for c in calls]
+                done[call.id] = result
+                emit(ToolCallFinished(call.id, call.name, _shown_input(call), result, interrupted=True))
+        return [tool_result(c.id, done[c.id]) for c in calls]
 
-    def _admit(self, call: JSON, ctx: ToolContext, input_problem: str | None, emit: EventSink) -> _Admitted:
+    def _admit(self, call: ToolCall, ctx: ToolContext, input_problem: str | None, emit: EventSink) -> _Admitted:
         """The tool and the context to run it with, or the error result when it may not run."""
-        emit(ToolCallStarted(call["id"], call["name"], _shown_input(call)))
+        emit(ToolCallStarted(call.id, call.name, _shown_input(call)))
         if ctx.cancel.is_set():  # a sub-agent's turn, interrupted from its parent's thread
             return INTERRUPTED
-        tool = self.registry.get(call["name"])
+        tool = self.registry.get(call.name)
         if tool is None:
             if input_problem:  # a call the provider could not read (a malformed text-protocol tag)
                 return ToolResult(f"Invalid tool call: {input_problem}", is_error=True, summary="Invalid tool call")
             names = ", ".join(self.registry.names())
-            return ToolResult(f"Unknown tool {call['name']!r}. Available tools: {names}.", is_error=True)
-        tool_input = call.get("input")
+            return ToolResult(f"Unknown tool {call.name!r}. Available tools: {names}.", is_error=True)
+        tool_input = call.input
         if not isinstance(tool_input, dict):  # from a Model that does not check its calls
             input_problem, tool_input = input_problem or "the input must be a JSON object", {}
         error = input_problem or validation_error(tool_input, tool.input_schema)
         if error:
             message = f"Invalid input for {tool.name}: {error}. Fix the input and call it again."
             return ToolResult(message, is_error=True, summary=f"Invalid input: {error}")
-        hooked = self._pre_tool_use(tool, tool_input, call["id"])
+        hooked = self._pre_tool_use(tool, tool_input, call.id)
         if isinstance(hooked, ToolResult):
             return hooked
         tool_input, permission = hooked
         decision = self.gate.check(tool, tool_input, replace(ctx, hook_permission=permission))
         if not decision.allowed:
             return ToolResult(decision.message, is_error=True, summary=decision.message)
-        return tool, tool_input, replace(ctx, checked_paths=decision.checked_paths, call_id=call["id"])
+        return tool, tool_input, replace(ctx, checked_paths=decision.checked_paths, call_id=call.id)
 
     def _pre_tool_use(self, tool: Tool, tool_input: JSON, call_id: str) -> tuple[JSON, HookPermission] | ToolResult:
         """The input to judge and run, and the hooks' word for the gate; or the result of a blocked call."""
@@ -206,15 +202,15 @@ class ToolExecutor:
         self._stop = said.stop or self._stop
         return _with_feedback(result, event, said)
 
-    def _output_limit(self, call: JSON) -> int:
-        tool = self.registry.get(call["name"])
+    def _output_limit(self, call: ToolCall) -> int:
+        tool = self.registry.get(call.name)
         return tool.output_limit if isinstance(tool, CapsOwnOutput) else TOOL_OUTPUT_LIMIT
 
     @staticmethod
-    def _finish(call: JSON, result: ToolResult, emit: EventSink, done: dict[str, ToolResult], limit: int) -> None:
+    def _finish(call: ToolCall, result: ToolResult, emit: EventSink, done: dict[str, ToolResult], limit: int) -> None:
         result = _safe(result, limit)
-        done[call["id"]] = result
-        emit(ToolCallFinished(call["id"], call["name"], _shown_input(call), result))
+        done[call.id] = result
+        emit(ToolCallFinished(call.id, call.name, _shown_input(call), result))
 
     @staticmethod
     def announce(message: JSON, emit: EventSink) -> None:
@@ -232,10 +228,9 @@ def _safe(result: ToolResult, limit: int = TOOL_OUTPUT_LIMIT) -> ToolResult:
     )
 
 
-def _shown_input(call: JSON) -> JSON:
+def _shown_input(call: ToolCall) -> JSON:
     """The input for the front ends, which expect an object even when the model sent something else."""
-    tool_input = call.get("input")
-    return tool_input if isinstance(tool_input, dict) else {}
+    return call.input if isinstance(call.input, dict) else {}
 
 
 def _tool_fields(tool: Tool, tool_input: JSON, call_id: str) -> JSON:
@@ -258,12 +253,12 @@ def _run_safely(tool: Tool, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         return ToolResult(f"{tool.name} failed: {type(error).__name__}: {error}", is_error=True)
 
 
-def _batches(calls: list[JSON], registry: ToolRegistry) -> list[list[JSON]]:
+def _batches(calls: Sequence[ToolCall], registry: ToolRegistry) -> list[list[ToolCall]]:
     """Group neighbouring calls of the same concurrency group; every other call is a batch of its own."""
-    batches: list[list[JSON]] = []
+    batches: list[list[ToolCall]] = []
     last_group: str | None = None
     for call in calls:
-        tool = registry.get(call["name"])
+        tool = registry.get(call.name)
         group = None if tool is None else concurrency_group(tool)
         if group is not None and group == last_group:
             batches[-1].append(call)

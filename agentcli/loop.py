@@ -20,8 +20,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from agentcli.cache import with_cache_breakpoints
-from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, ToolContext, ToolResult, Usage
+from agentcli.contracts import (
+    JSON,
+    Cancellation,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    Usage,
+)
+from agentcli.conversation import (
+    assistant_message,
+    blocks_of,
+    is_text,
+    is_tool_use,
+    text_block,
+    text_of,
+    tool_calls,
+    user_message,
+)
 from agentcli.errors import (
     BudgetExceeded,
     Cancelled,
@@ -139,7 +158,7 @@ class Agent:
     def run(self, user_content: list[JSON]) -> RunResult:
         """Send one user message and loop until the model answers without tools."""
         self.ctx.cancel.clear()  # an interrupt of the previous turn must not cancel this one
-        self.add_message({"role": "user", "content": [_safe_block(block) for block in user_content]})
+        self.add_message(user_message([_safe_block(block) for block in user_content]))
         turns = 0
         pauses = 0
         watch = ProgressWatch()
@@ -176,12 +195,12 @@ class Agent:
                 self._finish_without_tools(response, "the model declined")
                 raise ModelStopped("The model declined to continue with this request (refusal).")
             self._append_assistant(response)
-            calls = [b for b in response.content if b.get("type") == "tool_use"]
+            calls = response.tool_calls
             if not calls:
                 if self._stop_hook_continues(response, continued):
                     continued += 1
                     continue
-                return RunResult(_text_of(response.content), turns, self.usage)
+                return RunResult(text_of(response.content), turns, self.usage)
             self._check_limits(turns)
             results = self._run_tools(calls, response.invalid_inputs)
             if why := self.executor.take_stop():
@@ -193,7 +212,7 @@ class Agent:
         """Run the Stop (or SubagentStop) hooks; True when they sent the model back to work
         (`continued` times already for this message)."""
         event = "Stop" if self.agent_id == MAIN_AGENT else "SubagentStop"
-        fields = {"stop_hook_active": continued > 0, "last_assistant_message": _text_of(response.content)}
+        fields = {"stop_hook_active": continued > 0, "last_assistant_message": text_of(response.content)}
         said = self.executor.hooks.run(event, fields)
         if said.stop or not said.blocked:
             return False
@@ -205,9 +224,7 @@ class Agent:
                 )
             )
             return False
-        self.add_message(
-            {"role": "user", "content": [{"type": "text", "text": f"{event} hook feedback:\n{said.reason}"}]}
-        )
+        self.add_message(user_message([text_block(f"{event} hook feedback:\n{said.reason}")]))
         return True
 
     def add_message(self, message: JSON) -> None:
@@ -226,7 +243,6 @@ class Agent:
             messages=self.messages,
             max_tokens=max_tokens or self.config.max_output_tokens,
         )
-        request = with_cache_breakpoints(request)
         policy = RetryPolicy(self.config.max_retries, self.config.retry_base_delay)
         attempt = 0
         while True:
@@ -268,7 +284,7 @@ class Agent:
             return None
         self.emit(Notice("A tool call was cut off at the output limit and was not run."))
         kept = response.content[: response.incomplete_block]
-        if any(block.get("type") == "tool_use" for block in kept):
+        if any(is_tool_use(block) for block in kept):
             return ModelResponse(kept, "tool_use", response.usage, invalid_inputs=response.invalid_inputs)
         if kept:
             self._append_assistant(ModelResponse(kept, "max_tokens", response.usage))
@@ -276,11 +292,11 @@ class Agent:
             "Your previous response was cut off at the output token limit while writing a tool "
             "call, so that call was not run. Continue, splitting large content into smaller steps."
         )
-        self.add_message({"role": "user", "content": [{"type": "text", "text": note}]})
+        self.add_message(user_message([text_block(note)]))
         return None
 
     def _append_assistant(self, response: ModelResponse) -> None:
-        message = {"role": "assistant", "content": response.content}
+        message = assistant_message(response.content)
         if response.content:
             self.add_message(message)
         self.emit(AssistantMessage(message, response.stop_reason, response.usage))
@@ -315,7 +331,7 @@ class Agent:
                 '(raise it with --max-budget-usd, or "maxBudgetUsd" in settings).'
             )
 
-    def _run_tools(self, calls: list[JSON], invalid_inputs: dict[str, str]) -> list[JSON]:
+    def _run_tools(self, calls: list[ToolCall], invalid_inputs: dict[str, str]) -> list[JSON]:
         done: dict[str, ToolResult] = {}
         if self.ctx.cancel.is_set():  # interrupted while the turn streamed in: none of its calls runs
             self._add_interrupted(calls, done)
@@ -330,7 +346,7 @@ class Agent:
             finally:
                 self.ctx.cancel.set()
             raise
-        self.add_message({"role": "user", "content": results})
+        self.add_message(user_message(results))
         self.executor.announce(self.messages[-1], self.emit)
         self._stop_if_cancelled()
         return results
@@ -344,21 +360,21 @@ class Agent:
     def _close_pending(self, why: str) -> None:
         last = self.messages[-1] if self.messages else None
         if last and last["role"] == "assistant" and (results := close_pending(last, why)):
-            self.add_message({"role": "user", "content": results})
+            self.add_message(user_message(results))
             self.executor.announce(self.messages[-1], self.emit)
 
     def record_interrupt(self) -> None:
         """After Ctrl-C outside tool execution: keep the conversation valid for the next message."""
         last = self.messages[-1] if self.messages else None
-        if last and last["role"] == "user" and last["content"][-1].get("text") == INTERRUPTED_MARKER:
+        if last and last["role"] == "user" and text_of(blocks_of(last)[-1:]) == INTERRUPTED_MARKER:
             return
         unanswered = last["content"] if last and last["role"] == "assistant" else []
-        self._add_interrupted([b for b in unanswered if b.get("type") == "tool_use"], {})
+        self._add_interrupted(tool_calls(unanswered), {})
 
-    def _add_interrupted(self, calls: list[JSON], done: dict[str, ToolResult]) -> None:
+    def _add_interrupted(self, calls: list[ToolCall], done: dict[str, ToolResult]) -> None:
         """The user message after an interrupt: a result for each of `calls`, then the marker."""
         results = self.executor.interrupted(calls, done, self.emit)
-        self.add_message({"role": "user", "content": [*results, {"type": "text", "text": INTERRUPTED_MARKER}]})
+        self.add_message(user_message([*results, text_block(INTERRUPTED_MARKER)]))
 
 
 class _StreamEvents:
@@ -377,15 +393,11 @@ class _StreamEvents:
 
 def _safe_block(block: JSON) -> JSON:
     """A user text block made safe for the conversation (typed text, a skill's expansion, reminders)."""
-    if block.get("type") != "text":
+    if not is_text(block):
         return block
     text = str(block.get("text", ""))
     safe = for_conversation(text)
     return block if safe == text else {**block, "text": safe}
-
-
-def _text_of(content: list[JSON]) -> str:
-    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
 def _plural(count: int, one: str, many: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agentcli.contracts import JSON
+from agentcli.contracts import JSON, ToolCall
 
 REPEAT_LIMIT = 4
 """The same tool with the same input this many calls in a row means the model is stuck."""
@@ -22,7 +22,7 @@ class ProgressWatch:
         self._errors = 0
         self._malformed = 0
 
-    def observe(self, calls: list[JSON], results: list[JSON], *, malformed: bool = False) -> str | None:
+    def observe(self, calls: list[ToolCall], results: list[JSON], *, malformed: bool = False) -> str | None:
         """Feed one turn's calls and results (`malformed`: some call could not be read); returns
         why to stop, or None to go on."""
         self._malformed = self._malformed + 1 if malformed else 0
@@ -33,14 +33,12 @@ class ProgressWatch:
                 "or another --tool-protocol."
             )
         for call, result in zip(calls, results, strict=False):
-            key = call["name"] + json.dumps(call.get("input"), sort_keys=True)
+            key = call.name + json.dumps(call.input, sort_keys=True)
             self._repeats = self._repeats + 1 if key == self._last_call else 1
             self._last_call = key
             self._errors = self._errors + 1 if result.get("is_error") else 0
             if self._repeats >= REPEAT_LIMIT:
-                return (
-                    f"No progress: the model called {call['name']} with the same input {self._repeats} times in a row."
-                )
+                return f"No progress: the model called {call.name} with the same input {self._repeats} times in a row."
             if self._errors >= ERROR_STREAK_LIMIT:
                 return f"No progress: {self._errors} tool calls in a row failed."
         return None

@@ -22,7 +22,6 @@ tool threads, the MCP servers and the model's connections are released then.
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from agentcli.agents.build import build_agent
 from agentcli.agents.sources import builtin_source
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes, task_source
-from agentcli.catalog import DEFAULT_MODEL, ModelInfo, model_info, unknown_model_notice
+from agentcli.catalog import ModelInfo, model_info, unknown_model_notice
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
@@ -49,6 +48,7 @@ from agentcli.model_settings import budget_usd, check_model_table, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
+from agentcli.providers import DEFAULT_PROVIDER, PROVIDER_SETTING, Choice, ProviderSettings, choose, resolve
 from agentcli.providers.text_tools import with_tool_protocol
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.sessions.autocompact import AutoCompaction, auto_compact_percent
@@ -66,6 +66,9 @@ class SessionOptions:
     """What the command line can say about a session (shared by `run` and the REPL)."""
 
     model: str | None = None
+    """`--model`: a model name, optionally prefixed with its provider (`openai:gpt-5`)."""
+    provider: str | None = None
+    """`--provider`: a name in `agentcli.providers.PROVIDERS`."""
     permission_mode: str | None = None
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
@@ -90,8 +93,14 @@ def split_rules(values: list[str]) -> list[str]:
     return [rule for value in values for rule in split_rule_list(value)]
 
 
-def resolve_model(flag: str | None, settings: Settings) -> str:
-    return flag or os.environ.get("AGENTCLI_MODEL") or settings.get("model") or DEFAULT_MODEL
+def choose_provider(options: SessionOptions, settings: Settings, resumed: LoadedTranscript | None) -> Choice:
+    """The provider and model (see `agentcli.providers.choose`); a resumed conversation goes on
+    with the ones its transcript names unless the command line names others."""
+    if resumed is not None and resumed.model and options.model is None and options.provider is None:
+        return Choice(resumed.provider or DEFAULT_PROVIDER, resumed.model)
+    return choose(
+        options.model, options.provider, setting=settings.get(PROVIDER_SETTING), model_setting=settings.get("model")
+    )
 
 
 class Session:
@@ -152,8 +161,6 @@ class Session:
         """`_model` speaking `tool_protocol` (itself for native)."""
         self.retry_base_delay = retry_base_delay
         self.builtins = builtin_source()
-        self.model_name = resolve_model(options.model, self.settings)
-        self._notice_if_unknown(self.model_name)
         self.auto_compact_percent = auto_compact_percent(self.settings)
         self.timeouts = Timeouts.from_setting(self.settings.get(IDLE_SETTING), self.settings.sources.get(IDLE_SETTING))
         self.skill_trust = SkillTrust()
@@ -191,7 +198,10 @@ class Session:
             earlier = find_session(cwd, options.resume)
         elif options.continue_session:
             earlier = latest_session(cwd)
-        self._begin(load_transcript(earlier.path) if earlier else None, source="resume" if earlier else "startup")
+        loaded = load_transcript(earlier.path) if earlier else None
+        self.provider, self.model_name = choose_provider(options, self.settings, loaded)
+        self._notice_if_unknown(self.model_name)
+        self._begin(loaded, source="resume" if earlier else "startup")
 
     @property
     def model_info(self) -> ModelInfo:
@@ -314,9 +324,7 @@ class Session:
     def model(self) -> Model:
         """The model client, made on first use (importing the provider is not on the start-up path)."""
         if self._model is None:
-            from agentcli.providers.anthropic import AnthropicModel
-
-            self._model = AnthropicModel(timeouts=self.timeouts)
+            self._model = resolve(self.provider, ProviderSettings(self.timeouts))
         if self._tool_model is None:
             self._tool_model = with_tool_protocol(self._model, self.tool_protocol, self._has_native_tools)
         return self._tool_model
@@ -351,6 +359,7 @@ class Session:
                 path,
                 session_id=self.id,
                 cwd=self.cwd,
+                provider=self.provider,
                 model=self.model_name,
                 system=self.context.system,
                 on_error=self._notice,

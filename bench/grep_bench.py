@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentcli.contracts import JSON, Decision, Tool, ToolContext, ToolResult
+from agentcli.contracts import JSON, Decision, Tool, ToolCall, ToolContext, ToolResult
 from agentcli.events import Event
 from agentcli.executor import ToolExecutor
 from agentcli.tools.grep import GrepTool
@@ -171,7 +171,7 @@ def main() -> None:
         four = [query for query, _ in queries.values()]
         for name, tool in engines.items():
             executor = ToolExecutor(ToolRegistry([tool]), AllowAll())
-            batch = [{"type": "tool_use", "id": f"toolu_{i}", "name": "Grep", "input": q} for i, q in enumerate(four)]
+            batch = [ToolCall(f"toolu_{i}", "Grep", q) for i, q in enumerate(four)]
             together = median_seconds(partial(executor.run_all, batch, ctx, ignore, {}), args.runs)
             apart = median_seconds(partial(run_each, tool, ctx, four), args.runs)
             print(

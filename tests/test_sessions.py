@@ -392,7 +392,9 @@ def test_a_bad_auto_compact_setting_is_a_usage_error(run_agent: RunAgent, projec
 def test_an_open_transcript_is_locked_and_its_line_in_progress_is_not_cut(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     notices: list[str] = []
-    first = TranscriptWriter.new(path, session_id="s", cwd=tmp_path, model="m", system=[], on_error=notices.append)
+    first = TranscriptWriter.new(
+        path, session_id="s", cwd=tmp_path, provider="anthropic", model="m", system=[], on_error=notices.append
+    )
     first.write({"type": "title", "time": "t", "title": "hello"})
     with path.open("ab") as file:  # the other process's next line, half written
         file.write(b'{"type":"message","time":"t","mess')

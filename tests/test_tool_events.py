@@ -19,6 +19,7 @@ from agentcli.contracts import (
     ToolResult,
     Usage,
 )
+from agentcli.conversation import tool_calls
 from agentcli.events import (
     AssistantMessage,
     Event,
@@ -63,7 +64,7 @@ def test_a_call_is_reported_running_once_admitted_then_finished(tmp_path: Path) 
     events: list[Event] = []
     executor = ToolExecutor(builtin_tools(), DenyPath())
 
-    executor.run_all([call("b1", "Bash", command="echo hi")], ToolContext(cwd=tmp_path), events.append, {})
+    executor.run_all(tool_calls([call("b1", "Bash", command="echo hi")]), ToolContext(cwd=tmp_path), events.append, {})
 
     assert kinds(events) == [("ToolCallStarted", "b1"), ("ToolCallRunning", "b1"), ("ToolCallFinished", "b1")]
     running = next(e for e in events if isinstance(e, ToolCallRunning))
@@ -75,7 +76,7 @@ def test_a_denied_call_is_never_reported_running(tmp_path: Path) -> None:
     events: list[Event] = []
     executor = ToolExecutor(builtin_tools(), DenyPath("a.txt"))
 
-    executor.run_all([call("r1", "Read", file_path="a.txt")], ToolContext(cwd=tmp_path), events.append, {})
+    executor.run_all(tool_calls([call("r1", "Read", file_path="a.txt")]), ToolContext(cwd=tmp_path), events.append, {})
 
     assert kinds(events) == [("ToolCallStarted", "r1"), ("ToolCallFinished", "r1")]
 
@@ -87,7 +88,7 @@ def test_concurrent_calls_report_all_running_then_every_result_in_call_order(tmp
     executor = ToolExecutor(builtin_tools(), DenyPath("b.txt"))
     calls = [call(f"r{n}", "Read", file_path=name) for n, name in enumerate(("a.txt", "b.txt", "c.txt"))]
 
-    executor.run_all(calls, ToolContext(cwd=tmp_path), events.append, {})
+    executor.run_all(tool_calls(calls), ToolContext(cwd=tmp_path), events.append, {})
 
     assert kinds(events) == [
         ("ToolCallStarted", "r0"),

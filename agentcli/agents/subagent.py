@@ -73,6 +73,11 @@ class Parent(Protocol):
     def model(self) -> Model: ...
 
     @property
+    def provider(self) -> str:
+        """The name of the provider `model` talks to (`agentcli.providers`), for the transcript."""
+        ...
+
+    @property
     def gate(self) -> PermissionGate: ...
 
     @property
@@ -246,6 +251,7 @@ class SubagentRunner:
             self.transcripts / f"{subagent_id}.jsonl",
             session_id=subagent_id,
             cwd=agent.ctx.cwd,
+            provider=self.parent.provider,
             model=model,
             system=agent.system,
             on_error=lambda text: self.on_event(Notice(text, agent_id=subagent_id)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.cli.options import OUTPUT_FORMATS, PERMISSION_MODES
@@ -48,7 +49,7 @@ def main_command(values: Values) -> int:
     """`agentcli`: the REPL; with `-p` or piped input, one prompt (`echo question | agentcli`)."""
     print_prompt: str | None = values["print_prompt"]
     once = print_prompt is not None or not sys.stdin.isatty()
-    if once and not _has_credential():
+    if once and not _has_credential(values):
         return 1
     options = _session_options(values)
     if once:
@@ -60,7 +61,7 @@ def main_command(values: Values) -> int:
 
 def run_command(values: Values) -> int:
     """`agentcli run PROMPT`: run one prompt to completion and print the answer."""
-    if not _has_credential():
+    if not _has_credential(values):
         return 1
     return _run_once(_session_options(values), values["prompt"], values)
 
@@ -90,6 +91,7 @@ def _session_options(values: Values) -> SessionOptions:
 
     return SessionOptions(
         model=values["model"],
+        provider=values["provider"],
         permission_mode=values["permission_mode"],
         allowed_tools=values["allowed_tools"] or [],
         disallowed_tools=values["disallowed_tools"] or [],
@@ -105,15 +107,41 @@ def _session_options(values: Values) -> SessionOptions:
     )
 
 
-def _has_credential() -> bool:
-    """A one-shot run without an API key fails at once (exit 1), before anything else is loaded."""
-    from agentcli.credentials import MISSING_CREDENTIAL, anthropic_credential
+def _has_credential(values: Values) -> bool:
+    """A one-shot run without its provider's API key fails at once (exit 1), before anything else
+    is loaded. When the provider may come from elsewhere (a resumed transcript, the settings), or
+    cannot be told (a usage error the session reports), the provider reports a missing key itself."""
+    from agentcli.errors import UsageError
+    from agentcli.providers import PROVIDER_SETTING, choose, credential_problem, holds_a_credential
+
+    try:
+        problem = credential_problem(choose(values["model"], values["provider"]).provider)
+    except UsageError:
+        return True
+    if problem is None:
+        return True
+    resumed = values["continue_session"] or values["resume"] is not None
+    if resumed and values["provider"] is None and values["model"] is None and holds_a_credential():
+        return True  # the transcript names its provider, which may be the one with the key
+    from agentcli.settings import load_settings  # only now: a missing key is the rare case
+
+    try:  # the settings may choose another provider
+        settings = load_settings(Path.cwd())
+        chosen = choose(
+            values["model"],
+            values["provider"],
+            setting=settings.get(PROVIDER_SETTING),
+            model_setting=settings.get("model"),
+        )
+        problem = credential_problem(chosen.provider)
+    except UsageError:  # unreadable settings: the missing key is still the first thing to fix
+        pass
+    if problem is None:
+        return True
     from agentcli.output.streams import write_err
 
-    if anthropic_credential() is None:
-        write_err(sys.stderr, f"Error: {MISSING_CREDENTIAL}")
-        return False
-    return True
+    write_err(sys.stderr, f"Error: {problem}")
+    return False
 
 
 def _check_choice(flag: str, value: str, choices: tuple[str, ...]) -> None:

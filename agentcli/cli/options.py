@@ -53,6 +53,14 @@ PRINT = CliOption(
 MODEL = CliOption(
     "model", ("--model",), "text", "Model name (default: $AGENTCLI_MODEL, settings, or claude-sonnet-5-5).", "NAME"
 )
+PROVIDER = CliOption(
+    "provider",
+    ("--provider",),
+    "text",
+    "anthropic, openai, ollama or gemini (default: $AGENTCLI_PROVIDER, settings, or anthropic; "
+    "a model prefix such as openai:MODEL wins).",
+    "NAME",
+)
 PERMISSION_MODE = CliOption(
     "permission_mode", ("--permission-mode",), "text", f"One of: {', '.join(PERMISSION_MODES)}.", "MODE"
 )
@@ -108,6 +116,7 @@ HELP = CliOption("help_", ("--help", "-h"), "help", "Show this message and exit.
 
 RUN_OPTIONS = (
     MODEL,
+    PROVIDER,
     PERMISSION_MODE,
     ALLOWED_TOOLS,
     DISALLOWED_TOOLS,

@@ -5,7 +5,9 @@ agentcli's own HTTP layer (`agentcli.providers.http`).
   with ANTHROPIC_API_KEY, else `Authorization: Bearer` with ANTHROPIC_AUTH_TOKEN;
   `anthropic-version`, `anthropic-beta` when betas are asked for, and the headers of
   `ANTHROPIC_CUSTOM_HEADERS` (one `Name: value` a line), which win, as the SDK let them.
-- **The body** is assembled from JSON encoded once per message (`agentcli.providers.body`).
+- **The body** is assembled from JSON encoded once per message (`agentcli.providers.body`), with
+  the prompt-cache breakpoints placed here (`agentcli.cache`): they are this API's business,
+  not the loop's. Only the marked copies (a few blocks) are encoded afresh each turn.
 - **Amazon Bedrock and Google Vertex AI** (`AGENTCLI_USE_BEDROCK=1`, `AGENTCLI_USE_VERTEX=1`)
   go through the `anthropic` SDK instead (`agentcli.providers.anthropic_cloud`), imported only
   then: it signs the requests and speaks those platforms' streams. Everything below is shared.
@@ -26,6 +28,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 from agentcli import __version__
+from agentcli.cache import with_cache_breakpoints
 from agentcli.contracts import JSON, Cancellation, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
 from agentcli.errors import ModelAPIError, TransientModelError
@@ -119,7 +122,7 @@ class AnthropicModel:
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         assembler = _MessageAssembler(listener)
-        with self._connect().events(request, listener.cancel) as events:
+        with self._connect().events(with_cache_breakpoints(request), listener.cancel) as events:
             for event in events:
                 assembler.feed(event)
         return assembler.finish()

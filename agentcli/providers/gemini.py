@@ -53,6 +53,7 @@ from urllib.parse import quote
 from agentcli import __version__
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.errors import ModelAPIError, TransientModelError
+from agentcli.providers import MISSING_GEMINI_KEY
 from agentcli.providers.body import encode
 from agentcli.providers.http import Endpoint, EventStream, HttpClient, error_message, error_type
 from agentcli.providers.timeouts import Timeouts
@@ -62,7 +63,6 @@ __all__ = ["DEFAULT_BASE_URL", "MISSING_GEMINI_KEY", "EncodedTurns", "GeminiMode
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-MISSING_GEMINI_KEY = "No Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) in your environment."
 HINTS = {
     400: "Gemini rejected the request (INVALID_ARGUMENT). If it says the API key is not valid, check "
     "GEMINI_API_KEY; otherwise re-run with --verbose for details.",

@@ -18,8 +18,8 @@ from rich.console import Console
 
 from agentcli import __version__
 from agentcli.context.session import parse_command
-from agentcli.credentials import anthropic_credential
 from agentcli.errors import AgentcliError, Halt, ModelAPIError
+from agentcli.providers import credential_problem
 from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
 from agentcli.repl.input import prompt_session
@@ -36,9 +36,6 @@ from agentcli.ui.tool_render import ApiErrorLine
 SKILL_LIST_MAX_AGE = 2.0
 """Seconds a read of the skill files serves completion before it is read again."""
 EXIT_HINT = "Press Ctrl-C again (or Ctrl-D) to exit."
-NO_CREDENTIAL_WARNING = (
-    "! No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) to send messages; /help works without one."
-)
 
 
 class Repl:
@@ -81,15 +78,15 @@ class Repl:
         delays drawing it."""
         if not self._warming_up:
             self._warming_up = True
-            start_warm_up()
+            start_warm_up(self.session.provider)
             self.session.mcp.start()
 
     # ------------------------------------------------------------------ main loop
 
     def loop(self) -> int:
         self.console.print(f"[bold]agentcli[/bold] {__version__} · {self.cwd} · /help for commands", style="dim")
-        if anthropic_credential() is None:
-            self.console.print(NO_CREDENTIAL_WARNING, style="yellow", markup=False)
+        if problem := credential_problem(self.session.provider):
+            self.console.print(f"! {problem} /help works without one.", style="yellow", markup=False)
         show_resumed(self)
         if is_dumb_terminal():  # prompt_toolkit then prints a plain prompt, which has no render events
             self._warm_up()

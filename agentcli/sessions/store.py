@@ -47,6 +47,8 @@ class LoadedTranscript:
     """What each file looked like when the model last read or wrote it (the Edit/Write guard)."""
     title: str = ""
     model: str | None = None
+    provider: str | None = None
+    """None in a transcript older than providers (it was Anthropic's)."""
     torn_lines: int = 0
     """Lines that did not parse (a torn last line from a killed run, a damaged line), skipped."""
     repaired: list[str] = field(default_factory=list)
@@ -134,6 +136,7 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
         if kind == "session":
             loaded.session_id = str(record.get("session_id") or loaded.session_id)
             loaded.model = record["model"] if isinstance(record.get("model"), str) else None
+            loaded.provider = record["provider"] if isinstance(record.get("provider"), str) else None
         loaded.system = _system_blocks(record.get("system"))
         loaded.system_line = line
     elif kind == "title":

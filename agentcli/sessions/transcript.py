@@ -3,7 +3,8 @@
 The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every record has
 `type` first (so a reader can tell records apart without parsing them) and a `time`:
 
-- `session`: first line. `session_id`, `version`, `cwd`, `model`, `agentcli` version, and
+- `session`: first line. `session_id`, `version`, `cwd`, `provider` (`agentcli.providers`;
+  absent in older files: anthropic), `model` (without a provider prefix), `agentcli` version, and
   `system`: the exact system blocks sent, reused on resume so the prompt cache still hits.
 - `title`: the first prompt as the user typed it (for the session picker).
 - `message`: one conversation message, exactly as sent or received. The user message that
@@ -94,7 +95,15 @@ class TranscriptWriter:
 
     @classmethod
     def new(
-        cls, path: Path, *, session_id: str, cwd: Path, model: str, system: list[JSON], on_error: Callable[[str], None]
+        cls,
+        path: Path,
+        *,
+        session_id: str,
+        cwd: Path,
+        provider: str,
+        model: str,
+        system: list[JSON],
+        on_error: Callable[[str], None],
     ) -> TranscriptWriter:
         header: JSON = {
             "type": "session",
@@ -103,6 +112,7 @@ class TranscriptWriter:
             "version": FORMAT_VERSION,
             "agentcli": __version__,
             "cwd": str(cwd),
+            "provider": provider,
             "model": model,
             "system": system,
         }

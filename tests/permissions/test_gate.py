@@ -356,7 +356,7 @@ def test_absurdly_nested_commands_are_not_covered_and_count_as_matching_a_deny_r
 
 
 def test_several_calls_of_one_turn_are_asked_in_order_and_answers_reach_the_model(project: Path) -> None:
-    from agentcli.contracts import ToolContext
+    from agentcli.contracts import ToolCall, ToolContext
     from agentcli.executor import ToolExecutor
     from agentcli.tools.registry import ToolRegistry
     from tests.permissions.helpers import TOOLS
@@ -365,10 +365,10 @@ def test_several_calls_of_one_turn_are_asked_in_order_and_answers_reach_the_mode
     events: list[object] = []
     registry = ToolRegistry([TOOLS["Read"], TOOLS["Bash"], TOOLS["Write"], TOOLS["mcp__srv__do"]])
     calls = [
-        {"id": "t1", "name": "Bash", "input": {"command": "echo one"}},
-        {"id": "t2", "name": "Read", "input": {"file_path": "a.txt"}},
-        {"id": "t3", "name": "Write", "input": {"file_path": "b.txt", "content": "x"}},
-        {"id": "t4", "name": "mcp__srv__do", "input": {}},
+        ToolCall("t1", "Bash", {"command": "echo one"}),
+        ToolCall("t2", "Read", {"file_path": "a.txt"}),
+        ToolCall("t3", "Write", {"file_path": "b.txt", "content": "x"}),
+        ToolCall("t4", "mcp__srv__do", {}),
     ]
     executor = ToolExecutor(registry, Gate(prompter=recorder))
     results = executor.run_all(calls, ToolContext(cwd=project), events.append, {})

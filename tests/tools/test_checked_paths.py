@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.contracts import JSON, Decision, Tool, ToolContext, ToolResult
+from agentcli.contracts import JSON, Decision, Tool, ToolCall, ToolContext, ToolResult
 from agentcli.events import Event
 from agentcli.executor import ToolExecutor
 from agentcli.permissions.gate import Gate
@@ -70,13 +70,11 @@ RENAME_EXCHANGE = 2
 
 
 def run(executor: ToolExecutor, ctx: ToolContext, *specs: tuple[str, JSON]) -> list[ToolResult]:
-    calls: list[JSON] = [
-        {"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": inp} for n, (name, inp) in enumerate(specs)
-    ]
+    calls = [ToolCall(f"toolu_{n}", name, inp) for n, (name, inp) in enumerate(specs)]
     done: dict[str, ToolResult] = {}
     events: list[Event] = []
     executor.run_all(calls, ctx, events.append, done)
-    return [done[c["id"]] for c in calls]
+    return [done[c.id] for c in calls]
 
 
 def test_a_write_after_the_folder_became_a_symlink_is_refused_and_nothing_outside_changes(

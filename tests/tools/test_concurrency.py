@@ -6,7 +6,7 @@ import threading
 import time
 from pathlib import Path
 
-from agentcli.contracts import JSON, Decision, Tool, ToolContext, ToolResult
+from agentcli.contracts import JSON, Decision, Tool, ToolCall, ToolContext, ToolResult
 from agentcli.events import Event
 from agentcli.executor import ToolExecutor
 from agentcli.tools import builtin_tools
@@ -78,14 +78,13 @@ class Tracked:
         return self.tool.touched_paths(tool_input, ctx)
 
 
-def calls(*specs: tuple[str, JSON]) -> list[JSON]:
+def calls(*specs: tuple[str, JSON]) -> list[ToolCall]:
     return [
-        {"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": {**tool_input, "_id": f"toolu_{n}"}}
-        for n, (name, tool_input) in enumerate(specs)
+        ToolCall(f"toolu_{n}", name, {**tool_input, "_id": f"toolu_{n}"}) for n, (name, tool_input) in enumerate(specs)
     ]
 
 
-def run_turn(registry: ToolRegistry, batch: list[JSON], ctx: ToolContext) -> list[JSON]:
+def run_turn(registry: ToolRegistry, batch: list[ToolCall], ctx: ToolContext) -> list[JSON]:
     executor = ToolExecutor(registry, AllowAll())
     events: list[Event] = []
     return executor.run_all(batch, ctx, events.append, {})

@@ -1,0 +1,97 @@
+"""The one conversation representation, and the only module that knows its blocks.
+
+The loop, the executor, compaction, transcripts and front ends all work on it; each
+provider translates it at its edge (`agentcli.providers`). It is the Messages API's shape,
+as plain JSON objects:
+
+- a message is `{"role": "user" | "assistant", "content": [block, ...]}`;
+- `{"type": "text", "text": ...}`: what the user or the model wrote;
+- `{"type": "tool_use", "id", "name", "input"}`: a tool call in an assistant message
+  (`ToolCall` is its typed value);
+- `{"type": "tool_result", "tool_use_id", "content", "is_error"?}`: its answer, in the very
+  next user message, results first and in call order;
+- anything else a provider sends (thinking and its signature, images, server-tool blocks) is
+  carried verbatim and only the provider that made it reads it.
+
+Blocks are built and read through these functions, never by poking at the dicts elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from agentcli.contracts import JSON, ToolCall
+
+__all__ = [
+    "ToolCall",
+    "assistant_message",
+    "blocks_of",
+    "is_text",
+    "is_tool_result",
+    "is_tool_use",
+    "text_block",
+    "text_of",
+    "tool_call",
+    "tool_calls",
+    "tool_result_block",
+    "tool_use_block",
+    "user_message",
+]
+
+
+def text_block(text: str) -> JSON:
+    return {"type": "text", "text": text}
+
+
+def tool_use_block(call: ToolCall) -> JSON:
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
+
+
+def tool_result_block(call_id: str, content: str, *, is_error: bool = False) -> JSON:
+    block: JSON = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def user_message(content: Sequence[JSON]) -> JSON:
+    return {"role": "user", "content": list(content)}
+
+
+def assistant_message(content: Sequence[JSON]) -> JSON:
+    return {"role": "assistant", "content": list(content)}
+
+
+def is_text(block: JSON) -> bool:
+    return block.get("type") == "text"
+
+
+def is_tool_use(block: JSON) -> bool:
+    return block.get("type") == "tool_use"
+
+
+def is_tool_result(block: JSON) -> bool:
+    return block.get("type") == "tool_result"
+
+
+def tool_call(block: JSON) -> ToolCall:
+    """The typed value of a tool_use block."""
+    return ToolCall(str(block.get("id", "")), str(block.get("name", "")), block.get("input"))
+
+
+def tool_calls(content: Iterable[JSON]) -> list[ToolCall]:
+    """The tool calls among `content`'s blocks, in order."""
+    return [tool_call(block) for block in content if is_tool_use(block)]
+
+
+def text_of(content: Iterable[JSON]) -> str:
+    """The text of `content`'s text blocks, joined."""
+    return "".join(str(block.get("text", "")) for block in content if is_text(block))
+
+
+def blocks_of(message: JSON) -> list[JSON]:
+    """A message's content as blocks (a plain string content is one text block)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [text_block(content)] if content else []
+    return [block for block in content or [] if isinstance(block, dict)]

@@ -1,0 +1,357 @@
+"""OpenAI-compatible Chat Completions behind the `Model` seam (OpenAI, OpenRouter, Ollama, vLLM,
+llama.cpp, LM Studio, Groq…): `POST {base}/chat/completions`, `stream: true`, over agentcli's
+own HTTP layer (`agentcli.providers.http`).
+
+- **Where and who.** `OPENAI_BASE_URL` (default `https://api.openai.com/v1`), or the base the
+  resolver hands over (`ollama:`); `Authorization: Bearer OPENAI_API_KEY` when a key is set (a
+  server of your own may need none; OpenAI's own does).
+- **The request**, translated from the conversation (`agentcli.conversation`): the system
+  prompt as one `system` message; an assistant message's text as `content` and its tool calls
+  as `tool_calls` (arguments as a JSON string); each tool_result as its own `role: "tool"`
+  message with `tool_call_id`, in call order, before the rest of that user message (reminders,
+  the user's text, images as `image_url` parts) as a `user` message. Thinking blocks (streamed
+  reasoning) are not sent back. Each message is translated and encoded once
+  (`agentcli.providers.body`). Tools as `{"type": "function", "function": {...}}`;
+  `stream_options.include_usage` for the usage.
+- **The answer.** Text deltas are streamed to the listener; `reasoning_content` / `reasoning`
+  deltas become a thinking block; tool-call deltas are assembled by `index`, or by `id` when a
+  server sends parallel calls all at index 0. Arguments that are not valid JSON become an
+  invalid input (`ModelResponse.invalid_inputs`): that call gets an error result, the run goes
+  on. `finish_reason` maps to our stop reasons (`FINISH_REASONS`); a call cut off by `length`
+  is marked incomplete, so it is never run.
+- **Usage.** `prompt_tokens` includes `prompt_tokens_details.cached_tokens`: those are counted
+  as cache reads, the rest as input, so nothing is counted twice.
+- **Errors** are OpenAI's `{"error": {"message", "type", "code"}}` with a status, turned into
+  ours by the HTTP layer (429 and 5xx retried, with `retry-after`), with `HINTS`; an error
+  object inside the stream is retried when it looks transient.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from agentcli import __version__
+from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
+from agentcli.conversation import blocks_of, is_text, is_tool_result, is_tool_use, text_block, tool_call
+from agentcli.errors import ModelAPIError, TransientModelError
+from agentcli.providers.body import JsonFragments, encode
+from agentcli.providers.http import Endpoint, EventStream, HttpClient, error_message, error_type
+from agentcli.providers.timeouts import Timeouts
+from agentcli.tool_input import parse_tool_input
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+COMPLETIONS_PATH = "/chat/completions"
+MISSING_KEY = "No API key for OpenAI: set OPENAI_API_KEY (or OPENAI_BASE_URL for a server that needs none)."
+HINTS = {
+    400: "The server rejected the request as malformed. Re-run with --verbose for details.",
+    401: "Check OPENAI_API_KEY: the server did not accept it.",
+    403: "Your API key is not allowed to do this (model access or project permissions).",
+    404: "Check the model name (--model) and OPENAI_BASE_URL.",
+    413: "The request is too large: start a new conversation or trim what you attached.",
+    429: "Rate limited (or out of quota): wait a minute and try again, or check your plan's limits.",
+}
+FINISH_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+TRANSIENT_STREAM_ERRORS = {"server_error", "rate_limit_exceeded", "overloaded", "timeout"}
+
+
+class OpenAIModel:
+    """Streams turns from an OpenAI-compatible Chat Completions server."""
+
+    def __init__(self, *, timeouts: Timeouts | None = None, base_url: str | None = None, api_key: str | None = None):
+        self._timeouts = timeouts or Timeouts()
+        self._base_url = base_url
+        self._api_key = api_key
+        self._http: HttpClient | None = None
+        self._translator = _Translator()
+        self._lock = threading.Lock()
+
+    def _client(self) -> HttpClient:
+        with self._lock:
+            if self._http is None:
+                self._http = HttpClient(self._endpoint(), self._timeouts)
+            return self._http
+
+    def _endpoint(self) -> Endpoint:
+        key = self._api_key or os.environ.get("OPENAI_API_KEY") or None
+        configured = self._base_url or os.environ.get("OPENAI_BASE_URL")
+        if key is None and not configured:
+            raise ModelAPIError(MISSING_KEY)
+        headers = {"user-agent": f"agentcli/{__version__}", "accept": "text/event-stream"}
+        if key:
+            headers["authorization"] = f"Bearer {key}"
+        return Endpoint(
+            base_url=(configured or DEFAULT_BASE_URL).rstrip("/"),
+            headers=headers,
+            base_url_variable="OPENAI_BASE_URL",
+            hints=HINTS,
+            request_id_headers=("x-request-id", "request-id"),
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._http is not None:
+                self._http.close()
+                self._http = None
+
+    def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
+        client = self._client()
+        body = self._translator.body(request, official=client.endpoint.base_url == DEFAULT_BASE_URL)
+        assembler = _ChunkAssembler(listener)
+        with client.stream(COMPLETIONS_PATH, body) as events:
+            for chunk in _chunks(events):
+                assembler.feed(chunk)
+        return assembler.finish()
+
+
+class _Translator:
+    """The conversation as Chat Completions messages, each message translated and encoded once."""
+
+    def __init__(self) -> None:
+        self._fragments = JsonFragments()
+        self._previous: dict[int, tuple[JSON, list[JSON]]] = {}
+        self._current: dict[int, tuple[JSON, list[JSON]]] = {}
+        self._lock = threading.Lock()
+
+    def body(self, request: ModelRequest, *, official: bool) -> bytes:
+        with self._lock:
+            messages: list[JSON] = []
+            if system := "\n\n".join(str(b.get("text", "")) for b in request.system if is_text(b)):
+                messages.append({"role": "system", "content": system})
+            for message in request.messages:
+                messages.extend(self._translated(message))
+            self._previous, self._current = self._current, {}
+        limit = "max_completion_tokens" if official else "max_tokens"  # OpenAI's reasoning models refuse max_tokens
+        fields = [
+            f'"model":{encode(request.model)}',
+            f'"{limit}":{encode(request.max_tokens)}',
+            f'"messages":{self._fragments.array(messages)}',
+        ]
+        if request.tools:
+            fields.append(f'"tools":{encode([function_tool(tool) for tool in request.tools])}')
+        fields.append('"stream":true,"stream_options":{"include_usage":true}')
+        self._fragments.next_request()
+        return ("{" + ",".join(fields) + "}").encode()
+
+    def _translated(self, message: JSON) -> list[JSON]:
+        kept = self._current.get(id(message)) or self._previous.get(id(message))
+        if kept is None or kept[0] is not message:
+            kept = (message, translate_message(message))
+        self._current[id(message)] = kept
+        return kept[1]
+
+
+def function_tool(tool: JSON) -> JSON:
+    """A tool of ours as a Chat Completions function tool."""
+    return {
+        "type": "function",
+        "function": {
+            "name": tool["name"],
+            "description": tool.get("description", ""),
+            "parameters": tool.get("input_schema") or {"type": "object", "properties": {}},
+        },
+    }
+
+
+def translate_message(message: JSON) -> list[JSON]:
+    """One conversation message as the Chat Completions messages that say the same."""
+    blocks = blocks_of(message)
+    if message.get("role") == "assistant":
+        text = "".join(str(b.get("text", "")) for b in blocks if is_text(b))
+        calls = [tool_call(b) for b in blocks if is_tool_use(b)]
+        out: JSON = {"role": "assistant", "content": text or None}
+        if calls:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": encode(c.input)}}
+                for c in calls
+            ]
+        elif not text:
+            out["content"] = ""
+        return [out]
+    results = [
+        {"role": "tool", "tool_call_id": str(b.get("tool_use_id", "")), "content": _result_text(b)}
+        for b in blocks
+        if is_tool_result(b)
+    ]
+    rest = [b for b in blocks if not is_tool_result(b)]
+    parts = [part for b in rest if (part := _user_part(b)) is not None]
+    if not parts:
+        return results
+    if all(part["type"] == "text" for part in parts):
+        return [*results, {"role": "user", "content": "\n\n".join(part["text"] for part in parts)}]
+    return [*results, {"role": "user", "content": parts}]
+
+
+def _result_text(block: JSON) -> str:
+    content = block.get("content")
+    if isinstance(content, list):
+        pieces = [str(b.get("text", "")) if is_text(b) else "[image omitted]" for b in content if isinstance(b, dict)]
+        content = "\n".join(pieces)
+    text = str(content or "")
+    return f"Error: {text}" if block.get("is_error") else text
+
+
+def _user_part(block: JSON) -> JSON | None:
+    if is_text(block):
+        return {"type": "text", "text": str(block.get("text", ""))}
+    source = block.get("source")
+    if block.get("type") == "image" and isinstance(source, dict):
+        if source.get("type") == "base64":
+            url = f"data:{source.get('media_type', 'image/png')};base64,{source.get('data', '')}"
+        else:
+            url = str(source.get("url", ""))
+        return {"type": "image_url", "image_url": {"url": url}}
+    return None  # thinking and other provider-specific blocks are not sent back
+
+
+def _chunks(stream: EventStream) -> Iterator[JSON]:
+    """The stream's JSON chunks up to `[DONE]`; an error object raised as one of our errors."""
+    for event in stream:
+        if event.data.strip() == "[DONE]":
+            return
+        if not event.data.strip():
+            continue
+        try:
+            data = json.loads(event.data)
+        except json.JSONDecodeError as error:
+            raise stream.fault(
+                f"the stream sent a chunk that is not valid JSON ({error})", "malformed stream"
+            ) from None
+        if not isinstance(data, dict):
+            raise stream.fault(
+                f"the stream sent a chunk that is not a JSON object ({type(data).__name__})", "malformed stream"
+            )
+        if "error" in data:
+            raise stream_error(data, stream.request_id)
+        yield data
+
+
+def stream_error(body: object, request_id: str | None = None) -> ModelAPIError | TransientModelError:
+    """An error object inside a stream: retried unless its type says asking again cannot help."""
+    kind = error_type(body)
+    message = error_message(body) or "no details"
+    if kind is None or kind in TRANSIENT_STREAM_ERRORS:
+        return TransientModelError(
+            f"the stream reported an error: {message}", fault="stream error", request_id=request_id
+        )
+    return ModelAPIError(f"The stream reported an error ({kind}): {message}", request_id=request_id)
+
+
+@dataclass
+class _Call:
+    id: str
+    name: str = ""
+    arguments: str = ""
+
+
+@dataclass
+class _ChunkAssembler:
+    """Rebuilds the assistant turn from streamed chunks (the first choice's)."""
+
+    listener: StreamListener
+    text: str = ""
+    reasoning: str = ""
+    calls: list[_Call] = field(default_factory=list)
+    by_index: dict[int, _Call] = field(default_factory=dict)
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+    def feed(self, chunk: JSON) -> None:
+        try:
+            if isinstance(chunk.get("usage"), dict):
+                self._take_usage(chunk["usage"])
+            for choice in chunk.get("choices") or []:
+                if choice.get("index", 0) != 0:
+                    continue
+                self._apply(choice.get("delta") or {})
+                if choice.get("finish_reason"):
+                    self.finish_reason = str(choice["finish_reason"])
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            raise TransientModelError(
+                f"the stream sent a malformed chunk ({error!r})", fault="malformed stream"
+            ) from error
+
+    def _apply(self, delta: JSON) -> None:
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if isinstance(reasoning, str):
+            self.reasoning += reasoning
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            self.text += content
+            self.listener.text(content)
+        for part in delta.get("tool_calls") or []:
+            self._tool_call_delta(part)
+
+    def _tool_call_delta(self, part: JSON) -> None:
+        index = part.get("index", len(self.calls))
+        call_id = part.get("id")
+        known = self.by_index.get(index)
+        if call_id and (known is None or (known.id != call_id and not known.id.startswith("call_agentcli_"))):
+            existing = next((c for c in self.calls if c.id == call_id), None)
+            known = existing or self._start(call_id)
+            self.by_index[index] = known
+        elif known is None:
+            known = self._start(f"call_agentcli_{len(self.calls)}")
+            self.by_index[index] = known
+        elif call_id:
+            known.id = call_id
+        function = part.get("function") or {}
+        if name := function.get("name"):
+            started = not known.name
+            known.name += str(name)
+            if started:
+                if self.text:
+                    self.listener.text("")  # the text block before the calls is whole
+                self.listener.tool_call_started(known.name)
+        known.arguments += str(function.get("arguments") or "")
+
+    def _start(self, call_id: str) -> _Call:
+        call = _Call(str(call_id))
+        self.calls.append(call)
+        return call
+
+    def _take_usage(self, usage: JSON) -> None:
+        details = usage.get("prompt_tokens_details") or {}
+        cached = int(details.get("cached_tokens") or 0)
+        self.usage = Usage(
+            input_tokens=max(0, int(usage.get("prompt_tokens") or 0) - cached),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+            cache_read_input_tokens=cached,
+        )
+
+    def finish(self) -> ModelResponse:
+        if self.finish_reason is None:
+            raise TransientModelError("the stream ended before the answer was complete", fault="stream cut short")
+        content: list[JSON] = []
+        if self.reasoning:
+            content.append({"type": "thinking", "thinking": self.reasoning})
+        if self.text:
+            content.append(text_block(self.text))
+            if not self.calls:
+                self.listener.text("")
+        invalid: dict[str, str] = {}
+        first_call = len(content)
+        for call in self.calls:
+            try:
+                tool_input, problem = parse_tool_input(call.arguments)
+            except json.JSONDecodeError as error:
+                tool_input, problem = {}, f"the arguments are not valid JSON ({error.msg} at character {error.pos})"
+            if problem is not None:
+                invalid[call.id] = problem
+            content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input})
+        stop = FINISH_REASONS.get(self.finish_reason, "end_turn")
+        if self.calls and stop == "end_turn":
+            stop = "tool_use"  # some servers (Ollama) finish a turn of tool calls with "stop"
+        incomplete = first_call + len(self.calls) - 1 if self.calls and stop == "max_tokens" else None
+        if incomplete is not None:
+            invalid.pop(self.calls[-1].id, None)
+        return ModelResponse(content, stop, self.usage, incomplete, invalid)

@@ -1,0 +1,328 @@
+"""The OpenAI-compatible provider end to end: `agentcli run` with `--provider openai` (or a model
+prefix) against tests/fake_openai.py, real HTTP and SSE, through the resolver as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.runner import RunOptions, run_once
+from tests.conftest import AGENTCLI, Ran, RunCli, cli_env
+from tests.fake_openai import RATE_LIMITED, FakeOpenAI, call, http_error, reply
+
+OPENAI_KEY = "sk-test-openai-key-123456"
+RunOpenAI = Callable[..., Ran]
+
+
+@pytest.fixture
+def openai_api() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(api_key=OPENAI_KEY) as api:
+        yield api
+
+
+@pytest.fixture
+def run_openai(
+    openai_api: FakeOpenAI,
+    in_process_env: None,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> RunOpenAI:
+    """`agentcli run PROMPT --model openai:gpt-test` in-process, the model made by the resolver."""
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_api.url)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+
+    def run(prompt: str, **options: Any) -> Ran:
+        options.setdefault("model", "openai:gpt-test")
+        capsys.readouterr()
+        code = run_once(RunOptions(prompt=prompt, **options), None, project, retry_base_delay=0)
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return run
+
+
+def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in body["messages"] if m["role"] == "tool"]
+
+
+def test_a_text_answer_is_printed_and_the_request_is_chat_completions(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI
+) -> None:
+    openai_api.script(reply("Hello from GPT."))
+
+    done = run_openai("hi")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Hello from GPT."
+    (request,) = openai_api.requests
+    body = request.body
+    assert body["model"] == "gpt-test"  # the prefix chose the provider and is not sent
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["messages"][0]["role"] == "system" and "agentcli" in body["messages"][0]["content"].lower()
+    assert body["messages"][-1]["role"] == "user" and "hi" in body["messages"][-1]["content"]
+    assert {t["function"]["name"] for t in body["tools"]} >= {"Read", "Edit", "Bash", "Task", "Skill"}
+    assert all(t["type"] == "function" and "parameters" in t["function"] for t in body["tools"])
+    assert request.headers["authorization"] == f"Bearer {OPENAI_KEY}"
+    assert "cache_control" not in json.dumps(body)  # Anthropic's breakpoints stay with the Anthropic provider
+
+
+def test_one_tool_round_trip_answers_the_call_with_a_tool_message(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "a.txt").write_text("apple\n")
+    openai_api.script(
+        reply("Let me look.", calls=[call("Read", {"file_path": "a.txt"}, id="call_1")]),
+        reply("It says apple."),
+    )
+
+    done = run_openai("what is in a.txt?")
+
+    assert done.returncode == 0, done.stderr
+    assert "It says apple." in done.stdout
+    second = openai_api.requests[1].body["messages"]
+    assistant = next(m for m in second if m["role"] == "assistant")
+    assert assistant["content"] == "Let me look."
+    (sent_call,) = assistant["tool_calls"]
+    assert sent_call["id"] == "call_1" and json.loads(sent_call["function"]["arguments"]) == {"file_path": "a.txt"}
+    assert second[-1]["role"] == "tool" and second[-1]["tool_call_id"] == "call_1"
+    assert "apple" in second[-1]["content"]
+
+
+def test_parallel_calls_sent_at_index_zero_are_told_apart_by_id_and_answered_in_order(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "a.txt").write_text("apple\n")
+    (project / "b.txt").write_text("banana\n")
+    openai_api.script(
+        reply(
+            calls=[
+                call("Read", {"file_path": "a.txt"}, id="call_a"),
+                call("Read", {"file_path": "b.txt"}, id="call_b"),
+            ],
+            index_zero=True,
+        ),
+        reply("Both read."),
+    )
+
+    done = run_openai("read both")
+
+    assert done.returncode == 0, done.stderr
+    results = tool_messages(openai_api.requests[1].body)
+    assert [m["tool_call_id"] for m in results] == ["call_a", "call_b"]
+    assert "apple" in results[0]["content"] and "banana" in results[1]["content"]
+
+
+def test_arguments_that_are_not_json_get_an_error_result_and_the_run_goes_on(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    openai_api.script(
+        reply(calls=[call("Write", '{"file_path": "x.txt", "content": "hi"', id="call_bad")]),
+        reply("Sorry, fixed."),
+    )
+
+    done = run_openai("write x")
+
+    assert done.returncode == 0, done.stderr
+    assert not (project / "x.txt").exists()
+    (result,) = tool_messages(openai_api.requests[1].body)
+    assert result["tool_call_id"] == "call_bad"
+    assert "Invalid input for Write" in result["content"] and "not valid JSON" in result["content"]
+
+
+def test_a_call_cut_off_by_length_is_never_run(run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path) -> None:
+    cut = reply(
+        calls=[call("Write", {"file_path": "big.txt", "content": "x" * 200}, id="call_zz9")],
+        finish_reason="length",
+        cut_arguments=True,
+    )
+    openai_api.script(cut, cut, reply("Gave up on that."))
+
+    done = run_openai("write big", permission_mode="bypassPermissions")
+
+    assert done.returncode == 0, done.stderr
+    assert not (project / "big.txt").exists()
+    for request in openai_api.requests:
+        assert "call_zz9" not in json.dumps(request.body["messages"])
+
+
+def test_a_dropped_stream_is_asked_for_again(run_openai: RunOpenAI, openai_api: FakeOpenAI) -> None:
+    openai_api.script(reply("This answer is cut", drop_after=2), reply("Recovered."))
+
+    done = run_openai("hi")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Recovered."
+    assert len(openai_api.requests) == 2
+
+
+def test_a_429_waits_as_retry_after_says_then_succeeds(run_openai: RunOpenAI, openai_api: FakeOpenAI) -> None:
+    openai_api.script(http_error(429, RATE_LIMITED, headers={"retry-after": "0"}), reply("After the wait."))
+
+    done = run_openai("hi")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "After the wait."
+    assert "rate limited" in done.stderr.lower()
+    assert len(openai_api.requests) == 2
+
+
+def test_a_rejected_key_says_to_check_openai_api_key_and_never_shows_it(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-abcdefghijkl")
+
+    done = run_openai("hi")
+
+    assert done.returncode == 1
+    assert "API error 401: Incorrect API key provided" in done.stderr
+    assert "Check OPENAI_API_KEY" in done.stderr
+    assert "sk-wrong-key-abcdefghijkl" not in done.stderr + done.stdout
+
+
+def test_cached_prompt_tokens_are_counted_as_cache_reads_not_twice(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI
+) -> None:
+    openai_api.script(reply("ok", prompt_tokens=1000, cached_tokens=800, completion_tokens=7))
+
+    done = run_openai("hi", output_format="json")
+
+    assert done.returncode == 0, done.stderr
+    usage = json.loads(done.stdout)["usage"]
+    assert usage["input_tokens"] == 200
+    assert usage["cache_read_input_tokens"] == 800
+    assert usage["output_tokens"] == 7
+
+
+def test_reasoning_is_kept_out_of_the_answer_and_not_sent_back(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "a.txt").write_text("apple\n")
+    openai_api.script(
+        reply(calls=[call("Read", {"file_path": "a.txt"}, id="call_1")], reasoning="SECRET-CHAIN-OF-THOUGHT"),
+        reply("Done."),
+    )
+
+    done = run_openai("read it")
+
+    assert done.returncode == 0, done.stderr
+    assert "SECRET-CHAIN-OF-THOUGHT" not in done.stdout
+    assert "SECRET-CHAIN-OF-THOUGHT" not in json.dumps(openai_api.requests[1].body)
+
+
+def test_a_denied_edit_is_an_error_tool_message_and_the_file_stays(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "a.txt").write_text("old\n")
+    openai_api.script(
+        reply(calls=[call("Edit", {"file_path": "a.txt", "old_string": "old", "new_string": "new"}, id="call_e")]),
+        reply("I was not allowed."),
+    )
+
+    done = run_openai("edit a.txt")
+
+    assert done.returncode == 0, done.stderr
+    assert (project / "a.txt").read_text() == "old\n"
+    (result,) = tool_messages(openai_api.requests[1].body)
+    assert result["tool_call_id"] == "call_e" and result["content"].startswith("Error: ")
+
+
+def test_a_skill_runs_on_openai(run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path) -> None:
+    (project / ".commands").mkdir()
+    (project / ".commands" / "stamp.md").write_text("---\ndescription: Stamp files\n---\nSay STAMPED-SKILL-BODY.")
+    openai_api.script(reply(calls=[call("Skill", {"skill": "stamp"}, id="call_s")]), reply("Stamped."))
+
+    done = run_openai("stamp")
+
+    assert done.returncode == 0, done.stderr
+    assert "STAMPED-SKILL-BODY" in json.dumps(openai_api.requests[1].body["messages"])
+
+
+def test_a_sub_agent_runs_on_openai(run_openai: RunOpenAI, openai_api: FakeOpenAI) -> None:
+    task = {"description": "look around", "prompt": "Say what you find.", "subagent_type": "Explore"}
+    openai_api.script(
+        reply(calls=[call("Task", task, id="call_t")]),
+        reply("SUBAGENT-FOUND-IT"),
+        reply("The sub-agent found it."),
+    )
+
+    done = run_openai("explore")
+
+    assert done.returncode == 0, done.stderr
+    assert "The sub-agent found it." in done.stdout
+    sub = openai_api.requests[1].body["messages"]
+    assert sub[-1]["role"] == "user" and "Say what you find." in sub[-1]["content"]
+    (result,) = tool_messages(openai_api.requests[2].body)
+    assert result["tool_call_id"] == "call_t" and "SUBAGENT-FOUND-IT" in result["content"]
+
+
+def test_continue_of_an_openai_session_goes_on_with_openai(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, project: Path, capsys: Any
+) -> None:
+    openai_api.script(reply("First answer."), reply("Second answer."))
+    assert run_openai("first").returncode == 0
+
+    capsys.readouterr()
+    code = run_once(RunOptions(prompt="second", continue_session=True), None, project, retry_base_delay=0)
+
+    assert code == 0, capsys.readouterr().err
+    assert len(openai_api.requests) == 2
+    second = openai_api.requests[1].body
+    assert second["model"] == "gpt-test"
+    assert any(m["role"] == "assistant" and m["content"] == "First answer." for m in second["messages"])
+
+
+def test_the_ollama_prefix_goes_to_ollama_host_without_a_key(home: Path, project: Path) -> None:
+    with FakeOpenAI() as ollama:
+        ollama.script(reply("Hi from llama."))
+        env = cli_env(home, None)
+        env.pop("ANTHROPIC_API_KEY")
+        env["OLLAMA_HOST"] = ollama.url.removesuffix("/v1")
+        done = subprocess.run(
+            [AGENTCLI, "run", "--model", "ollama:llama3.2:3b", "hi"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Hi from llama."
+    (request,) = ollama.requests
+    assert request.body["model"] == "llama3.2:3b" and "authorization" not in request.headers
+    assert "max_tokens" in request.body  # what local servers take (OpenAI's own gets max_completion_tokens)
+
+
+def test_provider_openai_without_a_key_says_which_variable_to_set(run_cli: RunCli) -> None:
+    done = run_cli("run", "--provider", "openai", "hi")
+
+    assert done.returncode == 1
+    assert "set OPENAI_API_KEY" in done.stderr
+
+
+def test_an_unknown_provider_is_a_usage_error(run_cli: RunCli) -> None:
+    done = run_cli("run", "--provider", "nosuch", "hi")
+
+    assert done.returncode == 2
+    assert "Unknown provider 'nosuch'" in done.stderr and "openai" in done.stderr
+
+
+def test_a_plain_anthropic_run_imports_no_openai_code(run_cli: RunCli, fake_api: Any) -> None:
+    from tests.fake_anthropic import reply as anthropic_reply
+    from tests.fake_anthropic import text
+
+    fake_api.script(anthropic_reply(text("hi")))
+
+    done = run_cli("run", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
+
+    assert done.returncode == 0, done.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "agentcli.providers.http" in imported  # the measurement covers the request path
+    assert not {"agentcli.providers.openai", "openai"} & imported
