@@ -39,6 +39,11 @@ class ToolResult:
     output: str | None = None
     """What the terminal previews under the call (first and last lines): a program's output
     (Bash, without its exit status) or a listing (Grep, Glob). None: the summary says enough."""
+    failure: str | None = None
+    """For an error result, what kind of failure it was, in a word the transcript records for
+    `agentcli stats`: the executor's `denied`, `blocked` (a hook), `unknown_tool`, `invalid_input`,
+    `interrupted`; or a tool's own (Edit: `not_found`, `not_unique`, `stale`, `not_read`). None
+    for any other error, and for a result that is not one."""
 
 
 @dataclass

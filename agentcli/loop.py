@@ -38,6 +38,7 @@ from agentcli.events import (
     Event,
     EventSink,
     MessageAdded,
+    ModelResponded,
     Notice,
     Retrying,
     TextDelta,
@@ -221,8 +222,9 @@ class Agent:
         policy = RetryPolicy(self.config.max_retries, self.config.retry_base_delay)
         attempt = 0
         while True:
+            listener = _StreamEvents(self.emit)
             try:
-                response = self.model.stream(request, _StreamEvents(self.emit))
+                response = self.model.stream(request, listener)
                 break
             except TransientModelError as error:
                 attempt += 1
@@ -239,6 +241,7 @@ class Agent:
                 time.sleep(delay)
         self.usage.add(response.usage)
         self.context_tokens = response.usage.total_input + response.usage.output_tokens
+        self.emit(listener.responded(request.model, response.stop_reason, attempt))
         return response
 
     def _cut_off(self, response: ModelResponse, boosted: bool) -> ModelResponse | None:
@@ -340,16 +343,28 @@ class Agent:
 
 
 class _StreamEvents:
-    """The `StreamListener` the loop hands the model: what it reports becomes events."""
+    """The `StreamListener` the loop hands the model for one attempt: what it reports becomes
+    events, and it times the attempt (`responded`)."""
 
     def __init__(self, emit: EventSink) -> None:
         self.emit = emit
+        self._sent = time.monotonic()
+        self._first: float | None = None
 
     def text(self, delta: str) -> None:
+        if delta and self._first is None:
+            self._first = time.monotonic()
         self.emit(TextDelta(delta))
 
     def tool_call_started(self, name: str) -> None:
+        if self._first is None:
+            self._first = time.monotonic()
         self.emit(ToolCallStreaming(name))
+
+    def responded(self, model: str, stop_reason: str, retries: int) -> ModelResponded:
+        """The attempt's timing, now that its whole response is in."""
+        first = None if self._first is None else self._first - self._sent
+        return ModelResponded(model, stop_reason, first, time.monotonic() - self._sent, retries)
 
 
 def _safe_block(block: JSON) -> JSON:
