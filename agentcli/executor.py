@@ -9,8 +9,9 @@ always come back in call order, one per call, made safe for the conversation
 
 Events, per call: `ToolCallStarted` before the gate judges it, `ToolCallRunning` once it is
 admitted and its tool starts, `ToolCallFinished` with its result (and how long the tool ran).
-A batch of concurrent calls reports every `ToolCallRunning` first and then every `ToolCallFinished` in call order (a
-denied call's too), so a front end can print each call with its result and never interleave.
+A batch of concurrent calls reports every `ToolCallRunning` first and then every
+`ToolCallFinished` in call order (a denied call's too), so a front end can print each call with
+its result and never interleave.
 After an interrupt, `interrupted` reports every call that had not finished.
 
 Hooks (`agentcli.hooks`): PreToolUse hooks run after a call's input is validated and before the
