@@ -249,6 +249,12 @@ class _Reader:
                 self.session.turns += 1
         if message.get("role") != "user":
             return
+        if self.session is not None and not self.session.title:  # a transcript without a title record
+            texts = [
+                b.get("text") for b in _list(message.get("content")) if isinstance(b, dict) and b.get("type") == "text"
+            ]
+            own = [t for t in texts if isinstance(t, str) and not t.startswith("<system-reminder>")]
+            self.session.title = " ".join(own[-1].split()) if own else ""
         calls = record.get("calls")
         for block in _list(message.get("content")):
             if not isinstance(block, dict) or block.get("type") != "tool_result":
@@ -320,7 +326,7 @@ def figures(tally: Tally) -> JSON:
         "unpriced_models": sorted(tally.unpriced),
         "subagents": _subagents(tally.sessions),
         "compactions": _compactions(tally.compactions),
-        "per_session": [_session(s) for s in tally.sessions],
+        "per_session": [_session(s) for s in sorted(tally.sessions, key=lambda s: (min(s.days), s.id))],
         "per_day": _days(tally.sessions),
     }
 
