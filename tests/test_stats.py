@@ -141,8 +141,10 @@ def generated_project(home: Path, project: Path) -> Path:
         {"type": "title", "time": day1, "title": "first task"},
         prompt(day1),
         answer(day1, ("a", "Edit"), ("b", "Bash"), spent=usage(1000, 100, read=3000), requests=[request(100, 400)]),
-        results(day1, ("a", True), ("b", True), calls={"a": {"ms": 5, "failure": "not_unique"}, "b": {"failure": "denied"}}),
-        answer(day1, ("c", "Task"), spent=usage(500, 50), requests=[request(300, 800, "max_tokens"), request(200, 600)]),
+        results(day1, ("a", True), ("b", True),
+                calls={"a": {"ms": 5, "failure": "not_unique"}, "b": {"failure": "denied"}}),
+        answer(day1, ("c", "Task"), spent=usage(500, 50),
+               requests=[request(300, 800, "max_tokens"), request(200, 600)]),
         results(day1, ("c", False), calls={"c": {"ms": 900}}, subagents={"c": "/moved/away/agent-1.jsonl"},
                 usage=usage(2000, 200)),  # the sub-agent's tokens, as the session counts them
         answer(day1, spent=usage(100, 10), requests=[request(50, 200, "end_turn")]),
