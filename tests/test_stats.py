@@ -10,7 +10,7 @@ from typing import Any
 
 from agentcli.catalog import model_info
 from agentcli.contracts import Usage
-from tests.conftest import RunCli
+from tests.conftest import RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 
 UTC = {"TZ": "UTC"}
@@ -327,3 +327,22 @@ def test_all_reads_every_projects_sessions(run_cli: RunCli, home: Path, project:
     everywhere = stats(run_cli, "--all")
     assert sorted(s["id"] for s in everywhere["per_session"]) == ["here", "there"]
     assert everywhere["projects"] == 2 and everywhere["tokens"]["total"] == 220
+
+
+def test_slash_stats_shows_the_current_sessions_card(
+    start_repl: StartRepl, fake_api: FakeAnthropic, project: Path
+) -> None:
+    (project / "notes.txt").write_text("hello\n")
+    fake_api.script(
+        reply(tool_use("Glob", {"pattern": "*.txt"}, id="g1"), usage=ONE),
+        reply(text("Answer-A"), usage=ONE),
+    )
+    repl = start_repl()
+    repl.submit("hi")
+    repl.wait_for_prompt("Answer-A")
+
+    repl.submit("/stats")
+
+    screen = repl.wait_for("Tool calls")
+    assert "This session (" in screen and "Glob" in screen
+    assert re.search(r"Tasks \(prompts run\)\s+1", screen) and re.search(r"Turns\s+2", screen)

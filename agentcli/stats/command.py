@@ -6,6 +6,7 @@ import datetime
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcli.catalog import model_info
 from agentcli.contracts import JSON
@@ -13,6 +14,9 @@ from agentcli.settings import load_settings
 from agentcli.stats.collect import Tally, figures
 from agentcli.stats.render import card, report
 from agentcli.stats.scope import parse_since, transcripts
+
+if TYPE_CHECKING:
+    from rich.console import Group
 
 
 def tally_of(paths: Iterable[Path], cwd: Path, since: datetime.datetime | None = None) -> Tally:
@@ -39,12 +43,12 @@ def stats_text(cwd: Path, *, all_projects: bool, since: str | None, as_json: boo
     return rendered(report(found, heading), width)
 
 
-def session_card(path: Path, cwd: Path, width: int) -> str:
-    """`/stats`: the figures of the session whose transcript is `path`."""
+def session_card(path: Path, cwd: Path) -> Group | str:
+    """`/stats`: the figures of the session whose transcript is `path` (its sub-agents' included)."""
     found: JSON = figures(tally_of([path], cwd))
     if not found["sessions"]:
         return "No statistics yet: this conversation has no recorded messages."
-    return rendered(card(found, f"This session ({path.name.removesuffix('.jsonl')})"), width)
+    return card(found, f"This session ({path.name.removesuffix('.jsonl')})")
 
 
 def rendered(renderable: object, width: int) -> str:
