@@ -42,6 +42,11 @@ class ToolResult:
     (Bash, without its exit status) or a listing (Grep, Glob). None: the summary says enough."""
     images: tuple[JSON, ...] = ()
     """Image content blocks sent to the model after `content` (an MCP tool's pictures)."""
+    failure: str | None = None
+    """For an error result, what kind of failure it was, in a word the transcript records for
+    `agentcli stats`: the executor's `denied`, `blocked` (a hook), `unknown_tool`, `invalid_input`,
+    `interrupted`; or a tool's own (Edit: `not_found`, `not_unique`, `stale`, `not_read`). None
+    for any other error, and for a result that is not one."""
 
 
 @dataclass

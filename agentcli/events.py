@@ -54,6 +54,22 @@ class AssistantMessage(AgentEvent):
 
 
 @dataclass(frozen=True)
+class ModelResponded(AgentEvent):
+    """A model request was answered (also one the loop then discards and asks again): what the
+    transcript records of it for `agentcli stats`."""
+
+    model: str
+    stop_reason: str
+    first_token: float | None
+    """Seconds from sending the request to the first text or tool call streamed back; None when
+    the response streamed neither (thinking only, or a model that does not stream)."""
+    duration: float
+    """Seconds from sending the request to the whole response (of the attempt that succeeded)."""
+    retries: int
+    """Failed attempts before this one (each followed by a `Retrying`)."""
+
+
+@dataclass(frozen=True)
 class ToolCallStreaming(AgentEvent):
     """The model began writing a call to the tool `name`; its input is still streaming in."""
 
@@ -91,6 +107,9 @@ class ToolCallFinished(AgentEvent):
     result: ToolResult
     interrupted: bool = False
     """The user interrupted the turn before this call finished (it may never have started)."""
+    duration: float | None = None
+    """Seconds the tool ran (its PostToolUse hooks and the permission question not included);
+    None for a call that never ran (denied, invalid, unknown, interrupted before it started)."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +180,7 @@ Event = (
     | TurnStarting
     | TextDelta
     | AssistantMessage
+    | ModelResponded
     | ToolCallStreaming
     | ToolCallStarted
     | ToolCallRunning

@@ -8,9 +8,10 @@ always come back in call order, one per call, made safe for the conversation
 (`safe_text.for_conversation`: valid Unicode, credentials redacted) and capped.
 
 Events, per call: `ToolCallStarted` before the gate judges it, `ToolCallRunning` once it is
-admitted and its tool starts, `ToolCallFinished` with its result. A batch of concurrent calls
-reports every `ToolCallRunning` first and then every `ToolCallFinished` in call order (a
-denied call's too), so a front end can print each call with its result and never interleave.
+admitted and its tool starts, `ToolCallFinished` with its result (and how long the tool ran).
+A batch of concurrent calls reports every `ToolCallRunning` first and then every
+`ToolCallFinished` in call order (a denied call's too), so a front end can print each call with
+its result and never interleave.
 After an interrupt, `interrupted` reports every call that had not finished.
 
 Hooks (`agentcli.hooks`): PreToolUse hooks run after a call's input is validated and before the
@@ -26,6 +27,7 @@ the session's state (read-file records, the cancel event) with every other call.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
@@ -55,7 +57,9 @@ MAX_PARALLEL = 8
 NO_INVALID_INPUTS: Mapping[str, str] = MappingProxyType({})
 _Admitted = tuple[Tool, JSON, ToolContext] | ToolResult
 """The tool, input and context to run a call with, or the error result when it may not run."""
-INTERRUPTED = ToolResult("Interrupted by the user before this call finished.", is_error=True, summary="Interrupted")
+INTERRUPTED = ToolResult(
+    "Interrupted by the user before this call finished.", is_error=True, summary="Interrupted", failure="interrupted"
+)
 
 
 def tool_result(call_id: str, result: ToolResult) -> JSON:
@@ -112,23 +116,26 @@ class ToolExecutor:
                 if not isinstance(outcome, ToolResult):
                     tool, tool_input, call_ctx = outcome
                     emit(ToolCallRunning(call.id, call.name, tool_input))
-                    outcome = self._run(tool, tool_input, call_ctx)
-                self._finish(call, outcome, emit, done, self._output_limit(call))
+                    self._finish(call, *self._run(tool, tool_input, call_ctx), emit, done, self._output_limit(call))
+                else:
+                    self._finish(call, outcome, None, emit, done, self._output_limit(call))
         return [tool_result(c.id, done[c.id]) for c in calls]
 
     def _run_concurrently(
         self, admitted: list[tuple[ToolCall, _Admitted]], emit: EventSink, done: dict[str, ToolResult]
     ) -> None:
         """Start every admitted call at once, then report all results in call order."""
-        futures: dict[str, Future[ToolResult]] = {}
+        futures: dict[str, Future[tuple[ToolResult, float]]] = {}
         for call, outcome in admitted:
             if not isinstance(outcome, ToolResult):
                 tool, tool_input, call_ctx = outcome
                 emit(ToolCallRunning(call.id, call.name, tool_input, parallel=True))
                 futures[call.id] = self._pool.submit(self._run, tool, tool_input, call_ctx)
         for call, outcome in admitted:
-            result = outcome if isinstance(outcome, ToolResult) else futures[call.id].result()
-            self._finish(call, result, emit, done, self._output_limit(call))
+            if isinstance(outcome, ToolResult):
+                self._finish(call, outcome, None, emit, done, self._output_limit(call))
+            else:
+                self._finish(call, *futures[call.id].result(), emit, done, self._output_limit(call))
 
     def interrupted(self, calls: Sequence[ToolCall], done: dict[str, ToolResult], emit: EventSink) -> list[JSON]:
         """After the user interrupted `calls`: their results in call order, the finished ones as
@@ -153,21 +160,23 @@ class ToolExecutor:
             if input_problem:  # a call the provider could not read (a malformed text-protocol tag)
                 return ToolResult(f"Invalid tool call: {input_problem}", is_error=True, summary="Invalid tool call")
             names = ", ".join(self.registry.names())
-            return ToolResult(f"Unknown tool {call.name!r}. Available tools: {names}.", is_error=True)
+            return ToolResult(
+                f"Unknown tool {call.name!r}. Available tools: {names}.", is_error=True, failure="unknown_tool"
+            )
         tool_input = call.input
         if not isinstance(tool_input, dict):  # from a Model that does not check its calls
             input_problem, tool_input = input_problem or "the input must be a JSON object", {}
         error = input_problem or validation_error(tool_input, tool.input_schema)
         if error:
             message = f"Invalid input for {tool.name}: {error}. Fix the input and call it again."
-            return ToolResult(message, is_error=True, summary=f"Invalid input: {error}")
+            return ToolResult(message, is_error=True, summary=f"Invalid input: {error}", failure="invalid_input")
         hooked = self._pre_tool_use(tool, tool_input, call.id)
         if isinstance(hooked, ToolResult):
             return hooked
         tool_input, permission = hooked
         decision = self.gate.check(tool, tool_input, replace(ctx, hook_permission=permission))
         if not decision.allowed:
-            return ToolResult(decision.message, is_error=True, summary=decision.message)
+            return ToolResult(decision.message, is_error=True, summary=decision.message, failure="denied")
         return tool, tool_input, replace(ctx, checked_paths=decision.checked_paths, call_id=call.id)
 
     def _pre_tool_use(self, tool: Tool, tool_input: JSON, call_id: str) -> tuple[JSON, HookPermission] | ToolResult:
@@ -177,7 +186,7 @@ class ToolExecutor:
         if said.stop or said.blocked or said.permission == "deny":
             why = said.reason or said.permission_reason or said.stop or "no reason given"
             message = f"Blocked by a PreToolUse hook: {why}"
-            return ToolResult(message, is_error=True, summary=message)
+            return ToolResult(message, is_error=True, summary=message, failure="blocked")
         changed = said.updated_input is not None and said.updated_input != tool_input
         if said.updated_input is not None:
             if error := validation_error(said.updated_input, tool.input_schema):
@@ -185,32 +194,44 @@ class ToolExecutor:
                     f"Not run: a PreToolUse hook changed this {tool.name} call's input to one that is not valid "
                     f"({error}). Tell the user; the hook's configuration needs fixing."
                 )
-                return ToolResult(message, is_error=True, summary=f"Invalid input from a hook: {error}")
+                return ToolResult(
+                    message, is_error=True, summary=f"Invalid input from a hook: {error}", failure="blocked"
+                )
             tool_input = said.updated_input
         decision = said.permission if said.permission in ("allow", "ask") else None
         return tool_input, HookPermission(decision, said.permission_reason, changed)
 
-    def _run(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        """Run the call, then its PostToolUse (or PostToolUseFailure) hooks, whose say joins the result."""
+    def _run(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> tuple[ToolResult, float]:
+        """Run the call, then its PostToolUse (or PostToolUseFailure) hooks, whose say joins the
+        result; and the seconds the tool itself took."""
+        started = time.monotonic()
         result = _run_safely(tool, tool_input, ctx)
+        duration = time.monotonic() - started
         if ctx.cancel.is_set():
-            return result
+            return result, duration
         fields = _tool_fields(tool, tool_input, ctx.call_id)
         event = "PostToolUseFailure" if result.is_error else "PostToolUse"
         fields.update({"error": result.content} if result.is_error else {"tool_response": result.content})
         said = self.hooks.run(event, fields, tool.name)
         self._stop = said.stop or self._stop
-        return _with_feedback(result, event, said)
+        return _with_feedback(result, event, said), duration
 
     def _output_limit(self, call: ToolCall) -> int:
         tool = self.registry.get(call.name)
         return tool.output_limit if isinstance(tool, CapsOwnOutput) else TOOL_OUTPUT_LIMIT
 
     @staticmethod
-    def _finish(call: ToolCall, result: ToolResult, emit: EventSink, done: dict[str, ToolResult], limit: int) -> None:
+    def _finish(
+        call: ToolCall,
+        result: ToolResult,
+        duration: float | None,
+        emit: EventSink,
+        done: dict[str, ToolResult],
+        limit: int,
+    ) -> None:
         result = _safe(result, limit)
         done[call.id] = result
-        emit(ToolCallFinished(call.id, call.name, _shown_input(call), result))
+        emit(ToolCallFinished(call.id, call.name, _shown_input(call), result, duration=duration))
 
     @staticmethod
     def announce(message: JSON, emit: EventSink) -> None:

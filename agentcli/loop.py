@@ -17,6 +17,7 @@ repeat). A hook's `continue: false` ends the turn with `StoppedByHook`.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -57,6 +58,7 @@ from agentcli.events import (
     Event,
     EventSink,
     MessageAdded,
+    ModelResponded,
     Notice,
     Retrying,
     TextDelta,
@@ -246,8 +248,9 @@ class Agent:
         policy = RetryPolicy(self.config.max_retries, self.config.retry_base_delay)
         attempt = 0
         while True:
+            listener = _StreamEvents(self.emit, self.ctx.cancel)
             try:
-                response = self.model.stream(request, _StreamEvents(self.emit, self.ctx.cancel))
+                response = self.model.stream(request, listener)
                 break
             except TransientModelError as error:
                 self._stop_if_cancelled()  # the stream broke off because the user interrupted: no retry
@@ -266,6 +269,7 @@ class Agent:
                 self._stop_if_cancelled()
         self.usage.add(response.usage)
         self.context_tokens = response.usage.total_input + response.usage.output_tokens
+        self.emit(listener.responded(request.model, response.stop_reason, attempt))
         return response
 
     def _cut_off(self, response: ModelResponse, boosted: bool) -> ModelResponse | None:
@@ -378,17 +382,29 @@ class Agent:
 
 
 class _StreamEvents:
-    """The `StreamListener` the loop hands the model: what it reports becomes events."""
+    """The `StreamListener` the loop hands the model for one attempt: what it reports becomes
+    events, and it times the attempt (`responded`)."""
 
     def __init__(self, emit: EventSink, cancel: Cancellation) -> None:
         self.emit = emit
         self.cancel = cancel
+        self._sent = time.monotonic()
+        self._first: float | None = None
 
     def text(self, delta: str) -> None:
+        if delta and self._first is None:
+            self._first = time.monotonic()
         self.emit(TextDelta(delta))
 
     def tool_call_started(self, name: str) -> None:
+        if self._first is None:
+            self._first = time.monotonic()
         self.emit(ToolCallStreaming(name))
+
+    def responded(self, model: str, stop_reason: str, retries: int) -> ModelResponded:
+        """The attempt's timing, now that its whole response is in."""
+        first = None if self._first is None else self._first - self._sent
+        return ModelResponded(model, stop_reason, first, time.monotonic() - self._sent, retries)
 
 
 def _safe_block(block: JSON) -> JSON:

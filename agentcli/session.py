@@ -264,9 +264,13 @@ class Session:
         try:
             with self.context.turn(prepared):
                 result = self.agent.run(prepared.content)
-        except Exception:
-            self.transcript.discard()  # only while the model has never answered: no file to clutter /resume
+        except BaseException as stopped:  # an interrupt too: the run record says why it ended
+            self.recorder.record_run(stopped)
+            if isinstance(stopped, Exception):
+                self.transcript.discard()  # only while the model has never answered: no file to clutter /resume
             raise
+        else:
+            self.recorder.record_run(None)
         finally:
             config.model = session_model
             self.transcript.sync()

@@ -94,8 +94,9 @@ def test_a_long_answer_and_the_transcript_are_complete_when_the_run_ends(
     assert transcript.read_text().endswith("\n")
     kinds = [(r["type"], r.get("message", {}).get("role")) for r in records(transcript)]
     assert kinds[0] == ("session", None)
-    assert kinds[-2:] == [("message", "user"), ("message", "assistant")]
-    assert records(transcript)[-1]["message"]["content"][0]["text"] == answer
+    assert kinds[-3:] == [("message", "user"), ("message", "assistant"), ("run", None)]
+    assert records(transcript)[-2]["message"]["content"][0]["text"] == answer
+    assert records(transcript)[-1]["stop"] == "done"
 
 
 def test_the_repl_ends_without_teardown_and_keeps_its_transcript_and_history(

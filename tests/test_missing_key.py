@@ -111,9 +111,10 @@ def test_a_failed_first_message_in_the_repl_is_kept_once_the_model_answers(
 
     [path] = transcript_files(home, project)
     written = records(path)
-    assert [r["type"] for r in written] == ["session", "title", "message", "message", "message"]
+    assert [r["type"] for r in written] == ["session", "title", "message", "run", "message", "message", "run"]
     assert written[1]["title"] == "first message"
-    kept = [r["message"] for r in written[2:]]
+    assert [written[3]["stop"], written[6]["stop"]] == ["api_error", "done"]
+    kept = [r["message"] for r in written if r["type"] == "message"]
     assert [m["role"] for m in kept] == ["user", "user", "assistant"]
     assert "first message" in json.dumps(kept[0]) and "second message" in json.dumps(kept[1])
     assert "Answer-2" in json.dumps(kept[2])

@@ -118,7 +118,7 @@ def test_compact_summarises_and_shrinks_the_next_request(
     print(f"request size before /compact: {len(before.raw):,} bytes; after: {len(after.raw):,} bytes")
     [path] = transcripts(home, project)
     kinds = [json.loads(line)["type"] for line in path.read_text().splitlines()]
-    assert kinds.count("compact") == 1 and kinds[-3:] == ["message", "message", "message"]
+    assert kinds.count("compact") == 1 and kinds[-4:] == ["message", "message", "message", "run"]
 
 
 def test_a_session_still_open_in_the_repl_cannot_be_continued_elsewhere(

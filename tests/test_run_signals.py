@@ -38,8 +38,9 @@ def test_a_signal_during_a_long_bash_kills_it_and_the_session_continues(
     assert f"Error: Stopped by {signum.name}" in stderr
     assert stdout == ""
     [path] = transcript_files(home, project)
-    last = records(path)[-1]["message"]
-    assert last["role"] == "user" and last["content"][0]["tool_use_id"] == "toolu_long"
+    *_, last, ended = records(path)
+    assert last["message"]["role"] == "user" and last["message"]["content"][0]["tool_use_id"] == "toolu_long"
+    assert (ended["type"], ended["stop"]) == ("run", "interrupted")
 
     continues_after_a_killed_call(run_cli, fake_api, "toolu_long")
 

@@ -138,16 +138,19 @@ def test_transcript_records_each_message_with_metadata(
     assert done.returncode == 0, done.stderr
     [path] = transcript_files(home, project)
     lines = records(path)
-    assert [r["type"] for r in lines] == ["session", "title", "message", "message", "message", "message"]
+    assert [r["type"] for r in lines] == ["session", "title", "message", "message", "message", "message", "run"]
     header = lines[0]
     assert header["cwd"] == str(project) and header["model"] == "claude-sonnet-5-5" and header["time"]
     assert header["system"] == strip_cache_control(model.requests[0].system)
     assert lines[1]["title"] == "list the markdown files"
-    messages = [r["message"] for r in lines[2:]]
+    messages = [r["message"] for r in lines[2:-1]]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
     assert strip_cache_control(model.requests[1].messages) == messages[:3]
     assert set(lines[2]["reminders"]) == {"instructions", "skills", "mode", "tasks"}  # reminder state for resuming
     assert lines[3]["context_tokens"] > 0
+    assert lines[4]["calls"] == {"toolu_1": {"ms": lines[4]["calls"]["toolu_1"]["ms"]}}  # ran, no failure
+    assert [r["stop_reason"] for r in lines[3]["requests"] + lines[5]["requests"]] == ["tool_use", "end_turn"]
+    assert {k: lines[-1][k] for k in ("stop", "turns")} == {"stop": "done", "turns": 2}
     assert oct(path.stat().st_mode & 0o777) == "0o600"
 
 
@@ -231,7 +234,8 @@ def test_a_torn_last_line_is_dropped_and_the_session_continues(
     assert model.rejected == []
     assert [m["role"] for m in model.requests[1].messages] == ["user", "assistant", "user"]
     lines = records(path)  # every line parses again: the torn one was cut before appending
-    assert lines[-1]["message"]["content"] == [{"type": "text", "text": "Answer-B"}]
+    assert lines[-2]["message"]["content"] == [{"type": "text", "text": "Answer-B"}]
+    assert lines[-1]["type"] == "run"
 
 
 def test_load_repairs_tool_calls_left_without_results(tmp_path: Path) -> None:
@@ -331,7 +335,7 @@ def test_auto_compact_summarises_when_the_context_fills_up(
     boundary = next(r for r in lines if r["type"] == "compact")
     assert boundary["trigger"] == "auto" and boundary["summarised"] is True
     kinds = [r["type"] for r in lines]
-    assert kinds == ["session", "title", *["message"] * 5, "compact", "message", "message"]
+    assert kinds == ["session", "title", *["message"] * 5, "compact", "message", "message", "run"]
     answer = {"role": "assistant", "content": [{"type": "text", "text": "Both files hold digits."}]}
     assert load_transcript(path).messages == [strip_cache_control(message), answer]
 

@@ -161,7 +161,7 @@ def test_a_tool_call_the_model_starts_writing_is_reported_before_the_turn_ends(t
     agent(model, builtin_tools(), events, tmp_path).run([{"type": "text", "text": "write it"}])
 
     order = [type(e).__name__ for e in events if not isinstance(e, TextDelta | MessageAdded | TurnStarting)]
-    assert order[:3] == ["ToolCallStreaming", "AssistantMessage", "ToolCallStarted"]
+    assert order[:4] == ["ToolCallStreaming", "ModelResponded", "AssistantMessage", "ToolCallStarted"]
     assert next(e for e in events if isinstance(e, ToolCallStreaming)).name == "Write"
     assert isinstance(events[-1], AssistantMessage)
 

@@ -16,7 +16,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from agentcli import __version__
 from agentcli.cli import commands
-from agentcli.cli.options import MAIN, RUN, CliCommand, CliOption
+from agentcli.cli.options import MAIN, RUN, STATS, CliCommand, CliOption
 from agentcli.option_typos import check_options
 
 if TYPE_CHECKING:
@@ -172,3 +172,10 @@ def main_command(ctx: typer.Context, **values: Any) -> None:
 def run(ctx: typer.Context, **values: Any) -> None:
     """Run one prompt to completion and print the answer (scripts and CI)."""
     _finish(commands.run_command, values)
+
+
+@app.command("stats", cls=_Command, add_help_option=False)
+@_declared(STATS)
+def stats(ctx: typer.Context, **values: Any) -> None:
+    """Figures from your sessions' transcripts: turns per task, tool failures, stops, tokens, cost, latency."""
+    _finish(commands.stats_command, values)

@@ -66,6 +66,31 @@ def run_command(values: Values) -> int:
     return _run_once(_session_options(values), values["prompt"], values)
 
 
+def stats_command(values: Values) -> int:
+    """`agentcli stats`: figures from this project's (or every project's) transcripts."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    from agentcli.errors import UsageError
+    from agentcli.output.streams import write_err
+    from agentcli.stats.command import stats_text
+
+    width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
+    try:
+        text = stats_text(
+            Path(os.getcwd()),
+            all_projects=values["all_projects"],
+            since=values["since"],
+            as_json=values["json"],
+            width=width,
+        )
+    except UsageError as error:
+        write_err(sys.stderr, f"Error: {error}")
+        return error.exit_code
+    return echo(text)
+
+
 def _run_once(base: SessionOptions, prompt: str | None, values: Values) -> int:
     _check_choice("--output-format", values["output_format"], OUTPUT_FORMATS)
     text = _read_prompt(prompt)

@@ -141,3 +141,16 @@ RUN = CliCommand(
     argument_help="The prompt; `-` or a pipe reads it from stdin.",
 )
 SUBCOMMANDS = {RUN.name: RUN}
+"""The subcommands the light parser reads (the fast path); the others are typer's alone."""
+
+STATS = CliCommand(
+    "stats",
+    (
+        CliOption("all_projects", ("--all",), "flag", "Every project's sessions, not just this one's."),
+        CliOption(
+            "since", ("--since",), "text", "Only what was recorded since then: 7d, 24h, 30m, 2w or a date.", "WHEN"
+        ),
+        CliOption("json", ("--json",), "flag", "Print the figures as one JSON object."),
+        HELP,
+    ),
+)

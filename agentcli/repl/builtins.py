@@ -227,6 +227,13 @@ def _cost(repl: Repl, args: str) -> None:
     )
 
 
+def _stats(repl: Repl, args: str) -> None:
+    """This session's figures, read from its transcript as `agentcli stats` reads every session's."""
+    from agentcli.stats.command import session_card
+
+    repl.console.print(session_card(repl.session.transcript.path, repl.session.cwd))
+
+
 def _spent_before(session: Session) -> str:
     """What /cost says about a resumed conversation's earlier spend ("" for a new conversation)."""
     earlier = session.resumed
@@ -454,6 +461,7 @@ BUILTINS: dict[str, Builtin] = {
             "[instructions]",
         ),
         Builtin("cost", "Tokens, cache use, cost and time of this conversation (a resumed one's too)", _cost),
+        Builtin("stats", "Tool calls, failures, stops, latency and cost of this session (see agentcli stats)", _stats),
         Builtin("todos", "Show the model's task list for this conversation", _todos),
         Builtin(
             "agents",

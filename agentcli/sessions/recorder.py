@@ -7,6 +7,11 @@ when that turn changed them, and its `subagents` (Task call id → the sub-agent
 `SubagentFinished`). The first prompt goes before it as the `title`. An answer makes
 the transcript worth keeping (`TranscriptWriter.keep`).
 
+For `agentcli stats` it also writes what the events say about how the work went: each model
+request's timing (`ModelResponded`) as `requests` on the next record, each tool call's duration
+and failure kind (`ToolCallFinished`) as `calls` on its results message, and, when the session
+says a run ended (`record_run`), a `run` record with why it stopped and how many turns it took.
+
 The session tells the recorder what only it knows (the title, the reminders sent with a prompt)
 and has it write a compaction's boundary, whose `usage` is the summary request's.
 """
@@ -16,7 +21,8 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from agentcli.contracts import JSON
-from agentcli.events import Event, MessageAdded, SubagentFinished
+from agentcli.errors import BudgetExceeded, MaxTurnsReached, ModelAPIError, ModelStopped, NoProgress, StoppedByHook
+from agentcli.events import Event, MessageAdded, ModelResponded, SubagentFinished, ToolCallFinished
 from agentcli.loop import Agent
 from agentcli.sessions.compact import Compacted
 from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
@@ -43,10 +49,32 @@ class TranscriptRecorder:
         """Reminder state after the prompt being sent, recorded with it."""
         self._subagents: dict[str, str] = {}
         """Task call id → its sub-agent's transcript, recorded with the next tool results."""
+        self._requests: list[JSON] = []
+        """The model requests answered since the last record that listed them."""
+        self._calls: dict[str, JSON] = {}
+        """Tool call id → its duration and failure kind, recorded with the next tool results."""
+        self._turns = 0
+        """Model requests answered since the last `run` record."""
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, MessageAdded):
             self.record(event.message)
+        elif isinstance(event, ModelResponded):
+            self._turns += 1
+            self._requests.append(
+                {
+                    "model": event.model,
+                    "stop_reason": event.stop_reason,
+                    "first_token_ms": None if event.first_token is None else _ms(event.first_token),
+                    "duration_ms": _ms(event.duration),
+                    "retries": event.retries,
+                }
+            )
+        elif isinstance(event, ToolCallFinished):
+            call: JSON = {} if event.duration is None else {"ms": _ms(event.duration)}
+            if event.result.failure is not None:
+                call["failure"] = event.result.failure
+            self._calls[event.id] = call
         elif isinstance(event, SubagentFinished) and event.transcript is not None:
             self._subagents[event.parent_tool_use_id] = event.transcript
 
@@ -65,7 +93,7 @@ class TranscriptRecorder:
             self.transcript.write({"type": "title", "time": now(), "title": self._title[:TITLE_CHARS]})
             self._title = None
             self._title_due = False
-        record: JSON = {"type": "message", "time": now(), "message": message, **self._unrecorded_usage()}
+        record: JSON = {"type": "message", "time": now(), "message": message, **self._unrecorded_timing()}
         answered = message["role"] == "assistant"
         if answered:
             record["context_tokens"] = self.agent.context_tokens
@@ -80,6 +108,8 @@ class TranscriptRecorder:
                 record["read_files"] = {str(path): asdict(seen) for path, seen in reads.items()}
             if self._subagents:
                 record["subagents"], self._subagents = self._subagents, {}
+            if self._calls:
+                record["calls"], self._calls = self._calls, {}
         self.transcript.write(record)
         if answered:
             self.transcript.keep()
@@ -97,12 +127,25 @@ class TranscriptRecorder:
                 "tokens_after": result.tokens_after,
                 "context_tokens": self.agent.context_tokens,
                 "reminders": reminders,
-                **self._unrecorded_usage(),  # the summary's
+                **self._unrecorded_timing(),  # the summary's usage
             }
         )
         for message in result.messages:
             self.transcript.write({"type": "message", "time": now(), "message": message})
         self.transcript.sync()
+
+    def record_run(self, stopped: BaseException | None) -> None:
+        """A run (one prompt through the loop) ended: done when `stopped` is None, else by it."""
+        record: JSON = {"type": "run", "time": now(), "stop": stop_reason(stopped), "turns": self._turns}
+        self._turns = 0
+        self.transcript.write({**record, **self._unrecorded_timing()})
+
+    def _unrecorded_timing(self) -> JSON:
+        """The usage and the model requests not yet recorded, as a record's `usage` and `requests`."""
+        fields = self._unrecorded_usage()
+        if self._requests:
+            fields["requests"], self._requests = self._requests, []
+        return fields
 
     def _unrecorded_usage(self) -> JSON:
         """`{"usage": …}`, the tokens used since the last record that said: nothing when none were."""
@@ -111,3 +154,26 @@ class TranscriptRecorder:
             return {}
         self._usage_recorded = spent
         return {"usage": {key: spent[key] - recorded.get(key, 0) for key in spent}}
+
+
+STOPS: tuple[tuple[type[BaseException], str], ...] = (
+    (MaxTurnsReached, "max_turns"),
+    (BudgetExceeded, "budget"),
+    (NoProgress, "no_progress"),
+    (ModelStopped, "model_stopped"),
+    (StoppedByHook, "hook"),
+    (ModelAPIError, "api_error"),
+    (KeyboardInterrupt, "interrupted"),  # Ctrl-C, Esc, a signal (`errors.Halt`), a parent's interrupt
+)
+
+
+def stop_reason(stopped: BaseException | None) -> str:
+    """How a run ended, in the word its `run` record holds: `done` when nothing stopped it, and
+    `error` for anything not in `STOPS` (a bug, a failed write)."""
+    if stopped is None:
+        return "done"
+    return next((name for kind, name in STOPS if isinstance(stopped, kind)), "error")
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)

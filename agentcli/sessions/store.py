@@ -6,6 +6,7 @@ import contextlib
 import datetime
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,6 +119,16 @@ def load_transcript(path: Path) -> LoadedTranscript:
             f"line {loaded.system_line}: the system prompt could not be read, so a fresh one is used"
         )
     return loaded
+
+
+def transcript_records(path: Path) -> Iterator[JSON]:
+    """Every record of a transcript that parses, in order (a torn or damaged line is skipped).
+    OSError when the file cannot be read."""
+    with path.open("rb") as file:
+        for raw in file:
+            record = _parse(raw)
+            if record is not None:
+                yield record
 
 
 def _parse(raw: bytes) -> JSON | None:

@@ -13,6 +13,9 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
 - `system`: the system blocks changed (e.g. `--append-system-prompt` given on resume).
 - `compact`: a compaction boundary. The `message` records after it form the new
   conversation; earlier lines are never rewritten.
+- `run`: one prompt's run through the loop ended: `stop` (`done`, `max_turns`, `budget`,
+  `no_progress`, `model_stopped`, `hook`, `api_error`, `interrupted`, `error`) and `turns`
+  (the model requests it made). It follows the run's last message.
 
 A `message` or `compact` record carries `usage` (`input_tokens`, `output_tokens`,
 `cache_creation_input_tokens`, `cache_read_input_tokens`): the tokens used since the last
@@ -28,6 +31,13 @@ session's Edit and Write know what the model has seen (and still refuse a file t
 and `subagents` when that turn ran Task calls: the id of each Task call → the path of its
 sub-agent's own transcript (`<session id>/subagents/<sub-agent id>.jsonl` beside this file, in
 this format; not a session of its own, so `/resume` does not list it).
+
+For `agentcli stats`, a record may carry `requests`: each model request answered since the last
+record that has them (`model`, `stop_reason`, `first_token_ms`, `duration_ms`, `retries`); and a
+tool-results `message` carries `calls`: tool call id → `ms` (how long the tool ran; absent when it
+never ran) and `failure` (`ToolResult.failure`: `denied`, `invalid_input`, `unknown_tool`, an
+Edit's `not_found`…; absent for a success or an ordinary error). Transcripts written before
+these fields have none of them; readers ignore fields and record types they do not know.
 
 Each line goes to the file with one `write()` as soon as its message completes, so a killed
 run loses at most the line being written (the reader drops a torn last line).

@@ -29,7 +29,12 @@ def with_notices(result: ToolResult, notices: list[str]) -> ToolResult:
 
 
 class ToolError(Exception):
-    """Raised inside a tool's `run` for a failure the model can act on; becomes is_error."""
+    """Raised inside a tool's `run` for a failure the model can act on; becomes is_error.
+    `failure` names its kind when statistics should tell it apart (`ToolResult.failure`)."""
+
+    def __init__(self, message: str, failure: str | None = None) -> None:
+        super().__init__(message)
+        self.failure = failure
 
 
 class BuiltinTool:
@@ -46,7 +51,7 @@ class BuiltinTool:
         try:
             return self.call(tool_input, ctx)
         except ToolError as error:
-            return ToolResult(str(error), is_error=True, summary=str(error).splitlines()[0])
+            return ToolResult(str(error), is_error=True, summary=str(error).splitlines()[0], failure=error.failure)
         except OSError as error:  # e.g. permission denied, disk full: say what and where, no traceback
             where = f": {error.filename}" if error.filename else ""
             message = f"{self.name} failed: {error.strerror or error}{where}."

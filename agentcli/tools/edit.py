@@ -130,12 +130,13 @@ class EditTool(BuiltinTool):
         needle, replacement = _locate(text, old, new, file.newline)
         count = text.count(needle)
         if count == 0:
-            raise ToolError(explain_missing(text, old, name))
+            raise ToolError(explain_missing(text, old, name), failure="not_found")
         if count > 1 and not tool_input.get("replace_all", False):
             lines = _occurrence_lines(text, needle)
             raise ToolError(
                 f"old_string occurs {count} times in {name} (lines {lines}). Include more surrounding "
-                "lines to pick one occurrence, or set replace_all to true to change all of them."
+                "lines to pick one occurrence, or set replace_all to true to change all of them.",
+                failure="not_unique",
             )
         return current, file, text.replace(needle, replacement)
 

@@ -33,7 +33,9 @@ def require_fresh(ctx: ToolContext, real: Path, name: str, tool: str, current: S
     """Raise unless the file was Read in this session and `current` shows it has not changed since."""
     record = ctx.read_files.get(real)
     if record is None:
-        raise ToolError(f"{name} has not been read in this session. Read it first, then call {tool} again.")
+        raise ToolError(
+            f"{name} has not been read in this session. Read it first, then call {tool} again.", failure="not_read"
+        )
     if (current.info.st_mtime_ns, current.info.st_size) == (record.mtime_ns, record.size):
         return
     now = fingerprint(current.info, current.data)
@@ -41,5 +43,6 @@ def require_fresh(ctx: ToolContext, real: Path, name: str, tool: str, current: S
         remember(ctx, real, now)
         return
     raise ToolError(
-        f"{name} was modified since you read it (by the user or a command). Read it again, then call {tool} again."
+        f"{name} was modified since you read it (by the user or a command). Read it again, then call {tool} again.",
+        failure="stale",
     )
