@@ -65,7 +65,7 @@ def project(tmp_path: Path) -> Path:
 
 def _foreign(name: str) -> bool:
     """Variables of the caller's own setup that must not reach agentcli under test."""
-    return name.startswith(("ANTHROPIC_", "AGENTCLI_", "CLAUDE")) or name in ("COLUMNS", "LINES")
+    return name.startswith(("ANTHROPIC_", "AGENTCLI_", "CLAUDE")) or name in ("COLUMNS", "LINES", "ENABLE_TOOL_SEARCH")
 
 
 def isolated_env(home: Path) -> dict[str, str]:
