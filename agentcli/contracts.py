@@ -280,6 +280,16 @@ class CapsOwnOutput(Protocol):
 
 
 @runtime_checkable
+class Dispatches(Protocol):
+    """A tool that stands for another (`McpCall` for a deferred MCP tool): the executor asks it which
+    tool and input a call means, then validates, hooks, gates and runs that tool as if called by name."""
+
+    def dispatch(self, tool_input: JSON) -> tuple[Tool, JSON] | ToolResult:
+        """The tool to run and its input, or the error result when the call means none."""
+        ...
+
+
+@runtime_checkable
 class ReportsInterruption(Protocol):
     """A tool whose call, interrupted before it finished, can say what it had done by then (Task:
     its sub-agent's turns and tool calls so far)."""

@@ -14,6 +14,10 @@ A batch of concurrent calls reports every `ToolCallRunning` first and then every
 its result and never interleave.
 After an interrupt, `interrupted` reports every call that had not finished.
 
+A stand-in tool (`contracts.Dispatches`: `McpCall` for a deferred MCP tool) names the tool a
+call means; from there on the call is that tool's: validated against its schema, hooked, gated
+and run as it.
+
 Hooks (`agentcli.hooks`): PreToolUse hooks run after a call's input is validated and before the
 gate judges it (a block or `deny` is the call's error result; `updatedInput` is validated again
 and is what runs; `allow`/`ask` go to the gate on the call's context); PostToolUse (or
@@ -36,6 +40,7 @@ from types import MappingProxyType
 from agentcli.contracts import (
     JSON,
     CapsOwnOutput,
+    Dispatches,
     HookPermission,
     PermissionGate,
     ReportsInterruption,
@@ -167,6 +172,12 @@ class ToolExecutor:
         if not isinstance(tool_input, dict):  # from a Model that does not check its calls
             input_problem, tool_input = input_problem or "the input must be a JSON object", {}
         error = input_problem or validation_error(tool_input, tool.input_schema)
+        if not error and isinstance(tool, Dispatches):  # a stand-in: judge and run the tool it means
+            routed = tool.dispatch(tool_input)
+            if isinstance(routed, ToolResult):
+                return routed
+            tool, tool_input = routed
+            error = validation_error(tool_input, tool.input_schema)
         if error:
             message = f"Invalid input for {tool.name}: {error}. Fix the input and call it again."
             return ToolResult(message, is_error=True, summary=f"Invalid input: {error}", failure="invalid_input")

@@ -250,7 +250,7 @@ class Session:
         then (waited for at most the connect timeout) join it; later ones join the next one."""
         if self.mcp_tools.frozen:
             return
-        self.mcp.prepare_tools(self.mcp_tools)
+        self.mcp.prepare_tools(self.mcp_tools, self.model_info.context_window)
         for tool in self.mcp_tools.tools():
             self.agent.executor.registry.register(tool)
 

@@ -158,9 +158,11 @@ GIT_IDENTITY = {
 }
 
 
-def run_cli(api: FakeAnthropic, cwd: Path, home: Path, *args: str) -> None:
+def run_cli(api: FakeAnthropic, cwd: Path, home: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    extra = env or {}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTCLI_", "CLAUDE"))}
     env.update(api.env, HOME=str(home), AGENTCLI_HOME=str(home / ".agentcli"), NO_COLOR="1", **GIT_IDENTITY)
+    env.update(extra)
     done = subprocess.run(
         [AGENTCLI, "run", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
     )

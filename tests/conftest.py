@@ -69,6 +69,7 @@ def _foreign(name: str) -> bool:
         "COLUMNS",
         "LINES",
         "GOOGLE_API_KEY",
+        "ENABLE_TOOL_SEARCH",
     )
 
 

@@ -13,5 +13,7 @@ only the manager's background thread loads, so start-up never pays for it:
 - `names`: `mcp__<server>__<tool>` names the API accepts, input schemas it accepts.
 - `tools`: `McpTool` (a `contracts.Tool`) and `McpToolSource`, the tools a conversation offers,
   fixed at its first request so the manifest stays byte-stable (the prompt cache).
+- `search`: a large toolset deferred behind `ToolSearch` and `McpCall` (`ENABLE_TOOL_SEARCH`,
+  `mcpToolSearchThreshold`), so each request stays small and the manifest byte-stable.
 - `launch`: the stub every stdio server is started through, so it dies with agentcli.
 """

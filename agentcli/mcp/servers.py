@@ -3,14 +3,15 @@
     servers = SessionServers(settings, cwd, flag_files, strict, mode=lambda: gate.mode, ...)
     servers.start()              # front end, once the prompt is up: connect the approved ones
     source = servers.source()    # per conversation; `prepare_tools` freezes it at the first request
-    servers.prepare_tools(source)
+    servers.prepare_tools(source, context_window)
     servers.close()
 
 Reading the configuration is cheap (JSON files); nothing is started before `start`, and no
 manager (no thread, no SDK) exists when no server is configured. Project servers not yet
 decided are asked about (REPL) or left out with a notice (`run`) at the first request,
 see `agentcli.mcp.approval`. Connect timeout: `MCP_TIMEOUT` (ms) or setting `mcpTimeout`
-(ms), default 30 s; output cap: `MAX_MCP_OUTPUT_TOKENS` or `maxMcpOutputTokens`.
+(ms), default 30 s; output cap: `MAX_MCP_OUTPUT_TOKENS` or `maxMcpOutputTokens`; deferred tools
+(`agentcli.mcp.search`): `ENABLE_TOOL_SEARCH` or `mcpToolSearchThreshold`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 from agentcli.errors import UsageError
 from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to_enable, remember_approval
 from agentcli.mcp.config import load_servers
+from agentcli.mcp.search import SEARCH_ENV, THRESHOLD_SETTING, threshold_percent
 from agentcli.mcp.tools import DEFAULT_OUTPUT_TOKENS, OUTPUT_ENV, OUTPUT_SETTING, McpToolSource
 from agentcli.settings import Settings
 
@@ -60,6 +62,7 @@ class SessionServers:
             _positive(os.environ.get(TIMEOUT_ENV), settings.get(TIMEOUT_SETTING), DEFAULT_TIMEOUT_MS) / 1000
         )
         self.output_tokens = _positive(os.environ.get(OUTPUT_ENV), settings.get(OUTPUT_SETTING), DEFAULT_OUTPUT_TOKENS)
+        self.search_percent = threshold_percent(os.environ.get(SEARCH_ENV), settings.get(THRESHOLD_SETTING))
         self.manager: McpManager | None = None
         """None when no server is configured."""
         if found.servers:
@@ -87,16 +90,17 @@ class SessionServers:
 
     def source(self) -> McpToolSource:
         """A new conversation's MCP tools (empty until `prepare_tools`)."""
-        return McpToolSource(self.manager, self.on_notice, self.output_tokens)
+        return McpToolSource(self.manager, self.on_notice, self.output_tokens, search_percent=self.search_percent)
 
-    def prepare_tools(self, source: McpToolSource) -> None:
+    def prepare_tools(self, source: McpToolSource, context_window: int) -> None:
         """Before a conversation's first request: ask about undecided project servers (once), wait
-        for connecting ones at most the timeout, and fix the conversation's MCP tools."""
+        for connecting ones at most the timeout, and fix the conversation's MCP tools (deferred when
+        they would take too much of `context_window`)."""
         if source.frozen:
             return
         self.start()
         self._settle_approvals()
-        source.freeze(self.timeout_s)
+        source.freeze(self.timeout_s, context_window)
 
     def close(self) -> None:
         if self.manager is not None:

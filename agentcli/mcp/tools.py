@@ -4,7 +4,9 @@
 every server connected by then (servers still connecting are waited for, at most the connect
 timeout). A server that connects later joins at the next conversation (`/clear`, a new run):
 the `tools` of a conversation stay byte-stable, so the prompt cache keeps hitting. Sub-agents
-started during the conversation get the same tools.
+started during the conversation get the same tools. When the tools' definitions would take more
+than `defer_above` tokens, the conversation is offered `ToolSearch` and `McpCall` instead
+(`agentcli.mcp.search`).
 
 An `McpTool` declares what the gate and the executor need: `read_only` (and concurrency-safe)
 only when the server annotated it `readOnlyHint`; no paths (the gate asks about every MCP call
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.contracts import JSON, Tool, ToolContext, ToolResult
+from agentcli.mcp import search
 from agentcli.mcp.names import SchemaRejected, repaired_schema, tool_name
 from agentcli.mcp.status import CallCancelled, ServerDown, ServerStatus, ToolInfo
 
@@ -104,26 +107,45 @@ class McpToolSource:
 
     name = SOURCE
 
-    def __init__(self, manager: McpManager | None, on_notice: Notify, output_tokens: int = DEFAULT_OUTPUT_TOKENS):
+    def __init__(
+        self,
+        manager: McpManager | None,
+        on_notice: Notify,
+        output_tokens: int = DEFAULT_OUTPUT_TOKENS,
+        *,
+        search_percent: float | None = None,
+    ):
         self.manager = manager
         self.on_notice = on_notice
         self.output_tokens = output_tokens
+        self.search_percent = search_percent
+        """Defer the tools when they take more than this share of the context window (None: never)."""
         self._tools: tuple[McpTool, ...] | None = None
+        self._offered: tuple[Tool, ...] = ()
 
     @property
     def frozen(self) -> bool:
         return self._tools is not None
 
     def tools(self) -> Sequence[Tool]:
-        return self._tools or ()
+        """What the model is offered: the MCP tools, or `ToolSearch` and `McpCall` standing for them."""
+        return self._offered
 
-    def freeze(self, wait: float) -> Sequence[McpTool]:
-        """Fix the tools now (once): wait at most `wait` seconds for servers still connecting."""
-        if self._tools is not None:
-            return self._tools
+    def freeze(self, wait: float, context_window: int = 0) -> Sequence[McpTool]:
+        """Fix the tools now (once): wait at most `wait` seconds for servers still connecting; defer
+        them when they would take more than `search_percent` of `context_window` tokens."""
+        if self._tools is None:
+            self._tools = self._collect(wait)
+            self._offered = self._tools
+            if search.should_defer(self._tools, context_window, self.search_percent):
+                deferred = search.DeferredTools({tool.name: tool for tool in self._tools})
+                limit = self.output_tokens * CHARS_PER_TOKEN + NOTE_ROOM
+                self._offered = (search.ToolSearch(deferred), search.McpCall(deferred, limit))
+        return self._tools
+
+    def _collect(self, wait: float) -> tuple[McpTool, ...]:
         if self.manager is None:
-            self._tools = ()
-            return self._tools
+            return ()
         late = self.manager.wait_for_connections(wait)
         if late:
             names = ", ".join(f'"{name}"' for name in late)
@@ -135,8 +157,7 @@ class McpToolSource:
         for status in self.manager.statuses():
             if status.state == "connected":
                 tools.extend(self._tools_of(status, {tool.name for tool in tools}))
-        self._tools = tuple(tools)
-        return self._tools
+        return tuple(tools)
 
     def _tools_of(self, status: ServerStatus, taken: set[str]) -> list[McpTool]:
         assert self.manager is not None

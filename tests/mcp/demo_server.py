@@ -3,7 +3,8 @@
 Tools: `echo` (read-only), `fail` (an error result), `picture` (an image), `crash` (the server
 exits mid-call), `shout` (not read-only), `wait` (a slow call), `show_env` (a variable of its environment) and
 `get weather!` (a name the API would reject). `DEMO_START_DELAY` seconds pass before it
-answers anything (a slow start); `DEMO_PID_FILE` is where it writes its process id.
+answers anything (a slow start); `DEMO_PID_FILE` is where it writes its process id;
+`DEMO_EXTRA_TOOLS=N` adds N generated tools `op_1`…`op_N` (a large toolset).
 Over http it listens on 127.0.0.1:PORT/mcp and refuses requests without `Authorization: Bearer TOKEN`.
 """
 
@@ -81,6 +82,28 @@ def weather(city: str) -> str:
 def big(size: int) -> str:
     """`size` characters of text."""
     return "x" * size
+
+
+def _add_generated_tools(count: int) -> None:
+    for number in range(1, count + 1):
+        server.tool(
+            name=f"op_{number}",
+            description=(
+                f"Operation {number} on a record of the demo tracker.\n\nUpdates record fields, returns the "
+                "changed record; fails when the record does not exist. Use for bulk changes of type "
+                f"{number}, with the note stored in the audit log."
+            ),
+        )(_operation(number))
+
+
+def _operation(number: int) -> Any:
+    def operation(item_id: str, note: str = "", limit: int = 10) -> str:
+        return f"op_{number} did {item_id}"
+
+    return operation
+
+
+_add_generated_tools(int(os.environ.get("DEMO_EXTRA_TOOLS", "0")))
 
 
 def _check_token(app: Any, token: str) -> Any:
