@@ -47,6 +47,8 @@ class Harness:
     repl_argv: list[str] | None = None
     repl_ready: str = ""
     """Text on screen once the interactive prompt is painted and takes keys."""
+    repl_submit: tuple[str, ...] = ("Enter",)
+    """The keys (tmux names) that send what was typed."""
     env: dict[str, str] = field(default_factory=dict)
     tool_call: Callable[[Step, Path], ToolUseBlock] | None = None
     finish: Callable[[str], Reply] = lambda answer: reply(text(answer))
@@ -154,6 +156,7 @@ def mini_swe_agent(install: bool) -> Harness:
         ],
         repl_argv=[mini, *model, "-y"],
         repl_ready="What do you want to do?",
+        repl_submit=("Escape", "Enter"),  # its prompt is multi-line: Enter is a new line
         env={
             "MSWEA_CONFIGURED": "true",  # no first-run set-up questions
             "MSWEA_COST_TRACKING": "ignore_errors",  # litellm has no price for the fake's model

@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import datetime
 import io
+import itertools
 import json
 import os
 import platform
@@ -160,8 +161,7 @@ def startup(rigs: list[Rig], runs: int) -> list[Row]:
     for flag in ("version", "help"):
         row = Row(f"startup.{flag}", f"`--{flag}` (python -c pass beside it)", "ms")
         measures: dict[str, Callable[[], float]] = {}
-        base = rigs[0].workspace
-        measures["python -c pass"] = lambda: run_child(python, base.project, base.env).wall
+        measures["python -c pass"] = partial(lambda w: run_child(python, w.project, w.env).wall, rigs[0].workspace)
         for rig in rigs:
             argv = rig.harness.version_argv if flag == "version" else rig.harness.help_argv
             if not rig.harness.ok:
@@ -268,7 +268,7 @@ def session_cpu(rig: Rig, steps: int) -> tuple[list[float], int]:
     )
     if len(stamps) < steps + 1:
         raise RuntimeError(f"the session ended after {len(stamps)} of {steps + 1} requests")
-    return [b - a for a, b in zip(stamps, stamps[1:], strict=False)], done.max_rss_kb
+    return [b - a for a, b in itertools.pairwise(stamps)], done.max_rss_kb
 
 
 def per_step(rigs: list[Rig], steps: int) -> list[Row]:
@@ -342,10 +342,11 @@ def grep(rigs: list[Rig], files: int, runs: int) -> list[Row]:
                 f"Grep tool vs bare rg, {files:,} files: {label}",
                 "ms",
             )
-            measures: dict[str, Callable[[], object]] = {
-                "agentcli": partial(grep_bench.run, tool, ctx, query),
-                "bare rg": partial(grep_bench.bare_rg, tree, command),
-            }
+            measures: dict[str, Callable[[], object]] = {"agentcli": partial(grep_bench.run, tool, ctx, query)}
+            if shutil.which("rg"):
+                measures["bare rg"] = partial(grep_bench.bare_rg, tree, command)
+            else:
+                row.values["bare rg"] = "not measured: rg is not on PATH (the Grep tool used its Python engine)"
             for action in measures.values():
                 action()  # warm the page cache
             timed = interleaved(runs, {name: partial(_seconds, action) for name, action in measures.items()})
@@ -507,6 +508,8 @@ class Tmux:
 
     def close(self) -> None:
         self._tmux("kill-server")
+        with contextlib.suppress(OSError):
+            (Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}" / self.socket).unlink()
 
 
 def repl(rigs: list[Rig], runs: int) -> list[Row]:
@@ -596,7 +599,7 @@ def repl_once(rig: Rig) -> tuple[float, float, float]:
         screen.wait_for(rig.harness.repl_ready)
         seen = len(rig.api.requests)
         sent = time.monotonic()
-        screen.keys("hi", "Enter")
+        screen.keys("hi", *rig.harness.repl_submit)
         deadline = sent + 60
         while not rig.main_requests(seen):
             if time.monotonic() > deadline:
@@ -638,7 +641,8 @@ def tool_versions() -> dict[str, str | None]:
         if shutil.which(argv[0]) is None:
             return None
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
-        return (done.stdout.strip().splitlines() or [None])[0]
+        lines = done.stdout.strip().splitlines()
+        return lines[0] if lines else None
 
     return {"ripgrep": first(["rg", "--version"]), "tmux": first(["tmux", "-V"]), "node": first(["node", "--version"])}
 
@@ -703,8 +707,9 @@ def write(out: Path, report: dict[str, Any], lines: list[list[str]], rows: list[
         "# Benchmark results\n\n"
         f"Written by `bench/run{' --quick' if report['mode'] == 'quick' else ''}` on {report['date']} "
         f"in {report['seconds']:.0f} s; every figure is a median (min–max) of {report['runs']} interleaved runs "
-        f"unless it is a single number; every ratio compares medians of this one run. Figures: `{path.relative_to(out.parent) if out.parent in path.parents else path}`.\n\n"
-        f"Machine: {m['cpu']}, {m['cores']} cores, load {m['load_1m']:.2f} at the start, {m['os']}, Python {m['python']}.\n\n"
+        f"unless it is a single number; every ratio compares medians of this one run. Figures: `{path.name}`.\n\n"
+        f"Machine: {m['cpu']}, {m['cores']} cores, load {m['load_1m']:.2f} at the start, "
+        f"{m['os']}, Python {m['python']}.\n\n"
         f"Versions: {versions}.\n\n"
         + "\n".join(
             f"- {name}: {peer['status']}" + (f" ({peer['version']})" if peer.get("version") else "")
@@ -736,7 +741,7 @@ def main() -> None:
     rigs = [Rig(h) for h in harnesses]
     rows: list[Row] = []
     try:
-        for stage, measure in [
+        stages: list[tuple[str, Callable[[], list[Row]]]] = [
             ("start-up", lambda: startup(rigs, scale.runs)),
             ("first request", lambda: list(launch(rigs, scale.runs))),
             ("REPL", lambda: repl(rigs, scale.runs)),
@@ -745,7 +750,8 @@ def main() -> None:
             ("Grep", lambda: grep(rigs, scale.grep_files, scale.runs)),
             ("12-step session", lambda: cache_session(rigs)),
             ("parallel runs", lambda: [parallel(rigs, scale.parallel, 5)]),
-        ]:
+        ]
+        for stage, measure in stages:
             print(f"[{time.monotonic() - began:5.0f} s] {stage} …", file=sys.stderr, flush=True)
             with contextlib.redirect_stdout(io.StringIO()):
                 rows.extend(measure())
