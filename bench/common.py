@@ -100,6 +100,7 @@ class Finished:
     max_rss_kb: int
     returncode: int
     stderr: str
+    """What it printed (stdout and stderr), kept to say why it failed."""
 
 
 def run_child(
@@ -116,9 +117,7 @@ def run_child(
     run would make the figure meaningless."""
     began = time.perf_counter()
     with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(
-            argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors
-        )
+        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=errors, stderr=errors)
         if started is not None:
             started(proc.pid)
         deadline = began + timeout
@@ -136,7 +135,7 @@ def run_child(
         errors.seek(0)
         stderr = errors.read().decode(errors="replace")
     if check and proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): {stderr[-2000:]}")
+        raise RuntimeError(f"{Path(argv[0]).name} exited {proc.returncode}: {stderr.strip()[-300:]}")
     return Finished(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, proc.returncode, stderr)
 
 

@@ -600,10 +600,10 @@ def repl_once(rig: Rig) -> tuple[float, float, float]:
         seen = len(rig.api.requests)
         sent = time.monotonic()
         screen.keys("hi", *rig.harness.repl_submit)
-        deadline = sent + 60
+        deadline = sent + 20
         while not rig.main_requests(seen):
             if time.monotonic() > deadline:
-                raise RuntimeError("Enter sent no request within 60 s")
+                raise RuntimeError(f"Enter ({' '.join(rig.harness.repl_submit)}) sent no request within 20 s")
             time.sleep(0.002)
         request = rig.main_requests(seen)[0].received_at - sent
     finally:
