@@ -34,7 +34,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use  # noqa: E402
+from bench.peers import Step, claude_style_call  # noqa: E402
+from tests.fake_anthropic import FakeAnthropic, reply, text  # noqa: E402
 
 AGENTCLI = shutil.which("agentcli", path=str(Path(sys.executable).parent)) or "agentcli"
 STEPS = 12
@@ -96,43 +97,32 @@ CLAUDE_MD = """# Inventory service
 """
 
 
+SESSION: list[tuple[str, Step]] = [
+    ("Checking the working tree first.", ("bash", {"command": "git status --short"})),
+    ("Looking for the remove method.", ("grep", {"pattern": "def remove", "output_mode": "content"})),
+    ("Reading the module.", ("read", {"path": "inventory.py"})),
+    ("Now the tests.", ("read", {"path": "test_inventory.py"})),
+    ("Listing the project files.", ("bash", {"command": "ls -la"})),
+    ("Counting uses of quantity.", ("grep", {"pattern": "quantity", "output_mode": "count"})),
+    ("Looking at remove again.", ("read", {"path": "inventory.py", "offset": 20, "limit": 10})),
+    ("Checking recent history.", ("bash", {"command": "git log --oneline -5"})),
+    ("Where ValueError is raised.", ("grep", {"pattern": "ValueError", "output_mode": "files_with_matches"})),
+    ("Checking the project rules.", ("read", {"path": "CLAUDE.md"})),
+    ("Sizing the files.", ("bash", {"command": "wc -l inventory.py test_inventory.py"})),
+]
+"""11 tool-using turns of a small bug-hunting session, in no harness's tools (bench/peers.py
+turns each into a harness's own call); the answer makes the 12th turn."""
+
+ANSWER = (
+    "`Warehouse.remove` raises KeyError for an unknown SKU instead of a clear ValueError; "
+    "the rest is consistent and the tests cover the happy path and the shortage case."
+)
+
+
 def session_script() -> list[Any]:
-    """11 tool-using turns of a small bug-hunting session, then the answer."""
-    calls = [
-        tool_use("Bash", {"command": "git status --short"}),
-        tool_use("Grep", {"pattern": "def remove", "output_mode": "content", "-n": True}),
-        tool_use("Read", {"file_path": "inventory.py"}),
-        tool_use("Read", {"file_path": "test_inventory.py"}),
-        tool_use("Bash", {"command": "ls -la"}),
-        tool_use("Grep", {"pattern": "quantity", "output_mode": "count"}),
-        tool_use("Read", {"file_path": "inventory.py", "offset": 20, "limit": 10}),
-        tool_use("Bash", {"command": "git log --oneline -5"}),
-        tool_use("Grep", {"pattern": "ValueError", "output_mode": "files_with_matches"}),
-        tool_use("Read", {"file_path": "CLAUDE.md"}),
-        tool_use("Bash", {"command": "wc -l inventory.py test_inventory.py"}),
-    ]
-    notes = [
-        "Checking the working tree first.",
-        "Looking for the remove method.",
-        "Reading the module.",
-        "Now the tests.",
-        "Listing the project files.",
-        "Counting uses of quantity.",
-        "Looking at remove again.",
-        "Checking recent history.",
-        "Where ValueError is raised.",
-        "Checking the project rules.",
-        "Sizing the files.",
-    ]
-    replies: list[Any] = [reply(text(note), call) for note, call in zip(notes, calls, strict=True)]
-    replies.append(
-        reply(
-            text(
-                "`Warehouse.remove` raises KeyError for an unknown SKU instead of a clear ValueError; "
-                "the rest is consistent and the tests cover the happy path and the shortage case."
-            )
-        )
-    )
+    """The session as agentcli's replies: 11 tool-using turns, then the answer."""
+    replies: list[Any] = [reply(text(note), claude_style_call(step, Path())) for note, step in SESSION]
+    replies.append(reply(text(ANSWER)))
     assert len(replies) == STEPS
     return replies
 
@@ -195,10 +185,16 @@ def tokens(block: Any) -> int:
 
 
 def first_request_size(body: dict[str, Any]) -> dict[str, int]:
+    """Tokens of a request's tools, system and messages, as the fake counts them (a string
+    system prompt or message content counts as one text block)."""
     tools = sum(tokens(t) for t in body.get("tools", []))
-    system = sum(tokens(b) for b in body.get("system", []))
-    messages = sum(tokens({"role": m["role"], **b}) for m in body["messages"] for b in m["content"])
+    system = sum(tokens(b) for b in _blocks(body.get("system", [])))
+    messages = sum(tokens({"role": m["role"], **b}) for m in body["messages"] for b in _blocks(m["content"]))
     return {"tools": tools, "system": system, "messages": messages, "total": tools + system + messages}
+
+
+def _blocks(content: Any) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
 def measured_session(tmp: Path, warm: bool) -> list[dict[str, int]]:

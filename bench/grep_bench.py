@@ -72,6 +72,22 @@ def generate(root: Path, files: int) -> None:
         (root / f"blob{index}.bin").write_bytes(b"\0RAREMARKER" * 100)
 
 
+def query_shapes() -> dict[str, tuple[JSON, list[str]]]:
+    """The four query shapes: each Grep's input, and the same query typed as a bare `rg` command."""
+    return {
+        "rare word, files": ({"pattern": "RAREMARKER"}, ["rg", "--files-with-matches", "RAREMARKER"]),
+        "common word, files": ({"pattern": "handler"}, ["rg", "--files-with-matches", "handler"]),
+        "regex, content": (
+            {"pattern": r"def \w+_9\d\d\(", "output_mode": "content"},
+            ["rg", "--line-number", r"def \w+_9\d\d\("],
+        ),
+        "glob *.ts, count": (
+            {"pattern": "config", "glob": "*.ts", "output_mode": "count"},
+            ["rg", "--count", "--glob", "*.ts", "config"],
+        ),
+    }
+
+
 def interleaved_medians(actions: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
     """Median seconds of each action, run in turn (order rotating) so load changes hit them alike."""
     for action in actions.values():
@@ -133,18 +149,7 @@ def main() -> None:
             engines = {"ripgrep": GrepTool(use_ripgrep=None), **engines}
         else:
             print("rg not on PATH: only the Python engine is measured")
-        queries: dict[str, tuple[JSON, list[str]]] = {
-            "rare word, files": ({"pattern": "RAREMARKER"}, ["rg", "--files-with-matches", "RAREMARKER"]),
-            "common word, files": ({"pattern": "handler"}, ["rg", "--files-with-matches", "handler"]),
-            "regex, content": (
-                {"pattern": r"def \w+_9\d\d\(", "output_mode": "content"},
-                ["rg", "--line-number", r"def \w+_9\d\d\("],
-            ),
-            "glob *.ts, count": (
-                {"pattern": "config", "glob": "*.ts", "output_mode": "count"},
-                ["rg", "--count", "--glob", "*.ts", "config"],
-            ),
-        }
+        queries = query_shapes()
         print(f"\nsingle Grep, median of {args.runs} runs, Grep (ripgrep) and bare rg interleaved (seconds)")
         columns = [*engines, *(["bare rg"] if have_rg else [])]
         print(f"{'query':<22}" + "".join(f"{name:>10}" for name in columns) + ("   Grep/rg" if have_rg else ""))

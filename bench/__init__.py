@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): `bench/run` runs them all; each script also runs alone."""
