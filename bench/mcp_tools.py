@@ -18,10 +18,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
-from cache_hits import first_request_size, run_cli  # noqa: E402
-
+from bench.cache_hits import first_request_size, run_cli  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, reply, text  # noqa: E402
 
 SERVERS = 3

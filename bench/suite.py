@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agentcli.catalog import KNOWN_MODELS  # noqa: E402
-from agentcli.contracts import ToolContext, Usage  # noqa: E402
+from agentcli.contracts import ToolCall, ToolContext, Usage  # noqa: E402
 from agentcli.executor import ToolExecutor  # noqa: E402
 from agentcli.tools.grep import GrepTool  # noqa: E402
 from agentcli.tools.registry import ToolRegistry  # noqa: E402
@@ -355,7 +355,7 @@ def grep(rigs: list[Rig], files: int, runs: int) -> list[Row]:
             rows.append(row)
         four = [query for query, _ in shapes.values()]
         executor = ToolExecutor(ToolRegistry([tool]), grep_bench.AllowAll())
-        batch = [{"type": "tool_use", "id": f"toolu_{i}", "name": "Grep", "input": q} for i, q in enumerate(four)]
+        batch = [ToolCall(f"toolu_{i}", "Grep", q) for i, q in enumerate(four)]
         row = Row("grep.four_parallel", "four Greps in one turn: concurrent vs one after another", "ms")
         timed = interleaved(
             runs,
