@@ -305,6 +305,7 @@ def _validate(body: Mapping[str, Any], *, count_tokens: bool = False) -> None:
     messages = cast(list[Any], body["messages"])
     _check_message_shapes(messages)
     _check_system(body.get("system"))
+    messages = [m for m in messages if m["role"] != "system"]  # instructions from that point on: no turn of their own
     _check_non_empty_content(messages)
     _check_tool_pairing(messages)
     _check_cache_control_count(body)
@@ -356,13 +357,16 @@ def _check_message_shapes(messages: list[Any]) -> None:
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             raise _invalid(f"messages.{i}: Input should be a valid dictionary")
-        if message.get("role") not in ("user", "assistant"):
-            raise _invalid(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        if message.get("role") not in ("user", "assistant", "system"):
+            raise _invalid(f"messages.{i}.role: Input should be 'user', 'assistant' or 'system'")
         if "content" not in message:
             raise _invalid(f"messages.{i}.content: Field required")
         content = message["content"]
         if not isinstance(content, (str, list)):
             raise _invalid(f"messages.{i}.content: Input should be a valid string or list")
+        text_only = isinstance(content, str) or all(isinstance(b, dict) and b.get("type") == "text" for b in content)
+        if message["role"] == "system" and not text_only:
+            raise _invalid(f"messages.{i}.content: a system message holds text blocks only")
         if isinstance(content, list):
             for k, block in enumerate(content):
                 if not isinstance(block, dict) or not isinstance(block.get("type"), str):

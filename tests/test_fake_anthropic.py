@@ -519,8 +519,13 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ),
     (
         "bad role",
-        {"messages": [*HELLO, {"role": "system", "content": "x"}]},
-        "messages.1.role: Input should be 'user' or 'assistant'",
+        {"messages": [*HELLO, {"role": "tool", "content": "x"}]},
+        "messages.1.role: Input should be 'user', 'assistant' or 'system'",
+    ),
+    (
+        "a system message with an image",
+        {"messages": [*HELLO, {"role": "system", "content": [{"type": "image", "source": {}}]}]},
+        "messages.1.content: a system message holds text blocks only",
     ),
     (
         "bad tool name",
@@ -559,6 +564,19 @@ def test_valid_tool_round_trip_is_accepted(api: FakeAnthropic, client: anthropic
     assert validation_error({"model": MODEL, "max_tokens": 1, "messages": messages}) is None
     api.script(reply(text("ok")))
     assert raw_events(client, messages)[-1].type == "message_stop"
+
+
+def test_a_system_message_in_the_conversation_is_accepted_as_the_api_now_does() -> None:
+    """Messages of role `system` (text only) give instructions from where they stand, with no
+    turn of their own: Claude Code sends one after the first user message."""
+    messages = [
+        *HELLO,
+        {"role": "system", "content": [{"type": "text", "text": "Answer briefly."}]},
+        {"role": "assistant", "content": "Hi."},
+        {"role": "system", "content": "Use tools when asked."},
+        user(TEXT),
+    ]
+    assert validation_error({"model": MODEL, "max_tokens": 1, "messages": messages}) is None
 
 
 def test_validation_error_is_usable_without_a_server() -> None:
