@@ -171,3 +171,12 @@ def main_command(ctx: typer.Context, **values: Any) -> None:
 def run(ctx: typer.Context, **values: Any) -> None:
     """Run one prompt to completion and print the answer (scripts and CI)."""
     _finish(commands.run_command, values)
+
+
+def _add_subcommands() -> None:
+    from agentcli.cli.mcp import mcp_app
+
+    app.add_typer(mcp_app)
+
+
+_add_subcommands()
