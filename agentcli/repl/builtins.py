@@ -74,6 +74,15 @@ def _help(repl: Repl, args: str) -> None:
         )
     for name, error in sorted(catalog.errors.items()):
         table.add_row(escape(f"/{name}"), f"[red]unusable: {escape(str(error))}[/red]")
+    prompts = repl.session.mcp_content.prompts()
+    if prompts:
+        table.add_row("", "")
+        table.add_row("[bold]MCP prompts[/bold]", "")
+    for name, command in sorted(prompts.items()):
+        table.add_row(
+            escape(for_terminal(f"/{name} {command.hint}".rstrip())),
+            escape(for_terminal(command.prompt.description)) + f"  [dim]({escape(for_terminal(command.server))})[/dim]",
+        )
     repl.console.print(table)
     repl.console.print(
         "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "

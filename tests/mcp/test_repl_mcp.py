@@ -84,3 +84,28 @@ def test_slash_mcp_without_servers_says_how_to_add_one(start_repl: StartRepl, fa
     repl = start_repl()
     repl.submit("/mcp")
     repl.wait_for("No MCP servers. Add one with `agentcli mcp add")
+
+
+def test_mcp_prompts_are_listed_in_help_completed_and_sent(
+    start_repl: StartRepl, fake_api: FakeAnthropic, home: Path
+) -> None:
+    write_config(home / ".agentcli" / "mcp.json", demo=stdio_server())
+    fake_api.script(reply(text("Reviewed.")))
+
+    repl = start_repl()
+    for shown in range(1, 200):  # until the server is connected and its prompts listed
+        repl.submit("/help")
+        screen = repl.wait_for_count("Built-in commands", shown)
+        if "MCP prompts" in screen:
+            break
+        repl.pump(0.1)
+    assert "/mcp__demo__review <file> [focus]" in screen and "Ask for a review of a file." in screen
+    repl.type("/mcp__demo__rev")
+    repl.wait_for_count("Ask for a review of a file.", 2)  # the menu shows the prompt's description
+    repl.press("tab")
+    repl.wait_for("> /mcp__demo__review")
+    repl.type(" app.py")
+    repl.press("\r")
+    repl.wait_for_prompt("Reviewed.")
+    content = fake_api.requests[0].body["messages"][-1]["content"]
+    assert content[-1]["text"] == "Please review app.py, looking for bugs."
