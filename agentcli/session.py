@@ -43,6 +43,7 @@ from agentcli.hooks import Hooks, load_hooks
 from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
+from agentcli.mcp.content import McpContent, mentions_mcp
 from agentcli.mcp.servers import SessionServers
 from agentcli.model_settings import budget_usd, check_model_table, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
@@ -181,6 +182,7 @@ class Session:
             on_notice=self._notice,
         )
         """Nothing is started until `mcp.start()` (the front end, once it is up) or the first request."""
+        self.mcp_content = McpContent(self.mcp.manager, self.mcp.timeout_s)
         # Set by _begin() for each conversation:
         self.id: str
         self.context: SessionContext
@@ -241,6 +243,8 @@ class Session:
         if said.stop or said.blocked:
             why = said.stop or said.reason
             raise StoppedByHook(f"A UserPromptSubmit hook blocked this prompt, so nothing was sent: {why}")
+        if mentions_mcp(text):
+            self.tools_ready()  # its servers approved and connected (as for the first request) before they are asked
         prepared = self.context.prepare(text, self.agent.ctx).with_reminders(said.context)
         self.recorder.offer_title(text)
         return prepared
@@ -353,6 +357,7 @@ class Session:
             skill_trust=self.skill_trust,
             outside=self.outside_files,
             on_notice=self._notice,
+            mcp=self.mcp_content,
         )
         own_tools = self.context.tool_source(self.gate, self.builtins)
         self.resumed = loaded

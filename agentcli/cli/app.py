@@ -179,3 +179,12 @@ def run(ctx: typer.Context, **values: Any) -> None:
 def stats(ctx: typer.Context, **values: Any) -> None:
     """Figures from your sessions' transcripts: turns per task, tool failures, stops, tokens, cost, latency."""
     _finish(commands.stats_command, values)
+
+
+def _add_subcommands() -> None:
+    from agentcli.cli.mcp import mcp_app
+
+    app.add_typer(mcp_app)
+
+
+_add_subcommands()

@@ -33,6 +33,7 @@ from agentcli.context.outside import OutsideFiles, project_top
 from agentcli.context.reminders import ReminderSource, ReminderTracker, system_reminder
 from agentcli.context.system_prompt import build_system_prompt
 from agentcli.contracts import JSON, PermissionGate, ToolContext
+from agentcli.mcp.content import McpContent
 from agentcli.settings import agentcli_home
 from agentcli.skills.invoke import SkillInvoker
 from agentcli.skills.listing import render_skill_list
@@ -96,8 +97,11 @@ class SessionContext:
         skill_trust: SkillTrust | None = None,
         outside: OutsideFiles | None = None,
         on_notice: Callable[[str], None] = lambda text: None,
+        mcp: McpContent | None = None,
     ) -> None:
         self.cwd = cwd
+        self.mcp = mcp
+        """MCP prompts (`/mcp__server__prompt`) and resources (`@server:uri`), when servers are configured."""
         self.home = home or agentcli_home()
         self.outside = outside or OutsideFiles(project_top(cwd), on_notice=on_notice)
         """Which files outside the project `@` imports may read, and asking about the rest."""
@@ -177,13 +181,25 @@ class SessionContext:
         self._settle_imports()
         command = parse_command(text)
         if command is None:
-            return PreparedMessage(self.user_message(text))
+            return PreparedMessage(self._with_resources(text))
         name, args = command
+        prompt = self.mcp.expand_prompt(name, args) if self.mcp is not None else None
+        if prompt is not None:
+            return PreparedMessage([*self.reminders.next_blocks(), *prompt])
         skill = self.skills().require(name)
         if self._invoker is None:
             raise RuntimeError("SessionContext.tool_source() must be called before running skills")
         expanded = self._invoker.for_user(skill, args, ctx)
         return PreparedMessage(self.user_message(expanded), skill)
+
+    def _with_resources(self, text: str) -> list[JSON]:
+        """`text` as a user message, each `@server:uri` it mentions attached after it."""
+        if self.mcp is None:
+            return self.user_message(text)
+        attached, notices = self.mcp.attach_resources(text)
+        for notice in notices:
+            self.on_notice(notice)
+        return [*self.user_message(text), *attached]
 
     def _settle_imports(self) -> None:
         for _ in range(MAX_IMPORT_DEPTH + 1):  # a file just approved may import further outside files

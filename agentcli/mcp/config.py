@@ -86,7 +86,7 @@ def load_servers(
     found = ServerSet()
     for scope, path in config_files(cwd, flag_files, strict):
         try:
-            data = _read(path)
+            data = read_config_file(path)
         except FileNotFoundError:
             if scope == "flag":
                 found.notices.append(f"Skipped MCP config {path}: no such file.")
@@ -157,7 +157,8 @@ class _Expander:
             ) from None
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The JSON object of the MCP config `path`; raises FileNotFoundError, or ValueError saying what to fix."""
     try:
         raw = read_regular_file(path, MAX_CONFIG_BYTES + 1)
     except NotRegularFile as error:

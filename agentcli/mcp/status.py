@@ -57,3 +57,14 @@ class CallCancelled(Exception):
 class ServerDown(Exception):
     """The server is not connected (it failed, stopped, or was never started); the message says so
     and what to do."""
+
+
+@dataclass(frozen=True)
+class PromptInfo:
+    """One prompt as the server lists it: `/mcp__<server>__<name>` in the REPL."""
+
+    name: str
+    description: str = ""
+    arguments: tuple[str, ...] = ()
+    """Its declared arguments, in order."""
+    required: frozenset[str] = field(default_factory=frozenset)

@@ -19,6 +19,7 @@ from rich.console import Console
 from agentcli import __version__
 from agentcli.context.session import parse_command
 from agentcli.errors import AgentcliError, Halt, ModelAPIError
+from agentcli.mcp.content import PREFIX as MCP_PREFIX
 from agentcli.providers import credential_problem
 from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
@@ -130,7 +131,7 @@ class Repl:
                     self._report(error)
                 return
             skills = self.session.context.skills().names()
-            if name not in skills:
+            if name not in skills and not name.startswith(MCP_PREFIX):  # an MCP prompt's errors come from prepare
                 self.console.print(unknown_message(name, skills, list(BUILTINS)), style="yellow", markup=False)
                 return
         self.send(text)
@@ -174,7 +175,7 @@ class Repl:
     # ---------------------------------------------------------------- prompt bits
 
     def _commands(self) -> Iterable[tuple[str, str]]:
-        """Built-ins, then skills. Completion asks on every key press, so the skill files are
+        """Built-ins, then skills and MCP prompts. Completion asks on every key press, so the skill files are
         re-read at most every couple of seconds rather than each time."""
         now = time.monotonic()
         if now - self._skills_read_at > SKILL_LIST_MAX_AGE:
@@ -188,6 +189,8 @@ class Repl:
             self._skills_read_at = now
         yield from ((b.name, b.description) for b in BUILTINS.values())
         yield from self._skill_list
+        for name, command in sorted(self.session.mcp_content.prompts().items()):  # cached per connection
+            yield name, command.prompt.description or f"MCP prompt of {command.server}"
 
     def _status(self) -> Status:
         """For the toolbar, and under the spinner while a turn runs (then the context is as of

@@ -19,6 +19,7 @@ from agentcli.credentials import child_environment
 from agentcli.errors import Halt, UsageError
 from agentcli.hooks.config import EVENTS
 from agentcli.loop import INTERRUPTED_MARKER
+from agentcli.mcp.status import ServerStatus
 from agentcli.output.labels import format_tokens
 from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, SESSION, Rule, RuleError, RuleSource, parse_rule, split_rule_list
@@ -73,6 +74,15 @@ def _help(repl: Repl, args: str) -> None:
         )
     for name, error in sorted(catalog.errors.items()):
         table.add_row(escape(f"/{name}"), f"[red]unusable: {escape(str(error))}[/red]")
+    prompts = repl.session.mcp_content.prompts()
+    if prompts:
+        table.add_row("", "")
+        table.add_row("[bold]MCP prompts[/bold]", "")
+    for name, command in sorted(prompts.items()):
+        table.add_row(
+            escape(for_terminal(f"/{name} {command.hint}".rstrip())),
+            escape(for_terminal(command.prompt.description)) + f"  [dim]({escape(for_terminal(command.server))})[/dim]",
+        )
     repl.console.print(table)
     repl.console.print(
         "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "
@@ -405,6 +415,67 @@ def _hooks(repl: Repl, args: str) -> None:
     repl.console.print(table)
 
 
+MCP_USAGE = "Usage: /mcp shows the MCP servers; /mcp reconnect NAME restarts one that failed."
+
+
+def _mcp(repl: Repl, args: str) -> None:
+    """`/mcp`: each MCP server's state, tool count and error; `/mcp reconnect NAME` restarts one
+    (only one already approved: reconnecting never starts a project server nobody approved)."""
+    manager = repl.session.mcp.manager
+    if manager is None:
+        repl.console.print(
+            "[dim]No MCP servers. Add one with `agentcli mcp add NAME -- COMMAND [ARGS...]` "
+            "(or --transport http NAME URL), or configure .mcp.json.[/dim]"
+        )
+        return
+    words = args.split()
+    if not words:
+        _show_servers(repl, manager.statuses())
+        return
+    if words[0] != "reconnect" or len(words) != 2:
+        repl.console.print(MCP_USAGE, style="yellow", markup=False)
+        return
+    name = words[1]
+    try:
+        status = manager.status(name)
+    except KeyError:
+        known = ", ".join(s.name for s in manager.statuses())
+        repl.console.print(f"No MCP server {name!r}; the servers are: {known}.", style="yellow", markup=False)
+        return
+    if status.state in ("needs approval", "disabled"):
+        repl.console.print(
+            f"MCP server {name!r} is {status.state} ({status.error}); approve it in "
+            ".agentcli/settings.local.json (enabledMcpjsonServers) first.",
+            style="yellow",
+            markup=False,
+        )
+        return
+    repl.console.print(f"Reconnecting MCP server {name}…", style="dim", markup=False)
+    manager.connect(name)
+    manager.wait_for_connections(repl.session.mcp.timeout_s)
+    _show_servers(repl, [manager.status(name)])
+    if manager.status(name).state == "connected":
+        repl.console.print("[dim]Its tools join at the next conversation (/clear) if they were not offered yet.[/dim]")
+
+
+def _show_servers(repl: Repl, statuses: list[ServerStatus]) -> None:
+    table = Table("server", "scope", "state", "tools", "", box=None)
+    colours = {"connected": "green", "failed": "red", "connecting": "yellow"}
+    for status in statuses:
+        tools = str(len(status.tools)) if status.state == "connected" else ""
+        colour = colours.get(status.state, "dim")
+        table.add_row(
+            escape(for_terminal(status.name)),
+            status.config.scope,
+            f"[{colour}]{status.state}[/{colour}]",
+            tools,
+            escape(for_terminal(status.error)),
+        )
+    repl.console.print(table)
+    if any(status.state == "failed" for status in statuses):
+        repl.console.print("[dim]/mcp reconnect NAME restarts a failed server.[/dim]")
+
+
 def _todos(repl: Repl, args: str) -> None:
     todos = repl.session.context.todos.items
     if not todos:
@@ -469,6 +540,7 @@ BUILTINS: dict[str, Builtin] = {
             _agents,
             "[last]",
         ),
+        Builtin("mcp", "MCP servers: state, tools, errors; reconnect a failed one", _mcp, "[reconnect NAME]"),
         Builtin("hooks", "List the hooks that run in this session and the file of each", _hooks),
         Builtin("model", "Show or change the model", _model, "[name]"),
         Builtin(

@@ -2,7 +2,8 @@
 
 Tools: `echo` (read-only), `fail` (an error result), `picture` (an image), `crash` (the server
 exits mid-call), `shout` (not read-only), `wait` (a slow call), `show_env` (a variable of its environment) and
-`get weather!` (a name the API would reject). `DEMO_START_DELAY` seconds pass before it
+`get weather!` (a name the API would reject). Prompt `review(file, focus="bugs")`; resources
+`note://greeting` (text) and `blob://dot` (a PNG). `DEMO_START_DELAY` seconds pass before it
 answers anything (a slow start); `DEMO_PID_FILE` is where it writes its process id;
 `DEMO_EXTRA_TOOLS=N` adds N generated tools `op_1`…`op_N` (a large toolset).
 Over http it listens on 127.0.0.1:PORT/mcp and refuses requests without `Authorization: Bearer TOKEN`.
@@ -82,6 +83,24 @@ def weather(city: str) -> str:
 def big(size: int) -> str:
     """`size` characters of text."""
     return "x" * size
+
+
+@server.prompt()
+def review(file: str, focus: str = "bugs") -> str:
+    """Ask for a review of a file."""
+    return f"Please review {file}, looking for {focus}."
+
+
+@server.resource("note://greeting", mime_type="text/plain")
+def greeting() -> str:
+    """A short text."""
+    return "Hello from the demo server."
+
+
+@server.resource("blob://dot", mime_type="image/png")
+def dot() -> bytes:
+    """A binary resource."""
+    return PNG_1X1
 
 
 def _add_generated_tools(count: int) -> None:

@@ -52,3 +52,60 @@ def test_the_users_servers_start_in_the_background_once_the_prompt_is_up(
 
     assert "mcp__demo__echo" in [tool["name"] for tool in fake_api.requests[0].body["tools"]]
     assert QUESTION not in repl.text()
+
+
+def test_slash_mcp_shows_a_failed_server_and_reconnects_it(
+    start_repl: StartRepl, fake_api: FakeAnthropic, home: Path, tmp_path: Path
+) -> None:
+    ready = tmp_path / "ready"
+    demo = stdio_server()
+    starts_once_ready = (
+        f'[ -e "{ready}" ] && exec "{demo["command"]}" "{demo["args"][0]}"; echo not ready yet >&2; exit 1'
+    )
+    write_config(home / ".agentcli" / "mcp.json", flaky={"command": "sh", "args": ["-c", starts_once_ready]})
+
+    repl = start_repl()
+    for asked in range(1, 200):  # until the first attempt has failed (it may still be connecting)
+        repl.submit("/mcp")
+        screen = repl.wait_for_count("server  scope", asked)
+        if "not ready yet" in screen:
+            break
+        repl.pump(0.1)
+    assert "flaky" in screen and "failed" in screen and "/mcp reconnect NAME" in screen
+
+    ready.touch()
+    repl.submit("/mcp reconnect flaky")
+    screen = repl.wait_for("Its tools join at the next conversation")
+    line = next(line for line in screen.splitlines()[::-1] if line.lstrip().startswith("flaky"))
+    assert line.split()[:4] == ["flaky", "user", "connected", "9"]
+
+
+def test_slash_mcp_without_servers_says_how_to_add_one(start_repl: StartRepl, fake_api: FakeAnthropic) -> None:
+    repl = start_repl()
+    repl.submit("/mcp")
+    repl.wait_for("No MCP servers. Add one with `agentcli mcp add")
+
+
+def test_mcp_prompts_are_listed_in_help_completed_and_sent(
+    start_repl: StartRepl, fake_api: FakeAnthropic, home: Path
+) -> None:
+    write_config(home / ".agentcli" / "mcp.json", demo=stdio_server())
+    fake_api.script(reply(text("Reviewed.")))
+
+    repl = start_repl()
+    for shown in range(1, 200):  # until the server is connected and its prompts listed
+        repl.submit("/help")
+        screen = repl.wait_for_count("Built-in commands", shown)
+        if "MCP prompts" in screen:
+            break
+        repl.pump(0.1)
+    assert "/mcp__demo__review <file> [focus]" in screen and "Ask for a review of a file." in screen
+    repl.type("/mcp__demo__rev")
+    repl.wait_for_count("Ask for a review of a file.", 2)  # the menu shows the prompt's description
+    repl.press("tab")
+    repl.wait_for("> /mcp__demo__review")
+    repl.type(" app.py")
+    repl.press("\r")
+    repl.wait_for_prompt("Reviewed.")
+    content = fake_api.requests[0].body["messages"][-1]["content"]
+    assert content[-1]["text"] == "Please review app.py, looking for bugs."

@@ -1,0 +1,62 @@
+"""`agentcli mcp list`: every configured server, connected to (when approved) to list its tools.
+
+    demo · user · stdio · connected
+      python demo_server.py
+      tools: echo, shout
+
+The servers are those a session in this directory would have (`SessionServers`): the same
+files, approvals and connect timeout; none is asked about, and all are stopped before the
+report is printed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcli.mcp.approval import ENABLE_ALL_KEY, ENABLED_KEY
+from agentcli.mcp.servers import SessionServers
+from agentcli.mcp.status import ServerStatus
+from agentcli.permissions.sources import resolve_mode
+from agentcli.settings import load_settings
+
+NO_SERVERS = (
+    "No MCP servers configured. Add one with `agentcli mcp add NAME -- COMMAND [ARGS...]` "
+    "or `agentcli mcp add --transport http NAME URL`."
+)
+NEEDS_APPROVAL = (
+    f"start agentcli (the REPL) to be asked, or add it to {ENABLED_KEY} "
+    f"(or set {ENABLE_ALL_KEY}: true) in .agentcli/settings.local.json"
+)
+
+
+def server_report(cwd: Path) -> tuple[str, list[str]]:
+    """The report, and the notices met on the way (files or servers skipped)."""
+    notices: list[str] = []
+    settings = load_settings(cwd)
+    mode = resolve_mode(None, settings)
+    servers = SessionServers(
+        settings, cwd, [], False, mode=lambda: mode, local_settings=None, ask=None, on_notice=notices.append
+    )
+    try:
+        if servers.manager is None:
+            return NO_SERVERS, notices
+        servers.start()
+        servers.manager.wait_for_connections(servers.timeout_s)
+        statuses = servers.manager.statuses()
+    finally:
+        servers.close()
+    return "\n".join(line for status in statuses for line in _lines(status)), notices
+
+
+def _lines(status: ServerStatus) -> list[str]:
+    config = status.config
+    state = "failed" if status.state == "connecting" else status.state  # timed out while closing
+    lines = [f"{config.name} · {config.scope} · {config.transport} · {state}", f"  {config.target}"]
+    if status.state == "connected":
+        names = ", ".join(tool.name for tool in status.tools)
+        lines.append(f"  tools: {names or '(none)'}")
+    elif status.state == "needs approval":
+        lines.append(f"  {NEEDS_APPROVAL}")
+    elif status.error:
+        lines.append(f"  {status.error}")
+    return lines
