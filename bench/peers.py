@@ -139,7 +139,12 @@ def mini_swe_agent(install: bool) -> Harness:
     if mini is None:
         return Harness(name, status=f"not installed: {problem}")
     python = str(Path(mini).parent / "python")
-    model = ["-m", f"anthropic/{MODEL}"]
+    model = [
+        "-m",
+        f"anthropic/{MODEL}",
+        "--cost-limit",
+        "0",
+    ]  # 0: no limit (its default, $3, ends the 200-step session)
     return Harness(
         name=name,
         version=_first_line([python, "-c", "import minisweagent; print(minisweagent.__version__)"]),
