@@ -161,7 +161,7 @@ def mini_swe_agent(install: bool) -> Harness:
         ],
         repl_argv=[mini, *model, "-y"],
         repl_ready="What do you want to do?",
-        repl_submit=("Escape", "Enter"),  # its prompt is multi-line: Enter is a new line
+        repl_submit=("M-Enter",),  # its prompt is multi-line: Enter is a new line; Escape, Enter as one key
         env={
             "MSWEA_CONFIGURED": "true",  # no first-run set-up questions
             "MSWEA_COST_TRACKING": "ignore_errors",  # litellm has no price for the fake's model
