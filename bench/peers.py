@@ -143,7 +143,7 @@ def mini_swe_agent(install: bool) -> Harness:
     ]  # 0: no limit (its default, $3, ends the 200-step session)
     return Harness(
         name=name,
-        version=_first_line([python, "-c", "import minisweagent; print(minisweagent.__version__)"]),
+        version=_first_line([python, "-c", "import importlib.metadata as m; print(m.version('mini-swe-agent'))"]),
         help_argv=[mini, "--help"],
         prompt_argv=lambda prompt, folder: [
             mini,
