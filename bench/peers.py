@@ -135,12 +135,8 @@ def mini_swe_agent(install: bool) -> Harness:
     if mini is None:
         return Harness(name, status=status)
     python = str(Path(mini).parent / "python")
-    model = [
-        "-m",
-        f"anthropic/{MODEL}",
-        "--cost-limit",
-        "0",
-    ]  # 0: no limit (its default, $3, ends the 200-step session)
+    # --cost-limit 0: no limit (its default, $3, ended the 200-step session after 118 requests)
+    model = ["-m", f"anthropic/{MODEL}", "--cost-limit", "0"]
     return Harness(
         name=name,
         version=_first_line([python, "-c", "import importlib.metadata as m; print(m.version('mini-swe-agent'))"]),
