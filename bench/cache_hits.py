@@ -99,7 +99,7 @@ CLAUDE_MD = """# Inventory service
 
 SESSION: list[tuple[str, Step]] = [
     ("Checking the working tree first.", ("bash", {"command": "git status --short"})),
-    ("Looking for the remove method.", ("grep", {"pattern": "def remove", "output_mode": "content"})),
+    ("Looking for the remove method.", ("grep", {"pattern": "def remove", "output_mode": "content", "-n": True})),
     ("Reading the module.", ("read", {"path": "inventory.py"})),
     ("Now the tests.", ("read", {"path": "test_inventory.py"})),
     ("Listing the project files.", ("bash", {"command": "ls -la"})),

@@ -150,6 +150,13 @@ def interleaved(runs: int, measures: Mapping[str, Callable[[], float]]) -> dict[
     return results
 
 
+def seconds(action: Callable[[], object]) -> float:
+    """Wall seconds of one call of `action` in this process."""
+    began = time.perf_counter()
+    action()
+    return time.perf_counter() - began
+
+
 def process_cpu_seconds(pid: int) -> float:
     """CPU time so far of every thread of process `pid` (not of its children), from the
     scheduler's nanosecond counters (the tick-based /proc/PID/stat is too coarse for one step)."""

@@ -35,6 +35,7 @@ from agentcli.events import Event
 from agentcli.executor import ToolExecutor
 from agentcli.tools.grep import GrepTool
 from agentcli.tools.registry import ToolRegistry
+from bench.common import interleaved, seconds
 
 WORDS = "alpha beta gamma delta epsilon value result config handler request session token cache".split()  # noqa: SIM905
 
@@ -92,14 +93,7 @@ def interleaved_medians(actions: dict[str, Callable[[], object]], runs: int) -> 
     """Median seconds of each action, run in turn (order rotating) so load changes hit them alike."""
     for action in actions.values():
         action()  # warm the page cache and the regex caches
-    times: dict[str, list[float]] = {name: [] for name in actions}
-    names = list(actions)
-    for run_index in range(runs):
-        shift = run_index % len(names)
-        for name in names[shift:] + names[:shift]:
-            started = time.perf_counter()
-            actions[name]()
-            times[name].append(time.perf_counter() - started)
+    times = interleaved(runs, {name: partial(seconds, action) for name, action in actions.items()})
     return {name: statistics.median(values) for name, values in times.items()}
 
 
@@ -110,12 +104,7 @@ def bare_rg(root: Path, argv: list[str]) -> None:
 
 def median_seconds(action: Callable[[], object], runs: int) -> float:
     action()  # warm the page cache and the regex caches
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return statistics.median(seconds(action) for _ in range(runs))
 
 
 def run(tool: GrepTool, ctx: ToolContext, query: JSON) -> ToolResult:

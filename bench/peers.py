@@ -112,11 +112,9 @@ def agentcli() -> Harness:
 
 def claude_code(install: bool) -> Harness:
     name = "Claude Code"
-    if not install:
-        return Harness(name, status="skipped: --no-peers")
-    binary, problem = _claude_binary()
+    binary, status = _located(install, _claude_binary)
     if binary is None:
-        return Harness(name, status=f"not installed: {problem}")
+        return Harness(name, status=status)
     flags = ["--model", MODEL, "--allowedTools", "Read Grep Bash", "--max-turns", "400"]
     return Harness(
         name=name,
@@ -133,16 +131,15 @@ def claude_code(install: bool) -> Harness:
 
 def mini_swe_agent(install: bool) -> Harness:
     name = "mini-swe-agent"
-    if not install:
-        return Harness(name, status="skipped: --no-peers")
-    mini, problem = _mini_binary()
+    mini, status = _located(install, _mini_binary)
     if mini is None:
-        return Harness(name, status=f"not installed: {problem}")
+        return Harness(name, status=status)
     python = str(Path(mini).parent / "python")
-    model = ["-m", f"anthropic/{MODEL}"]
+    # --cost-limit 0: no limit (its default, $3, ended the 200-step session after 118 requests)
+    model = ["-m", f"anthropic/{MODEL}", "--cost-limit", "0"]
     return Harness(
         name=name,
-        version=_first_line([python, "-c", "import minisweagent; print(minisweagent.__version__)"]),
+        version=_first_line([python, "-c", "import importlib.metadata as m; print(m.version('mini-swe-agent'))"]),
         help_argv=[mini, "--help"],
         prompt_argv=lambda prompt, folder: [
             mini,
@@ -156,7 +153,7 @@ def mini_swe_agent(install: bool) -> Harness:
         ],
         repl_argv=[mini, *model, "-y"],
         repl_ready="What do you want to do?",
-        repl_submit=("Escape", "Enter"),  # its prompt is multi-line: Enter is a new line
+        repl_submit=("M-Enter",),  # its prompt is multi-line: Enter is a new line; Escape, Enter as one key
         env={
             "MSWEA_CONFIGURED": "true",  # no first-run set-up questions
             "MSWEA_COST_TRACKING": "ignore_errors",  # litellm has no price for the fake's model
@@ -167,10 +164,25 @@ def mini_swe_agent(install: bool) -> Harness:
     )
 
 
+def _located(install: bool, find: Callable[[], tuple[str | None, str]]) -> tuple[str | None, str]:
+    """The peer's executable as `find` finds or installs it, or None and the harness's status saying why."""
+    if not install:
+        return None, "skipped: --no-peers"
+    executable, problem = find()
+    return (executable, "ok") if executable is not None else (None, f"not installed: {problem}")
+
+
+def _chosen(variable: str) -> tuple[str | None, str] | None:
+    """The executable named by environment `variable` (or why it is unusable); None when it is not set."""
+    chosen = os.environ.get(variable)
+    if not chosen:
+        return None
+    return (chosen, "") if Path(chosen).exists() else (None, f"{variable}={chosen} does not exist")
+
+
 def _claude_binary() -> tuple[str | None, str]:
-    chosen = os.environ.get("AGENTCLI_BENCH_CLAUDE")
-    if chosen:
-        return (chosen, "") if Path(chosen).exists() else (None, f"AGENTCLI_BENCH_CLAUDE={chosen} does not exist")
+    if (chosen := _chosen("AGENTCLI_BENCH_CLAUDE")) is not None:
+        return chosen
     folder = PEERS_DIR / "claude-code"
     binary = folder / "node_modules" / ".bin" / "claude"
     if binary.exists():
@@ -187,9 +199,8 @@ def _claude_binary() -> tuple[str | None, str]:
 
 
 def _mini_binary() -> tuple[str | None, str]:
-    chosen = os.environ.get("AGENTCLI_BENCH_MINI")
-    if chosen:
-        return (chosen, "") if Path(chosen).exists() else (None, f"AGENTCLI_BENCH_MINI={chosen} does not exist")
+    if (chosen := _chosen("AGENTCLI_BENCH_MINI")) is not None:
+        return chosen
     venv = PEERS_DIR / "mini-swe-agent"
     mini = venv / "bin" / "mini"
     if mini.exists():

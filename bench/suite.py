@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -42,7 +42,7 @@ from agentcli.executor import ToolExecutor  # noqa: E402
 from agentcli.tools.grep import GrepTool  # noqa: E402
 from agentcli.tools.registry import ToolRegistry  # noqa: E402
 from bench import cache_hits, grep_bench, loop_overhead, render_bench  # noqa: E402
-from bench.common import KEY, Figure, Workspace, interleaved, process_cpu_seconds, run_child  # noqa: E402
+from bench.common import KEY, Figure, Workspace, interleaved, process_cpu_seconds, run_child, seconds  # noqa: E402
 from bench.peers import MODEL, Harness, Step, agentcli, claude_code, mini_swe_agent  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, reply, text  # noqa: E402
 
@@ -207,7 +207,7 @@ def launch(rigs: list[Rig], runs: int) -> tuple[Row, Row]:
             measures[rig.harness.name] = partial(first_request, rig)
         else:
             row.values[rig.harness.name] = tokens.values[rig.harness.name] = rig.harness.status
-    for name, samples in careful_interleaved(row, runs, measures).items():
+    for name, samples in careful_interleaved([row], runs, measures).items():
         row.values[name] = Figure.of(samples, 1000)
     for rig in rigs:
         if not rig.harness.ok:
@@ -226,9 +226,15 @@ def launch(rigs: list[Rig], runs: int) -> tuple[Row, Row]:
     return row, tokens
 
 
-def careful_interleaved(row: Row, runs: int, measures: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
-    """`interleaved`, but a harness whose run fails is reported as failed and left out of the next rounds."""
-    results: dict[str, list[float]] = {name: [] for name in measures}
+Sample = TypeVar("Sample")
+
+
+def careful_interleaved(
+    rows: list[Row], runs: int, measures: dict[str, Callable[[], Sample]]
+) -> dict[str, list[Sample]]:
+    """`interleaved`, but a harness whose run fails is reported as failed in every row of `rows`
+    and left out of the next rounds."""
+    results: dict[str, list[Sample]] = {name: [] for name in measures}
     live = dict(measures)
     for round_index in range(runs):
         names = list(live)
@@ -237,7 +243,8 @@ def careful_interleaved(row: Row, runs: int, measures: dict[str, Callable[[], fl
             try:
                 results[name].append(live[name]())
             except Exception as error:
-                row.values[name] = f"failed: {str(error).strip()[:160]}"
+                for row in rows:
+                    row.values[name] = f"failed: {str(error).strip()[:200]}"
                 del live[name]
                 results.pop(name)
     return results
@@ -349,7 +356,7 @@ def grep(rigs: list[Rig], files: int, runs: int) -> list[Row]:
                 row.values["bare rg"] = "not measured: rg is not on PATH (the Grep tool used its Python engine)"
             for action in measures.values():
                 action()  # warm the page cache
-            timed = interleaved(runs, {name: partial(_seconds, action) for name, action in measures.items()})
+            timed = interleaved(runs, {name: partial(seconds, action) for name, action in measures.items()})
             row.values.update({name: Figure.of(samples, 1000) for name, samples in timed.items()})
             row.ratio("Grep / rg", "agentcli", "bare rg")
             rows.append(row)
@@ -360,8 +367,8 @@ def grep(rigs: list[Rig], files: int, runs: int) -> list[Row]:
         timed = interleaved(
             runs,
             {
-                "agentcli": partial(_seconds, partial(executor.run_all, batch, ctx, grep_bench.ignore, {})),
-                "sequential": partial(_seconds, partial(grep_bench.run_each, tool, ctx, four)),
+                "agentcli": partial(seconds, partial(executor.run_all, batch, ctx, grep_bench.ignore, {})),
+                "sequential": partial(seconds, partial(grep_bench.run_each, tool, ctx, four)),
             },
         )
         row.values.update({name: Figure.of(samples, 1000) for name, samples in timed.items()})
@@ -369,12 +376,6 @@ def grep(rigs: list[Rig], files: int, runs: int) -> list[Row]:
         rows.append(row)
     not_ours(rows, rigs, "its search runs as the model's shell command, not a tool to time apart")
     return rows
-
-
-def _seconds(action: Callable[[], object]) -> float:
-    began = time.perf_counter()
-    action()
-    return time.perf_counter() - began
 
 
 def cache_session(rigs: list[Rig]) -> list[Row]:
@@ -530,19 +531,7 @@ def repl(rigs: list[Rig], runs: int) -> list[Row]:
             continue
         prepare_repl_home(rig)
         measures[rig.harness.name] = partial(repl_once, rig)
-    samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in measures}
-    live = dict(measures)
-    for round_index in range(runs):
-        names = list(live)
-        shift = round_index % len(names) if names else 0
-        for name in names[shift:] + names[:shift]:
-            try:
-                samples[name].append(live[name]())
-            except Exception as error:
-                for row in rows:
-                    row.values[name] = f"failed: {str(error).strip()[:200]}"
-                del live[name]
-                samples.pop(name)
+    samples = careful_interleaved(rows, runs, measures)
     for name, triples in samples.items():
         for index, row in enumerate(rows):
             row.values[name] = Figure.of([t[index] for t in triples], 1000)
