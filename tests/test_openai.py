@@ -1,5 +1,6 @@
 """The OpenAI-compatible provider end to end: `agentcli run` with `--provider openai` (or a model
-prefix) against tests/fake_openai.py, real HTTP and SSE, through the resolver as a user runs it."""
+prefix) against tests/fake_openai.py, real HTTP and SSE, through the resolver as a user runs it; also
+with `--tool-protocol xml` (no `tools` sent, calls and results as tags in the messages)."""
 
 from __future__ import annotations
 
@@ -326,3 +327,96 @@ def test_a_plain_anthropic_run_imports_no_openai_code(run_cli: RunCli, fake_api:
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "agentcli.providers.http" in imported  # the measurement covers the request path
     assert not {"agentcli.providers.openai", "openai"} & imported
+
+
+# ------------------------------------------------------------------ the text tool protocol on OpenAI
+
+
+def tag(name: str, arguments: dict[str, Any]) -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+
+
+def responses(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `<tool_response>` bodies in a message's text, in order."""
+    content = message["content"]
+    assert isinstance(content, str), content
+    return [json.loads(part.split("</tool_response>")[0]) for part in content.split("<tool_response>")[1:]]
+
+
+def test_a_round_trip_sends_no_tools_lists_them_in_the_system_message_and_answers_in_a_user_message(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "notes.txt").write_text("hello from the notes\n")
+    openai_api.script(
+        reply("Let me look.\n" + tag("Read", {"file_path": "notes.txt"})),
+        reply("It says hello."),
+    )
+
+    done = run_openai("what is in notes.txt?", tool_protocol="xml")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It says hello.\n"
+    assert "● Read(notes.txt)" in done.stderr and "tool_call" not in done.stdout + done.stderr
+    first, second = (request.body for request in openai_api.requests)
+    assert "tools" not in first and "tools" not in second
+    system = first["messages"][0]
+    assert system["role"] == "system"
+    assert "## Read\n" in system["content"] and "## Bash\n" in system["content"]
+    assert '<tool_call>{"name": "Read", "arguments": {"file_path": "..."}}</tool_call>' in system["content"]
+    assert all(m["role"] != "tool" and "tool_calls" not in m for m in second["messages"])
+    assistant, results = second["messages"][-2:]
+    assert assistant == {
+        "role": "assistant",
+        "content": 'Let me look.\n<tool_call>{"name": "Read", "arguments": {"file_path": "notes.txt"}}</tool_call>',
+    }
+    assert results["role"] == "user" and results["content"].startswith("<tool_response>")
+    [response] = responses(results)
+    assert response["name"] == "Read" and response["is_error"] is False
+    assert "hello from the notes" in response["content"]
+
+
+def test_two_calls_in_one_answer_run_in_order_and_are_answered_in_one_user_message(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "a.txt").write_text("alpha\n")
+    openai_api.script(
+        reply(
+            "Two steps.\n"
+            + tag("Read", {"file_path": "a.txt"})
+            + tag("Write", {"file_path": "b.txt", "content": "beta"})
+        ),
+        reply("Done."),
+    )
+
+    done = run_openai("copy", tool_protocol="xml", permission_mode="acceptEdits")
+
+    assert done.returncode == 0, done.stderr
+    assert (project / "b.txt").read_text() == "beta"
+    assert done.stdout == "Done.\n"
+    last = openai_api.requests[1].body["messages"][-1]
+    assert last["role"] == "user"
+    first, second = responses(last)
+    assert (first["name"], first["is_error"]) == ("Read", False) and "alpha" in first["content"]
+    assert (second["name"], second["is_error"]) == ("Write", False)
+
+
+def test_a_malformed_tag_is_answered_with_the_expected_form_and_the_model_recovers(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "a.txt").write_text("alpha\n")
+    openai_api.script(
+        reply('<tool_call>{"name": "Read", "arguments": {"file_path": "a.txt"}</tool_call>'),  # a brace short
+        reply(tag("Read", {"file_path": "a.txt"})),
+        reply("It says alpha."),
+    )
+
+    done = run_openai("read a.txt", tool_protocol="xml")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It says alpha.\n"
+    [error] = responses(openai_api.requests[1].body["messages"][-1])
+    assert error["is_error"] is True and "not valid JSON" in error["content"]
+    assert '<tool_call>{"name": "Read", "arguments": {"file_path": "..."}}</tool_call>' in error["content"]
+    [read] = responses(openai_api.requests[2].body["messages"][-1])
+    assert read["is_error"] is False and "alpha" in read["content"]
+    assert all("tools" not in request.body for request in openai_api.requests)
