@@ -5,6 +5,7 @@ with `--tool-protocol xml` (no `tools` sent, calls and results as tags in the me
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from agentcli.runner import RunOptions, run_once
-from tests.conftest import AGENTCLI, Ran, RunCli, cli_env
+from tests.conftest import AGENTCLI, Ran, RunCli, StartRepl, cli_env
 from tests.fake_openai import RATE_LIMITED, FakeOpenAI, call, http_error, reply
 
 OPENAI_KEY = "sk-test-openai-key-123456"
@@ -420,3 +421,70 @@ def test_a_malformed_tag_is_answered_with_the_expected_form_and_the_model_recove
     [read] = responses(openai_api.requests[2].body["messages"][-1])
     assert read["is_error"] is False and "alpha" in read["content"]
     assert all("tools" not in request.body for request in openai_api.requests)
+
+
+# ------------------------------------------------------------------ streamed reasoning
+
+REASONING = "The user wants a.txt.\nI should read it first, then answer."
+
+
+def test_verbose_run_shows_streamed_reasoning_on_stderr_and_never_sends_it_back(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "a.txt").write_text("apple\n")
+    openai_api.script(
+        reply(calls=[call("Read", {"file_path": "a.txt"}, id="call_1")], reasoning=REASONING),
+        reply("It says apple.", reasoning="Now I can answer.", reasoning_field="reasoning"),
+    )
+
+    done = run_openai("what is in a.txt?", verbose=True)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It says apple.\n"
+    lines = done.stderr.splitlines()
+    start = lines.index("✻ Thinking…")
+    assert lines[start + 1 : start + 4] == [
+        "  The user wants a.txt.",
+        "  I should read it first, then answer.",
+        "● Read(a.txt) — Read 1 line",
+    ]
+    assert lines[-2:] == ["✻ Thinking…", "  Now I can answer."]
+    second = json.dumps(openai_api.requests[1].body)
+    assert "The user wants a.txt." not in second and "reasoning" not in second
+
+
+def test_without_verbose_run_keeps_reasoning_off_both_streams(run_openai: RunOpenAI, openai_api: FakeOpenAI) -> None:
+    openai_api.script(reply("Hello.", reasoning=REASONING))
+
+    done = run_openai("hi")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello.\n"
+    assert "Thinking" not in done.stderr and "a.txt" not in done.stderr
+
+
+def test_the_repl_shows_streamed_reasoning_dimmed_above_the_answer(
+    start_repl: StartRepl, openai_api: FakeOpenAI
+) -> None:
+    openai_api.script(reply("The answer is 42.", reasoning=REASONING), reply("Still 42."))
+    repl = start_repl(
+        "--model", "openai:gpt-test", env={"OPENAI_BASE_URL": openai_api.url, "OPENAI_API_KEY": OPENAI_KEY}
+    )
+
+    repl.submit("what is the answer?")
+
+    screen = repl.wait_for("The answer is 42.")
+    lines = screen.splitlines()
+    heading = next(n for n, line in enumerate(lines) if line.strip() == "✻ Thinking…")
+    assert [line.strip() for line in lines[heading + 1 : heading + 3]] == [
+        "The user wants a.txt.",
+        "I should read it first, then answer.",
+    ]
+    assert lines.index(next(line for line in lines if "The answer is 42." in line)) > heading + 2
+    dim = r"\x1b\[(?:[0-9;]*;)?2(?:;[0-9;]*)?m"  # SGR 2 (dim), alone or among other attributes
+    assert re.search(dim + r"[^\x1b]*I should read it first, then answer\.", repl.output)
+    assert not re.search(dim + r"[^\x1b]*The answer is 42\.", repl.output)
+
+    repl.submit("and again?")
+    repl.wait_for("Still 42.")
+    assert "I should read it first" not in json.dumps(openai_api.requests[1].body)
