@@ -15,6 +15,9 @@ import pytest
 
 from agentcli.runner import RunOptions, run_once
 from tests.conftest import AGENTCLI, Ran, RunCli, StartRepl, cli_env
+from tests.fake_anthropic import FakeAnthropic
+from tests.fake_anthropic import reply as anthropic_reply
+from tests.fake_anthropic import text as anthropic_text
 from tests.fake_openai import RATE_LIMITED, FakeOpenAI, call, http_error, reply
 
 OPENAI_KEY = "sk-test-openai-key-123456"
@@ -317,10 +320,7 @@ def test_an_unknown_provider_is_a_usage_error(run_cli: RunCli) -> None:
 
 
 def test_a_plain_anthropic_run_imports_no_openai_code(run_cli: RunCli, fake_api: Any) -> None:
-    from tests.fake_anthropic import reply as anthropic_reply
-    from tests.fake_anthropic import text
-
-    fake_api.script(anthropic_reply(text("hi")))
+    fake_api.script(anthropic_reply(anthropic_text("hi")))
 
     done = run_cli("run", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
 
@@ -488,3 +488,40 @@ def test_the_repl_shows_streamed_reasoning_dimmed_above_the_answer(
     repl.submit("and again?")
     repl.wait_for("Still 42.")
     assert "I should read it first" not in json.dumps(openai_api.requests[1].body)
+
+
+# ------------------------------------------------------------------ /model switches provider
+
+
+def test_slash_model_with_a_prefix_switches_provider_for_the_next_turn_and_continue_keeps_it(
+    start_repl: StartRepl, fake_api: FakeAnthropic, openai_api: FakeOpenAI, run_cli: RunCli
+) -> None:
+    fake_api.script(anthropic_reply(anthropic_text("Answer from Claude.")))
+    openai_api.script(reply("Answer from GPT."), reply("GPT again."))
+    openai_env = {"OPENAI_BASE_URL": openai_api.url, "OPENAI_API_KEY": OPENAI_KEY}
+    repl = start_repl(env=openai_env)
+
+    repl.submit("hi")
+    repl.wait_for_prompt("Answer from Claude.")
+    repl.submit("/model gemini:gemini-2.5-flash")
+    repl.wait_for("No Gemini API key: set GEMINI_API_KEY")
+    repl.wait_for("The model is still claude-sonnet-5-5 (anthropic).")
+    repl.submit("/model openai:gpt-test")
+    repl.wait_for("Model set to gpt-test (openai).")
+    repl.submit("and now?")
+    repl.wait_for_prompt("Answer from GPT.")
+    repl.press("ctrl-d")
+    assert repl.wait_exit() == 0
+
+    assert len(fake_api.requests) == 1
+    (switched,) = openai_api.requests
+    assert switched.body["model"] == "gpt-test"
+    assert {"role": "assistant", "content": "Answer from Claude."} in switched.body["messages"]
+
+    done = run_cli("run", "-c", "once more", env=openai_env)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "GPT again.\n"
+    assert len(fake_api.requests) == 1
+    assert openai_api.requests[1].body["model"] == "gpt-test"
+    assert {"role": "assistant", "content": "Answer from GPT."} in openai_api.requests[1].body["messages"]
