@@ -473,7 +473,7 @@ def test_the_repl_shows_streamed_reasoning_dimmed_above_the_answer(
 
     repl.submit("what is the answer?")
 
-    screen = repl.wait_for("The answer is 42.")
+    screen = repl.wait_for_prompt("The answer is 42.")  # the turn is over: the screen is settled
     lines = screen.splitlines()
     heading = next(n for n, line in enumerate(lines) if line.strip() == "✻ Thinking…")
     assert [line.strip() for line in lines[heading + 1 : heading + 3]] == [
