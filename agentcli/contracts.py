@@ -436,6 +436,11 @@ class StreamListener(Protocol):
         """The model began a call to the tool `name`; its input is still streaming."""
         ...
 
+    def reasoning(self, delta: str) -> None:
+        """A piece of the model's reasoning (the `reasoning_content` an OpenAI-compatible server
+        streams): shown to the user dimmed, never as the answer, and not sent back."""
+        ...
+
 
 class Unwatched:
     """A `StreamListener` for a request whose progress nobody watches (a compaction summary)."""
@@ -446,6 +451,9 @@ class Unwatched:
         pass
 
     def tool_call_started(self, name: str) -> None:
+        pass
+
+    def reasoning(self, delta: str) -> None:
         pass
 
 

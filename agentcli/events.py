@@ -45,6 +45,13 @@ class TextDelta(AgentEvent):
 
 
 @dataclass(frozen=True)
+class ReasoningDelta(AgentEvent):
+    """A piece of the model's reasoning as it streams: for the user's eyes (dimmed), not the answer."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class AssistantMessage(AgentEvent):
     """A complete assistant turn, exactly as appended to the conversation."""
 
@@ -179,6 +186,7 @@ Event = (
     MessageAdded
     | TurnStarting
     | TextDelta
+    | ReasoningDelta
     | AssistantMessage
     | ModelResponded
     | ToolCallStreaming

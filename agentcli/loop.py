@@ -60,6 +60,7 @@ from agentcli.events import (
     MessageAdded,
     ModelResponded,
     Notice,
+    ReasoningDelta,
     Retrying,
     TextDelta,
     ToolCallStreaming,
@@ -400,6 +401,11 @@ class _StreamEvents:
         if self._first is None:
             self._first = time.monotonic()
         self.emit(ToolCallStreaming(name))
+
+    def reasoning(self, delta: str) -> None:
+        if self._first is None:
+            self._first = time.monotonic()
+        self.emit(ReasoningDelta(delta))
 
     def responded(self, model: str, stop_reason: str, retries: int) -> ModelResponded:
         """The attempt's timing, now that its whole response is in."""

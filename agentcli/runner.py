@@ -47,7 +47,7 @@ def run_once(
     `model` and `retry_base_delay` are for running in-process (tests: a scripted model, short retries)."""
     started = time.monotonic()
     cwd = cwd or Path.cwd()
-    reporter = _reporter(options.output_format, cwd)
+    reporter = _reporter(options.output_format, cwd, options.verbose)
     session: Session | None = None
     try:
         session = Session(options, cwd, reporter, model=model, retry_base_delay=retry_base_delay)
@@ -123,12 +123,12 @@ def _output_lost(lost: OutputClosed, session: Session | None) -> int:
     return lost.exit_code
 
 
-def _reporter(output_format: str, cwd: Path) -> Reporter:
+def _reporter(output_format: str, cwd: Path, verbose: bool) -> Reporter:
     if output_format == "json":
         return JsonReporter(cwd=cwd)
     if output_format == "stream-json":
         return StreamJsonReporter()
-    return TextReporter(cwd=cwd)
+    return TextReporter(cwd=cwd, verbose=verbose)
 
 
 def _outcome(

@@ -37,7 +37,7 @@ from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, Model, ToolContext, Usage
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
-from agentcli.errors import StoppedByHook
+from agentcli.errors import StoppedByHook, UsageError
 from agentcli.events import EventSink, Notice, SerializedSink
 from agentcli.hooks import Hooks, load_hooks
 from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
@@ -49,7 +49,15 @@ from agentcli.model_settings import budget_usd, check_model_table, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
-from agentcli.providers import DEFAULT_PROVIDER, PROVIDER_SETTING, Choice, ProviderSettings, choose, resolve
+from agentcli.providers import (
+    DEFAULT_PROVIDER,
+    PROVIDER_SETTING,
+    Choice,
+    ProviderSettings,
+    choose,
+    credential_problem,
+    resolve,
+)
 from agentcli.providers.text_tools import with_tool_protocol
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.sessions.autocompact import AutoCompaction, auto_compact_percent
@@ -288,9 +296,23 @@ class Session:
         self.transcript.discard()
 
     def set_model(self, name: str) -> None:
-        self.model_name = name
-        self.agent.config = self.loop_config(name)
-        self._notice_if_unknown(name)
+        """`/model NAME` for the next turn: a bare name keeps the provider, a prefixed one
+        (`openai:gpt-5`) switches to it (the old client is closed, the new one made at the next
+        request). The transcript records the change, so `--continue` goes on with it. UsageError
+        for an unknown provider or one whose credentials are missing; then nothing changes."""
+        provider, model_name = choose(name, self.provider)
+        if provider != self.provider:
+            if problem := credential_problem(provider):
+                raise UsageError(problem)
+            if self._model is not None:
+                self._model.close()
+            self._model = self._tool_model = None
+            self.provider = provider
+            self.agent.model = self.model
+        self.model_name = model_name
+        self.agent.config = self.loop_config(model_name)
+        self.transcript.write({"type": "model", "time": now(), "provider": provider, "model": model_name})
+        self._notice_if_unknown(model_name)
 
     def _notice_if_unknown(self, name: str) -> None:
         if note := unknown_model_notice(name, self.settings.get("models")):

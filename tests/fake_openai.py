@@ -58,6 +58,9 @@ class Reply:
     finish_reason: str | None = None
     """None: `tool_calls` when there are calls, else `stop`."""
     reasoning: str = ""
+    """Streamed in pieces before the text, as `reasoning_field` deltas."""
+    reasoning_field: str = "reasoning_content"
+    """`reasoning_content` (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter, Ollama)."""
     prompt_tokens: int = 20
     cached_tokens: int = 0
     completion_tokens: int = 5
@@ -170,8 +173,8 @@ def _chunks(scripted: Reply, model: str) -> list[JSONObject]:
         }
 
     chunks = [chunk({"role": "assistant", "content": ""})]
-    if scripted.reasoning:
-        chunks.append(chunk({"reasoning_content": scripted.reasoning}))
+    for piece in _pieces(scripted.reasoning):
+        chunks.append(chunk({scripted.reasoning_field: piece}))
     for piece in _pieces(scripted.text):
         chunks.append(chunk({"content": piece}))
     for n, tool_call in enumerate(scripted.calls):

@@ -1,9 +1,11 @@
 """The OpenAI-compatible provider end to end: `agentcli run` with `--provider openai` (or a model
-prefix) against tests/fake_openai.py, real HTTP and SSE, through the resolver as a user runs it."""
+prefix) against tests/fake_openai.py, real HTTP and SSE, through the resolver as a user runs it; also
+with `--tool-protocol xml` (no `tools` sent, calls and results as tags in the messages)."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,7 +14,10 @@ from typing import Any
 import pytest
 
 from agentcli.runner import RunOptions, run_once
-from tests.conftest import AGENTCLI, Ran, RunCli, cli_env
+from tests.conftest import AGENTCLI, Ran, RunCli, StartRepl, cli_env
+from tests.fake_anthropic import FakeAnthropic
+from tests.fake_anthropic import reply as anthropic_reply
+from tests.fake_anthropic import text as anthropic_text
 from tests.fake_openai import RATE_LIMITED, FakeOpenAI, call, http_error, reply
 
 OPENAI_KEY = "sk-test-openai-key-123456"
@@ -315,10 +320,7 @@ def test_an_unknown_provider_is_a_usage_error(run_cli: RunCli) -> None:
 
 
 def test_a_plain_anthropic_run_imports_no_openai_code(run_cli: RunCli, fake_api: Any) -> None:
-    from tests.fake_anthropic import reply as anthropic_reply
-    from tests.fake_anthropic import text
-
-    fake_api.script(anthropic_reply(text("hi")))
+    fake_api.script(anthropic_reply(anthropic_text("hi")))
 
     done = run_cli("run", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
 
@@ -326,3 +328,200 @@ def test_a_plain_anthropic_run_imports_no_openai_code(run_cli: RunCli, fake_api:
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "agentcli.providers.http" in imported  # the measurement covers the request path
     assert not {"agentcli.providers.openai", "openai"} & imported
+
+
+# ------------------------------------------------------------------ the text tool protocol on OpenAI
+
+
+def tag(name: str, arguments: dict[str, Any]) -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+
+
+def responses(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `<tool_response>` bodies in a message's text, in order."""
+    content = message["content"]
+    assert isinstance(content, str), content
+    return [json.loads(part.split("</tool_response>")[0]) for part in content.split("<tool_response>")[1:]]
+
+
+def test_a_round_trip_sends_no_tools_lists_them_in_the_system_message_and_answers_in_a_user_message(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "notes.txt").write_text("hello from the notes\n")
+    openai_api.script(
+        reply("Let me look.\n" + tag("Read", {"file_path": "notes.txt"})),
+        reply("It says hello."),
+    )
+
+    done = run_openai("what is in notes.txt?", tool_protocol="xml")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It says hello.\n"
+    assert "● Read(notes.txt)" in done.stderr and "tool_call" not in done.stdout + done.stderr
+    first, second = (request.body for request in openai_api.requests)
+    assert "tools" not in first and "tools" not in second
+    system = first["messages"][0]
+    assert system["role"] == "system"
+    assert "## Read\n" in system["content"] and "## Bash\n" in system["content"]
+    assert '<tool_call>{"name": "Read", "arguments": {"file_path": "..."}}</tool_call>' in system["content"]
+    assert all(m["role"] != "tool" and "tool_calls" not in m for m in second["messages"])
+    assistant, results = second["messages"][-2:]
+    assert assistant == {
+        "role": "assistant",
+        "content": 'Let me look.\n<tool_call>{"name": "Read", "arguments": {"file_path": "notes.txt"}}</tool_call>',
+    }
+    assert results["role"] == "user" and results["content"].startswith("<tool_response>")
+    [response] = responses(results)
+    assert response["name"] == "Read" and response["is_error"] is False
+    assert "hello from the notes" in response["content"]
+
+
+def test_two_calls_in_one_answer_run_in_order_and_are_answered_in_one_user_message(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "a.txt").write_text("alpha\n")
+    openai_api.script(
+        reply(
+            "Two steps.\n"
+            + tag("Read", {"file_path": "a.txt"})
+            + tag("Write", {"file_path": "b.txt", "content": "beta"})
+        ),
+        reply("Done."),
+    )
+
+    done = run_openai("copy", tool_protocol="xml", permission_mode="acceptEdits")
+
+    assert done.returncode == 0, done.stderr
+    assert (project / "b.txt").read_text() == "beta"
+    assert done.stdout == "Done.\n"
+    last = openai_api.requests[1].body["messages"][-1]
+    assert last["role"] == "user"
+    first, second = responses(last)
+    assert (first["name"], first["is_error"]) == ("Read", False) and "alpha" in first["content"]
+    assert (second["name"], second["is_error"]) == ("Write", False)
+
+
+def test_a_malformed_tag_is_answered_with_the_expected_form_and_the_model_recovers(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "a.txt").write_text("alpha\n")
+    openai_api.script(
+        reply('<tool_call>{"name": "Read", "arguments": {"file_path": "a.txt"}</tool_call>'),  # a brace short
+        reply(tag("Read", {"file_path": "a.txt"})),
+        reply("It says alpha."),
+    )
+
+    done = run_openai("read a.txt", tool_protocol="xml")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It says alpha.\n"
+    [error] = responses(openai_api.requests[1].body["messages"][-1])
+    assert error["is_error"] is True and "not valid JSON" in error["content"]
+    assert '<tool_call>{"name": "Read", "arguments": {"file_path": "..."}}</tool_call>' in error["content"]
+    [read] = responses(openai_api.requests[2].body["messages"][-1])
+    assert read["is_error"] is False and "alpha" in read["content"]
+    assert all("tools" not in request.body for request in openai_api.requests)
+
+
+# ------------------------------------------------------------------ streamed reasoning
+
+REASONING = "The user wants a.txt.\nI should read it first, then answer."
+
+
+def test_verbose_run_shows_streamed_reasoning_on_stderr_and_never_sends_it_back(
+    run_openai: RunOpenAI, openai_api: FakeOpenAI, project: Path
+) -> None:
+    (project / "a.txt").write_text("apple\n")
+    openai_api.script(
+        reply(calls=[call("Read", {"file_path": "a.txt"}, id="call_1")], reasoning=REASONING),
+        reply("It says apple.", reasoning="Now I can answer.", reasoning_field="reasoning"),
+    )
+
+    done = run_openai("what is in a.txt?", verbose=True)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It says apple.\n"
+    lines = done.stderr.splitlines()
+    start = lines.index("✻ Thinking…")
+    assert lines[start + 1 : start + 4] == [
+        "  The user wants a.txt.",
+        "  I should read it first, then answer.",
+        "● Read(a.txt) — Read 1 line",
+    ]
+    assert lines[-2:] == ["✻ Thinking…", "  Now I can answer."]
+    second = json.dumps(openai_api.requests[1].body)
+    assert "The user wants a.txt." not in second and "reasoning" not in second
+
+
+def test_without_verbose_run_keeps_reasoning_off_both_streams(run_openai: RunOpenAI, openai_api: FakeOpenAI) -> None:
+    openai_api.script(reply("Hello.", reasoning=REASONING))
+
+    done = run_openai("hi")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello.\n"
+    assert "Thinking" not in done.stderr and "a.txt" not in done.stderr
+
+
+def test_the_repl_shows_streamed_reasoning_dimmed_above_the_answer(
+    start_repl: StartRepl, openai_api: FakeOpenAI
+) -> None:
+    openai_api.script(reply("The answer is 42.", reasoning=REASONING), reply("Still 42."))
+    repl = start_repl(
+        "--model", "openai:gpt-test", env={"OPENAI_BASE_URL": openai_api.url, "OPENAI_API_KEY": OPENAI_KEY}
+    )
+
+    repl.submit("what is the answer?")
+
+    screen = repl.wait_for_prompt("The answer is 42.")  # the turn is over: the screen is settled
+    lines = screen.splitlines()
+    heading = next(n for n, line in enumerate(lines) if line.strip() == "✻ Thinking…")
+    assert [line.strip() for line in lines[heading + 1 : heading + 3]] == [
+        "The user wants a.txt.",
+        "I should read it first, then answer.",
+    ]
+    assert lines.index(next(line for line in lines if "The answer is 42." in line)) > heading + 2
+    dim = r"\x1b\[(?:[0-9;]*;)?2(?:;[0-9;]*)?m"  # SGR 2 (dim), alone or among other attributes
+    assert re.search(dim + r"[^\x1b]*I should read it first, then answer\.", repl.output)
+    assert not re.search(dim + r"[^\x1b]*The answer is 42\.", repl.output)
+
+    repl.submit("and again?")
+    repl.wait_for("Still 42.")
+    assert "I should read it first" not in json.dumps(openai_api.requests[1].body)
+
+
+# ------------------------------------------------------------------ /model switches provider
+
+
+def test_slash_model_with_a_prefix_switches_provider_for_the_next_turn_and_continue_keeps_it(
+    start_repl: StartRepl, fake_api: FakeAnthropic, openai_api: FakeOpenAI, run_cli: RunCli
+) -> None:
+    fake_api.script(anthropic_reply(anthropic_text("Answer from Claude.")))
+    openai_api.script(reply("Answer from GPT."), reply("GPT again."))
+    openai_env = {"OPENAI_BASE_URL": openai_api.url, "OPENAI_API_KEY": OPENAI_KEY}
+    repl = start_repl(env=openai_env)
+
+    repl.submit("hi")
+    repl.wait_for_prompt("Answer from Claude.")
+    repl.submit("/model gemini:gemini-2.5-flash")
+    repl.wait_for("No Gemini API key: set GEMINI_API_KEY")
+    repl.wait_for("The model is still claude-sonnet-5-5 (anthropic).")
+    repl.submit("/model openai:gpt-test")
+    repl.wait_for("Model set to gpt-test (openai).")
+    repl.submit("and now?")
+    repl.wait_for_prompt("Answer from GPT.")
+    repl.press("ctrl-d")
+    assert repl.wait_exit() == 0
+
+    assert len(fake_api.requests) == 1
+    (switched,) = openai_api.requests
+    assert switched.body["model"] == "gpt-test"
+    assert {"role": "assistant", "content": "Answer from Claude."} in switched.body["messages"]
+
+    done = run_cli("run", "-c", "once more", env=openai_env)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "GPT again.\n"
+    assert len(fake_api.requests) == 1
+    assert openai_api.requests[1].body["model"] == "gpt-test"
+    assert {"role": "assistant", "content": "Answer from GPT."} in openai_api.requests[1].body["messages"]

@@ -26,12 +26,16 @@ class Heard:
     def __init__(self) -> None:
         self.deltas: list[str] = []
         self.calls: list[str] = []
+        self.reasoned: list[str] = []
 
     def text(self, delta: str) -> None:
         self.deltas.append(delta)
 
     def tool_call_started(self, name: str) -> None:
         self.calls.append(name)
+
+    def reasoning(self, delta: str) -> None:
+        self.reasoned.append(delta)
 
 
 def test_a_reply_streams_its_text_and_comes_back_as_the_api_sends_it() -> None:

@@ -213,6 +213,9 @@ class Recording:
     def tool_call_started(self, name: str) -> None:
         self.seen.append(("tool", name))
 
+    def reasoning(self, delta: str) -> None:
+        self.seen.append(("reasoning", delta))
+
 
 def test_the_anthropic_provider_reports_a_tool_call_when_its_block_starts() -> None:
     listener = Recording()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from agentcli.events import (
     AssistantMessage,
     Event,
     Notice,
+    ReasoningDelta,
     Retrying,
     SubagentFinished,
     SubagentStarted,
@@ -21,6 +23,7 @@ from agentcli.events import (
     ToolResultsMessage,
 )
 from agentcli.output.labels import call_label, subagent_counts
+from agentcli.output.reasoning import ReasoningLines
 from agentcli.output.streams import write_err, write_out
 from agentcli.output.subagents import SubagentRun, SubagentRuns
 from agentcli.safe_text import for_terminal
@@ -51,20 +54,32 @@ class TextReporter:
 
     What goes to a terminal is shown through `safe_text.for_terminal` (a command's escape
     sequences are printed visibly); a final answer piped elsewhere is written as it is.
+
+    With `verbose`, the main agent's streamed reasoning goes to stderr too, a line at a time
+    under `✻ Thinking…`, dimmed when stderr is a terminal.
     """
 
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, cwd: Path | None = None) -> None:
+    def __init__(
+        self, out: TextIO | None = None, err: TextIO | None = None, *, cwd: Path | None = None, verbose: bool = False
+    ) -> None:
         self.out = out or sys.stdout  # looked up now, not at import: a redirected stdout is honoured
         self.err = err or sys.stderr
         self.cwd = cwd
         """The project: files inside it are named relative to it."""
         self.subagents = SubagentRuns()
+        self._reasoning = ReasoningLines() if verbose else None
 
     def start(self, init: JSON) -> None:
         pass
 
     def __call__(self, event: Event) -> None:
         prefix = _whose(event, self.subagents.observe(event))
+        if self._reasoning is not None and event.agent_id == MAIN_AGENT:
+            if isinstance(event, ReasoningDelta):
+                self._dimmed(self._reasoning.feed(event.text))
+                return
+            if self._reasoning.active:
+                self._dimmed(self._reasoning.end())
         if isinstance(event, ToolCallFinished):
             mark = "✗" if event.result.is_error else "●"
             summary = (event.result.summary or "").splitlines()
@@ -89,6 +104,12 @@ class TextReporter:
 
     def _progress(self, line: str) -> None:
         write_err(self.err, for_terminal(line))
+
+    def _dimmed(self, lines: list[str]) -> None:
+        """Reasoning lines (already safe to print), dimmed on a terminal."""
+        dim = self.err.isatty() and not os.environ.get("NO_COLOR")
+        for line in lines:
+            write_err(self.err, f"\x1b[2m{line}\x1b[0m" if dim else line)
 
 
 def _whose(event: Event, run: SubagentRun | None) -> str:

@@ -14,11 +14,11 @@ own HTTP layer (`agentcli.providers.http`).
   (`agentcli.providers.body`). Tools as `{"type": "function", "function": {...}}`;
   `stream_options.include_usage` for the usage.
 - **The answer.** Text deltas are streamed to the listener; `reasoning_content` / `reasoning`
-  deltas become a thinking block; tool-call deltas are assembled by `index`, or by `id` when a
-  server sends parallel calls all at index 0. Arguments that are not valid JSON become an
-  invalid input (`ModelResponse.invalid_inputs`): that call gets an error result, the run goes
-  on. `finish_reason` maps to our stop reasons (`FINISH_REASONS`); a call cut off by `length`
-  is marked incomplete, so it is never run.
+  deltas are streamed to it as reasoning (shown dimmed) and become a thinking block; tool-call
+  deltas are assembled by `index`, or by `id` when a server sends parallel calls all at index 0.
+  Arguments that are not valid JSON become an invalid input (`ModelResponse.invalid_inputs`):
+  that call gets an error result, the run goes on. `finish_reason` maps to our stop reasons
+  (`FINISH_REASONS`); a call cut off by `length` is marked incomplete, so it is never run.
 - **Usage.** `prompt_tokens` includes `prompt_tokens_details.cached_tokens`: those are counted
   as cache reads, the rest as input, so nothing is counted twice.
 - **Errors** are OpenAI's `{"error": {"message", "type", "code"}}` with a status, turned into
@@ -282,8 +282,9 @@ class _ChunkAssembler:
 
     def _apply(self, delta: JSON) -> None:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(reasoning, str):
+        if isinstance(reasoning, str) and reasoning:
             self.reasoning += reasoning
+            self.listener.reasoning(reasoning)
         content = delta.get("content")
         if isinstance(content, str) and content:
             self.text += content

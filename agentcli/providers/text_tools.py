@@ -377,6 +377,9 @@ class _ProseOnly:
     def tool_call_started(self, name: str) -> None:
         self._listener.tool_call_started(name)
 
+    def reasoning(self, delta: str) -> None:
+        self._listener.reasoning(delta)
+
 
 def _partial_suffix(text: str, tag: str) -> int:
     """The length of the longest end of `text` that begins `tag` (a tag perhaps still arriving)."""

@@ -258,11 +258,18 @@ def _spent_before(session: Session) -> str:
 
 def _model(repl: Repl, args: str) -> None:
     name = args.strip()
+    session = repl.session
     if not name:
-        repl.console.print(f"Model: {repl.session.agent.config.model}")
+        repl.console.print(f"Model: {session.agent.config.model} ({session.provider})", markup=False)
         return
-    repl.session.set_model(name)
-    repl.console.print(f"Model set to {name}.")
+    try:
+        session.set_model(name)
+    except UsageError as error:
+        repl.console.print(
+            f"{error} The model is still {session.model_name} ({session.provider}).", style="red", markup=False
+        )
+        return
+    repl.console.print(f"Model set to {session.model_name} ({session.provider}).", markup=False)
 
 
 PERMISSIONS_USAGE = (
@@ -542,7 +549,7 @@ BUILTINS: dict[str, Builtin] = {
         ),
         Builtin("mcp", "MCP servers: state, tools, errors; reconnect a failed one", _mcp, "[reconnect NAME]"),
         Builtin("hooks", "List the hooks that run in this session and the file of each", _hooks),
-        Builtin("model", "Show or change the model", _model, "[name]"),
+        Builtin("model", "Show or change the model (provider:model switches provider)", _model, "[name]"),
         Builtin(
             "permissions",
             "Show rules and where each comes from; add or remove rules",

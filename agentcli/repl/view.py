@@ -11,6 +11,9 @@ side). When a call finishes, its line and result are printed for good, in call o
 lines never interleave; while the model is still writing a call's input the spinner says
 "Preparing Write…". A call the user interrupts keeps its line, with `⎿ Interrupted` under it.
 
+Reasoning an OpenAI-compatible server streams (`ReasoningDelta`) is printed dimmed, a line
+at a time under `✻ Thinking…` (`agentcli.output.reasoning`), before the answer or the calls.
+
 A Task call's line is its sub-agent's (`agentcli.ui.subagent_render`): its description, a
 count of its tool calls and tokens and its latest action, kept up to date as the sub-agent's
 own events arrive, then one summary line. The sub-agent's text and tool calls are not
@@ -39,6 +42,7 @@ from agentcli.events import (
     AssistantMessage,
     Event,
     Notice,
+    ReasoningDelta,
     Retrying,
     SubagentFinished,
     SubagentStarted,
@@ -49,6 +53,7 @@ from agentcli.events import (
     ToolCallStreaming,
     ToolResultsMessage,
 )
+from agentcli.output.reasoning import ReasoningLines
 from agentcli.output.subagents import SubagentRuns
 from agentcli.tools.todo import Todo
 from agentcli.ui.status import QueuedInput, Status, StatusLine
@@ -82,6 +87,7 @@ class TurnView:
         self._status = status
         self._typed: Callable[[], str] = lambda: ""
         self._answer: MarkdownStream | None = None
+        self._reasoning = ReasoningLines()
         self._spinner: Spinner | None = None
         self._live: Live | None = None
         self.turn_tokens = 0
@@ -111,6 +117,7 @@ class TurnView:
 
     def end(self) -> None:
         self._in_turn = False
+        self._end_reasoning()
         self._close_answer()
         self._stop_spinner()
 
@@ -119,6 +126,11 @@ class TurnView:
         if event.agent_id != MAIN_AGENT or isinstance(event, (SubagentStarted, SubagentFinished)):
             self._subagent_event(event)
             return
+        if isinstance(event, ReasoningDelta):
+            self._close_answer()  # reasoning after some of the answer: the answer so far stays above it
+            self._show_reasoning(self._reasoning.feed(event.text))
+            return
+        self._end_reasoning()
         if isinstance(event, TextDelta):
             if not event.text:  # a text block ended: draw all of it (a tool call may stream for a while)
                 if self._answer is not None:
@@ -267,6 +279,14 @@ class TurnView:
     def _working_label(self) -> str:
         task = self.current_task()
         return f"{task.active_form}…" if task is not None else "Thinking…"
+
+    def _show_reasoning(self, lines: list[str]) -> None:
+        for line in lines:  # above the region, dimmed: it is not the answer
+            self.console.print(line, style="dim", markup=False, highlight=False)
+
+    def _end_reasoning(self) -> None:
+        if self._reasoning.active:
+            self._show_reasoning(self._reasoning.end())
 
     def _close_answer(self) -> None:
         if self._answer is not None:

@@ -150,6 +150,9 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
             loaded.provider = record["provider"] if isinstance(record.get("provider"), str) else None
         loaded.system = _system_blocks(record.get("system"))
         loaded.system_line = line
+    elif kind == "model":  # `/model` changed it: the session goes on with the new one
+        if isinstance(record.get("model"), str) and isinstance(record.get("provider"), str):
+            loaded.model, loaded.provider = record["model"], record["provider"]
     elif kind == "title":
         loaded.title = loaded.title or str(record.get("title") or "")
     elif kind == "compact":

@@ -11,6 +11,8 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
   starts a turn carries `reminders` (what `ReminderTracker.snapshot()` said after it was
   prepared); an assistant message carries `context_tokens` (its turn's context size).
 - `system`: the system blocks changed (e.g. `--append-system-prompt` given on resume).
+- `model`: `/model` changed the `provider` and `model` from the next turn on; a resumed session
+  goes on with the last one named.
 - `compact`: a compaction boundary. The `message` records after it form the new
   conversation; earlier lines are never rewritten.
 - `run`: one prompt's run through the loop ended: `stop` (`done`, `max_turns`, `budget`,
