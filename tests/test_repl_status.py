@@ -98,6 +98,7 @@ def test_the_status_line_stays_under_the_spinner_with_the_mode_in_its_colour(
 
     # After the first response, mid-turn: the tokens, context and cost of that response are shown.
     repl.wait_for("· plan · 300k/1M context · $0.61")
+    repl.wait_for("700 tokens")  # the spinner redraws on its own tick, maybe after the status line
     spinner = row_with(repl, "esc to interrupt")
     status = row_with(repl, "· plan · 300k/1M context · $0.61")
     assert status == spinner + 1 and "700 tokens" in repl.screen.display[spinner]
