@@ -80,4 +80,4 @@ if __name__ == "__main__":
     try:
         install()
     except Unavailable as error:
-        sys.exit(f"skipped {PACKAGE}: {error}")
+        sys.exit(f"skipped {PACKAGE} (for an MCP test): {error}")
