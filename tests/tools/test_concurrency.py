@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from agentcli.contracts import JSON, Decision, Tool, ToolCall, ToolContext, ToolResult
 from agentcli.events import Event
@@ -171,3 +174,41 @@ def test_task_list_updates_run_alone_and_the_last_one_wins(tmp_path: Path) -> No
     assert all(others == set() for others in tracker.overlaps.values())
     assert tracker.order == ["toolu_0", "toolu_1", "toolu_2", "toolu_3"]
     assert [t.content for t in todos.items] == ["first", "second"]
+
+
+class CtrlCAsItStarts:
+    """A read-only tool whose first call has the user press Ctrl-C as soon as its thread runs it
+    (the main thread is then still starting that thread), and works on until `release`."""
+
+    name = "Slow"
+    description = "test"
+    input_schema: JSON = {"type": "object"}
+    read_only = True
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.ended: list[str] = []
+        self._main = threading.main_thread().ident
+
+    def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        if self._main is not None and tool_input["_id"] == "toolu_0":
+            signal.pthread_kill(self._main, signal.SIGINT)
+        self.release.wait(CEILING)
+        self.ended.append(str(tool_input["_id"]))
+        return ToolResult("done")
+
+    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
+        return []
+
+
+def test_close_waits_for_a_call_whose_thread_was_starting_when_the_user_pressed_ctrl_c(tmp_path: Path) -> None:
+    """Ctrl-C can land in the main thread while the pool starts a call's thread, before the pool
+    has noted that thread; closing must still wait for the call (a sub-agent reports its end)."""
+    assert threading.current_thread() is threading.main_thread()
+    slow = CtrlCAsItStarts()
+    executor = ToolExecutor(ToolRegistry([slow]), AllowAll())
+    with pytest.raises(KeyboardInterrupt):
+        executor.run_all(calls(("Slow", {}), ("Slow", {})), ToolContext(cwd=tmp_path), lambda event: None, {})
+    slow.release.set()
+    executor.close()
+    assert slow.ended == ["toolu_0"]
