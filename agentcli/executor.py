@@ -66,6 +66,10 @@ from agentcli.tools.schema import validation_error
 from agentcli.truncate import TOOL_OUTPUT_LIMIT, cap_middle
 
 MAX_PARALLEL = 8
+WAKE_EVERY_S = 0.1
+"""While the main thread waits for concurrent calls it wakes this often, so a Ctrl-C is handled
+within it: one that arrives just as the thread goes to sleep on a lock is otherwise held until
+the lock is released (a CPython race), here until the call ends."""
 NO_INVALID_INPUTS: Mapping[str, str] = MappingProxyType({})
 _Admitted = tuple[Tool, JSON, ToolContext] | ToolResult
 """The tool, input and context to run a call with, or the error result when it may not run."""
@@ -154,7 +158,7 @@ class ToolExecutor:
             if isinstance(outcome, ToolResult):
                 self._finish(call, outcome, None, emit, done, self._output_limit(call))
             else:
-                self._finish(call, *futures[call.id].result(), emit, done, self._output_limit(call))
+                self._finish(call, *_result(futures[call.id]), emit, done, self._output_limit(call))
 
     def interrupted(self, calls: Sequence[ToolCall], done: dict[str, ToolResult], emit: EventSink) -> list[JSON]:
         """After the user interrupted `calls`: their results in call order, the finished ones as
@@ -274,6 +278,15 @@ class ToolExecutor:
     @staticmethod
     def announce(message: JSON, emit: EventSink) -> None:
         emit(ToolResultsMessage(message))
+
+
+def _result(future: Future[tuple[ToolResult, float]]) -> tuple[ToolResult, float]:
+    """The call's outcome, waited for in slices of `WAKE_EVERY_S`."""
+    while True:
+        try:
+            return future.result(WAKE_EVERY_S)
+        except TimeoutError:
+            continue
 
 
 def _safe(result: ToolResult, limit: int = TOOL_OUTPUT_LIMIT) -> ToolResult:

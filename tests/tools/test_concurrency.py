@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -21,7 +22,7 @@ from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.todo import TodoList, TodoWriteTool
 from agentcli.tools.write import WriteTool
 from tests.tools.helpers import write
-from tests.waiting import CEILING
+from tests.waiting import CEILING, wait_until
 
 
 class AllowAll:
@@ -212,3 +213,60 @@ def test_close_waits_for_a_call_whose_thread_was_starting_when_the_user_pressed_
     slow.release.set()
     executor.close()
     assert slow.ended == ["toolu_0"]
+
+
+class WaitsForCancel:
+    """A read-only tool that has `press` Ctrl-C and then works until the turn's cancel event is set."""
+
+    name = "Slow"
+    description = "test"
+    input_schema: JSON = {"type": "object"}
+    read_only = True
+
+    def __init__(self, press: threading.Event) -> None:
+        self.press = press
+        self.ended = threading.Event()
+
+    def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        self.press.set()
+        ctx.cancel.wait(CEILING)
+        self.ended.set()
+        return ToolResult("done")
+
+    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
+        return []
+
+
+def test_a_ctrl_c_that_does_not_wake_the_waiting_main_thread_still_stops_the_wait(tmp_path: Path) -> None:
+    """A SIGINT can be caught while the main thread is asleep on a lock without waking it (in
+    CPython when it arrives just as the thread goes to sleep; here: it is delivered to another
+    thread, the main one blocking it). The wait for concurrent calls must still end at once."""
+    assert threading.current_thread() is threading.main_thread()
+    press = threading.Event()
+
+    main = threading.get_ident()
+
+    def main_is_asleep_waiting_for_a_call() -> bool:
+        frame = sys._current_frames()[main].f_back
+        return frame is not None and frame.f_code.co_name == "result" and "futures" in frame.f_code.co_filename
+
+    def ctrl_c() -> None:  # a thread that can take SIGINT: started before the main thread blocks it
+        if press.wait(CEILING):
+            wait_until(main_is_asleep_waiting_for_a_call, "the main thread waiting for the calls")
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+    presser = threading.Thread(target=ctrl_c)
+    presser.start()
+    slow = WaitsForCancel(press)
+    executor = ToolExecutor(ToolRegistry([slow]), AllowAll())
+    ctx = ToolContext(cwd=tmp_path)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            executor.run_all(calls(("Slow", {}), ("Slow", {})), ctx, lambda event: None, {})
+        assert not slow.ended.is_set()  # the wait ended while the calls still ran
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        ctx.cancel.set()
+        presser.join()
+        executor.close()
