@@ -113,6 +113,10 @@ class Cancellation(threading.Event):
     interrupt of an agent also stops the sub-agents it started (each of which clears its own
     when it starts, without clearing the parent's, and stays set while the parent's is).
 
+    A linked event reads as set as soon as its parent is, before `set` has reached it: an
+    interrupt sets the linked events one after another, and a sub-agent whose event is set first
+    may hand the gate to another before that one's is (which must then not put its question).
+
     What is blocked outside Python (a socket read in a sub-agent's thread, where Ctrl-C raises
     nothing) is woken through `when_set`."""
 
@@ -159,6 +163,9 @@ class Cancellation(threading.Event):
             stop()
         for child in linked:
             child.set()
+
+    def is_set(self) -> bool:
+        return super().is_set() or (self._parent is not None and self._parent.is_set())
 
     def clear(self) -> None:
         super().clear()

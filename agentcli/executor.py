@@ -24,6 +24,12 @@ and is what runs; `allow`/`ask` go to the gate on the call's context); PostToolU
 PostToolUseFailure, for an error result) hooks run after the tool, and what they say is added
 to its result. A hook's `continue: false` is kept for the loop (`take_stop`).
 
+`close` waits for every call still running on the executor's threads, by its own count: the
+pool's record of its threads misses one whose start a Ctrl-C interrupted (KeyboardInterrupt can
+land in the main thread inside `submit`, after the thread has started and before the pool notes
+it), and that call may be a sub-agent that has yet to report its end. A call that had not
+started by then never runs: it was answered as interrupted already.
+
 Each call runs with its own copy of the ToolContext carrying its id and the real paths the gate
 judged (`Decision.checked_paths`), so the tool touches exactly what was checked; the copy shares
 the session's state (read-file records, the cancel event) with every other call.
@@ -31,6 +37,7 @@ the session's state (read-file records, the cancel event) with every other call.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -59,6 +66,10 @@ from agentcli.tools.schema import validation_error
 from agentcli.truncate import TOOL_OUTPUT_LIMIT, cap_middle
 
 MAX_PARALLEL = 8
+WAKE_EVERY_S = 0.1
+"""While the main thread waits for concurrent calls it wakes this often, so a Ctrl-C is handled
+within it: one that arrives just as the thread goes to sleep on a lock is otherwise held until
+the lock is released (a CPython race), here until the call ends."""
 NO_INVALID_INPUTS: Mapping[str, str] = MappingProxyType({})
 _Admitted = tuple[Tool, JSON, ToolContext] | ToolResult
 """The tool, input and context to run a call with, or the error result when it may not run."""
@@ -89,9 +100,16 @@ class ToolExecutor:
         self.hooks = hooks
         self._stop: str | None = None
         self._pool = ThreadPoolExecutor(MAX_PARALLEL, thread_name_prefix="tool")
+        self._on_threads = threading.Condition()
+        """Guards the count of calls running on the pool's threads, and `_closed`."""
+        self._running_on_threads = 0
+        self._closed = False
 
     def close(self) -> None:
-        """Stop the worker threads (calls still running finish first)."""
+        """Stop the worker threads once the calls still running on them have finished."""
+        with self._on_threads:
+            self._closed = True
+            self._on_threads.wait_for(lambda: self._running_on_threads == 0)
         self._pool.shutdown()
 
     def take_stop(self) -> str | None:
@@ -135,12 +153,12 @@ class ToolExecutor:
             if not isinstance(outcome, ToolResult):
                 tool, tool_input, call_ctx = outcome
                 emit(ToolCallRunning(call.id, call.name, tool_input, parallel=True))
-                futures[call.id] = self._pool.submit(self._run, tool, tool_input, call_ctx)
+                futures[call.id] = self._pool.submit(self._run_on_a_thread, tool, tool_input, call_ctx)
         for call, outcome in admitted:
             if isinstance(outcome, ToolResult):
                 self._finish(call, outcome, None, emit, done, self._output_limit(call))
             else:
-                self._finish(call, *futures[call.id].result(), emit, done, self._output_limit(call))
+                self._finish(call, *_result(futures[call.id]), emit, done, self._output_limit(call))
 
     def interrupted(self, calls: Sequence[ToolCall], done: dict[str, ToolResult], emit: EventSink) -> list[JSON]:
         """After the user interrupted `calls`: their results in call order, the finished ones as
@@ -227,6 +245,19 @@ class ToolExecutor:
         self._stop = said.stop or self._stop
         return _with_feedback(result, event, said), duration
 
+    def _run_on_a_thread(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> tuple[ToolResult, float]:
+        """`_run` on one of the pool's threads, counted for `close`; not run once closed."""
+        with self._on_threads:
+            if self._closed:
+                return INTERRUPTED, 0.0
+            self._running_on_threads += 1
+        try:
+            return self._run(tool, tool_input, ctx)
+        finally:
+            with self._on_threads:
+                self._running_on_threads -= 1
+                self._on_threads.notify_all()
+
     def _output_limit(self, call: ToolCall) -> int:
         tool = self.registry.get(call.name)
         return tool.output_limit if isinstance(tool, CapsOwnOutput) else TOOL_OUTPUT_LIMIT
@@ -247,6 +278,15 @@ class ToolExecutor:
     @staticmethod
     def announce(message: JSON, emit: EventSink) -> None:
         emit(ToolResultsMessage(message))
+
+
+def _result(future: Future[tuple[ToolResult, float]]) -> tuple[ToolResult, float]:
+    """The call's outcome, waited for in slices of `WAKE_EVERY_S`."""
+    while True:
+        try:
+            return future.result(WAKE_EVERY_S)
+        except TimeoutError:
+            continue
 
 
 def _safe(result: ToolResult, limit: int = TOOL_OUTPUT_LIMIT) -> ToolResult:

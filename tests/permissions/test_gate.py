@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
+from agentcli.contracts import Cancellation, Decision, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions.gate import Gate
-from agentcli.permissions.prompt import Answer
-from tests.permissions.helpers import Recorder, check, outcome, rules
+from agentcli.permissions.prompt import Answer, PermissionRequest
+from tests.permissions.helpers import TOOLS, Recorder, check, outcome, rules
+from tests.waiting import CEILING, wait_until
 
 
 @pytest.fixture
@@ -387,3 +390,46 @@ def test_the_question_about_an_mcp_call_shows_server_tool_and_arguments(project:
     [request] = recorder.requests
     assert (request.title, request.subject) == ("MCP tool", "mcp__srv__do")
     assert request.note == 'server srv · tool do\narguments: {"query": "select 1", "limit": 5}'
+
+
+def test_a_question_queued_behind_another_is_not_put_once_the_user_has_interrupted(project: Path) -> None:
+    """Two sub-agents ask; the second waits while the first's question is up. Ctrl-C sets the
+    turn's cancel event and then each sub-agent's in turn: the second gets the gate in between
+    (here: as the first's is set), and must still see the interrupt, not put its question."""
+    interrupt = Cancellation()
+    first, second = interrupt.linked(), interrupt.linked()
+    asked: list[str] = []
+    decided: dict[str, Decision] = {}
+
+    def prompter(request: PermissionRequest) -> Answer:
+        asked.append(request.subject)
+        if len(asked) == 1:
+            assert request.cancel is not None
+            request.cancel.wait(CEILING)  # the question stops when the turn is interrupted
+        return Answer.no()
+
+    gate = Gate(prompter=prompter)
+
+    def ask(name: str, cancel: Cancellation) -> None:
+        ctx = ToolContext(cwd=project, cancel=cancel)
+        decided[name] = gate.check(TOOLS["Bash"], {"command": f"touch {name}"}, ctx)
+
+    asking = threading.Thread(target=ask, args=("first", first))
+    asking.start()
+    wait_until(lambda: bool(asked), "the first question")
+    queued = threading.Thread(target=ask, args=("second", second))
+
+    def second_takes_the_gate() -> None:
+        queued.start()
+        queued.join(CEILING)
+
+    with first.when_set(second_takes_the_gate):
+        interrupt.set()
+    asking.join(CEILING)
+
+    assert asked == ["touch first"]
+    assert not decided["second"].allowed
+    assert (
+        decided["second"].message
+        == "Not run: the user interrupted the turn before the Bash command `touch second` was asked about."
+    )

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import signal
+import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from agentcli.contracts import JSON, Decision, Tool, ToolCall, ToolContext, ToolResult
 from agentcli.events import Event
@@ -18,7 +22,7 @@ from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.todo import TodoList, TodoWriteTool
 from agentcli.tools.write import WriteTool
 from tests.tools.helpers import write
-from tests.waiting import CEILING
+from tests.waiting import CEILING, wait_until
 
 
 class AllowAll:
@@ -171,3 +175,98 @@ def test_task_list_updates_run_alone_and_the_last_one_wins(tmp_path: Path) -> No
     assert all(others == set() for others in tracker.overlaps.values())
     assert tracker.order == ["toolu_0", "toolu_1", "toolu_2", "toolu_3"]
     assert [t.content for t in todos.items] == ["first", "second"]
+
+
+class CtrlCAsItStarts:
+    """A read-only tool whose first call has the user press Ctrl-C as soon as its thread runs it
+    (the main thread is then still starting that thread), and works on until `release`."""
+
+    name = "Slow"
+    description = "test"
+    input_schema: JSON = {"type": "object"}
+    read_only = True
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.ended: list[str] = []
+        self._main = threading.main_thread().ident
+
+    def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        if self._main is not None and tool_input["_id"] == "toolu_0":
+            signal.pthread_kill(self._main, signal.SIGINT)
+        self.release.wait(CEILING)
+        self.ended.append(str(tool_input["_id"]))
+        return ToolResult("done")
+
+    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
+        return []
+
+
+def test_close_waits_for_a_call_whose_thread_was_starting_when_the_user_pressed_ctrl_c(tmp_path: Path) -> None:
+    """Ctrl-C can land in the main thread while the pool starts a call's thread, before the pool
+    has noted that thread; closing must still wait for the call (a sub-agent reports its end)."""
+    assert threading.current_thread() is threading.main_thread()
+    slow = CtrlCAsItStarts()
+    executor = ToolExecutor(ToolRegistry([slow]), AllowAll())
+    with pytest.raises(KeyboardInterrupt):
+        executor.run_all(calls(("Slow", {}), ("Slow", {})), ToolContext(cwd=tmp_path), lambda event: None, {})
+    slow.release.set()
+    executor.close()
+    assert slow.ended == ["toolu_0"]
+
+
+class WaitsForCancel:
+    """A read-only tool that has `press` Ctrl-C and then works until the turn's cancel event is set."""
+
+    name = "Slow"
+    description = "test"
+    input_schema: JSON = {"type": "object"}
+    read_only = True
+
+    def __init__(self, press: threading.Event) -> None:
+        self.press = press
+        self.ended = threading.Event()
+
+    def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        self.press.set()
+        ctx.cancel.wait(CEILING)
+        self.ended.set()
+        return ToolResult("done")
+
+    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
+        return []
+
+
+def test_a_ctrl_c_that_does_not_wake_the_waiting_main_thread_still_stops_the_wait(tmp_path: Path) -> None:
+    """A SIGINT can be caught while the main thread is asleep on a lock without waking it (in
+    CPython when it arrives just as the thread goes to sleep; here: it is delivered to another
+    thread, the main one blocking it). The wait for concurrent calls must still end at once."""
+    assert threading.current_thread() is threading.main_thread()
+    press = threading.Event()
+
+    main = threading.get_ident()
+
+    def main_is_asleep_waiting_for_a_call() -> bool:
+        frame = sys._current_frames()[main].f_back
+        return frame is not None and frame.f_code.co_name == "result" and "futures" in frame.f_code.co_filename
+
+    def ctrl_c() -> None:  # a thread that can take SIGINT: started before the main thread blocks it
+        if press.wait(CEILING):
+            wait_until(main_is_asleep_waiting_for_a_call, "the main thread waiting for the calls")
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+    presser = threading.Thread(target=ctrl_c)
+    presser.start()
+    slow = WaitsForCancel(press)
+    executor = ToolExecutor(ToolRegistry([slow]), AllowAll())
+    ctx = ToolContext(cwd=tmp_path)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            executor.run_all(calls(("Slow", {}), ("Slow", {})), ctx, lambda event: None, {})
+        assert not slow.ended.is_set()  # the wait ended while the calls still ran
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        ctx.cancel.set()
+        presser.join()
+        executor.close()
