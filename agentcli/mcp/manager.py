@@ -218,7 +218,10 @@ class McpManager:
         stop = self._stops.pop(name, None)
         if task is None or stop is None:
             return
-        stop.set()
+        if self.status(name).state == "connecting":
+            task.cancel()  # it would not look at `stop` before the server answered
+        else:
+            stop.set()  # it leaves its session and the SDK ends the server
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(task, STOP_TIMEOUT_S)
 
