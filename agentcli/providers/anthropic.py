@@ -33,7 +33,7 @@ from agentcli.contracts import JSON, Cancellation, ModelRequest, ModelResponse, 
 from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.body import JsonFragments, encode
-from agentcli.providers.http import Endpoint, EventStream, HttpClient, error_message, error_type
+from agentcli.providers.http import Endpoint, EventStream, HttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
 
@@ -196,18 +196,8 @@ def _decoded(stream: EventStream) -> Iterator[JSON]:
                 f"the stream sent an event that is not a JSON object ({type(data).__name__})", "malformed stream"
             )
         if event.event == "error" or data.get("type") == "error":
-            raise stream_error(data, stream.request_id)
+            raise stream_error(data, STREAM_FAULTS, stream.request_id)
         yield data
-
-
-def stream_error(body: object, request_id: str | None = None) -> ModelAPIError | TransientModelError:
-    """An `error` event inside a stream: retried unless its type says asking again cannot help."""
-    kind = error_type(body)
-    message = error_message(body) or "no details"
-    if kind in STREAM_FAULTS or kind is None:
-        fault = STREAM_FAULTS.get(kind or "", "stream error")
-        return TransientModelError(f"the stream reported an error: {message}", fault=fault, request_id=request_id)
-    return ModelAPIError(f"The stream reported an error ({kind}): {message}", request_id=request_id)
 
 
 class _MessageAssembler:

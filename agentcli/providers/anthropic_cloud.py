@@ -26,7 +26,7 @@ import httpx2
 
 from agentcli.contracts import JSON, Cancellation, ModelRequest
 from agentcli.errors import ModelAPIError, TransientModelError
-from agentcli.providers.anthropic import HINTS, stream_error
+from agentcli.providers.anthropic import HINTS, STREAM_FAULTS
 from agentcli.providers.http import (
     Endpoint,
     aborted_on,
@@ -34,6 +34,7 @@ from agentcli.providers.http import (
     connection_error,
     request_id_of,
     status_error,
+    stream_error,
 )
 from agentcli.providers.timeouts import Timeouts
 
@@ -149,7 +150,7 @@ class SdkRoute:
                 f"the stream sent an event that is not valid JSON ({error})", fault="malformed stream"
             ) from error
         except anthropic.APIStatusError as error:  # an `error` event
-            raise stream_error(error.body, request_id) from error
+            raise stream_error(error.body, STREAM_FAULTS, request_id) from error
         except (anthropic.APITimeoutError, httpx2.TimeoutException) as error:
             idle = self._timeouts.stream_idle
             raise TransientModelError(

@@ -55,7 +55,7 @@ from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers import MISSING_GEMINI_KEY
 from agentcli.providers.body import encode
-from agentcli.providers.http import Endpoint, EventStream, HttpClient, error_message, error_type
+from agentcli.providers.http import Endpoint, EventStream, HttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import input_problem
 
@@ -326,18 +326,8 @@ def _decoded(stream: EventStream) -> Iterator[JSON]:
                 f"the stream sent a chunk that is not a JSON object ({type(data).__name__})", "malformed stream"
             )
         if "error" in data:
-            raise stream_error(data, stream.request_id)
+            raise stream_error(data, STREAM_FAULTS, stream.request_id)
         yield data
-
-
-def stream_error(body: object, request_id: str | None = None) -> ModelAPIError | TransientModelError:
-    """An error inside a stream: retried when its status says asking again can help."""
-    status = error_type(body)
-    message = error_message(body) or "no details"
-    if status in STREAM_FAULTS or status is None:
-        fault = STREAM_FAULTS.get(status or "", "stream error")
-        return TransientModelError(f"the stream reported an error: {message}", fault=fault, request_id=request_id)
-    return ModelAPIError(f"The stream reported an error ({status}): {message}", request_id=request_id)
 
 
 class _ResponseAssembler:

@@ -59,6 +59,7 @@ __all__ = [
     "error_type",
     "request_id_of",
     "status_error",
+    "stream_error",
 ]
 
 MAX_EVENT_BYTES = 16 * 1024 * 1024
@@ -253,6 +254,19 @@ def status_error(
 def request_id_of(response: httpx2.Response, endpoint: Endpoint) -> str | None:
     """The server's id for `response`, from the first of `endpoint.request_id_headers` it sent."""
     return next((value for name in endpoint.request_id_headers if (value := response.headers.get(name))), None)
+
+
+def stream_error(
+    body: object, faults: Mapping[str, str], request_id: str | None = None
+) -> ModelAPIError | TransientModelError:
+    """An error reported inside a stream: retried when its type is one of `faults` (each named in
+    a few words for the retry line) or has none; otherwise asking again cannot help."""
+    kind = error_type(body)
+    message = error_message(body) or "no details"
+    if kind is None or kind in faults:
+        fault = faults.get(kind or "", "stream error")
+        return TransientModelError(f"the stream reported an error: {message}", fault=fault, request_id=request_id)
+    return ModelAPIError(f"The stream reported an error ({kind}): {message}", request_id=request_id)
 
 
 def error_message(value: object) -> str | None:

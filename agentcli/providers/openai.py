@@ -39,7 +39,7 @@ from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener
 from agentcli.conversation import blocks_of, is_text, is_tool_result, is_tool_use, text_block, tool_call
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.body import JsonFragments, encode
-from agentcli.providers.http import Endpoint, EventStream, HttpClient, error_message, error_type
+from agentcli.providers.http import Endpoint, EventStream, HttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
 
@@ -61,7 +61,12 @@ FINISH_REASONS = {
     "length": "max_tokens",
     "content_filter": "refusal",
 }
-TRANSIENT_STREAM_ERRORS = {"server_error", "rate_limit_exceeded", "overloaded", "timeout"}
+STREAM_FAULTS = {
+    "server_error": "server error",
+    "rate_limit_exceeded": "rate limited",
+    "overloaded": "overloaded",
+    "timeout": "timed out",
+}
 
 
 class OpenAIModel:
@@ -231,19 +236,8 @@ def _chunks(stream: EventStream) -> Iterator[JSON]:
                 f"the stream sent a chunk that is not a JSON object ({type(data).__name__})", "malformed stream"
             )
         if "error" in data:
-            raise stream_error(data, stream.request_id)
+            raise stream_error(data, STREAM_FAULTS, stream.request_id)
         yield data
-
-
-def stream_error(body: object, request_id: str | None = None) -> ModelAPIError | TransientModelError:
-    """An error object inside a stream: retried unless its type says asking again cannot help."""
-    kind = error_type(body)
-    message = error_message(body) or "no details"
-    if kind is None or kind in TRANSIENT_STREAM_ERRORS:
-        return TransientModelError(
-            f"the stream reported an error: {message}", fault="stream error", request_id=request_id
-        )
-    return ModelAPIError(f"The stream reported an error ({kind}): {message}", request_id=request_id)
 
 
 @dataclass
