@@ -130,7 +130,7 @@ def result_text(block: JSON) -> str:
     return ""
 
 
-def with_result_content(block: JSON, content: str) -> JSON:
+def with_result_content(block: JSON, content: str | list[JSON]) -> JSON:
     """A copy of tool_result `block` whose content is `content`."""
     return {**block, "content": content}
 
