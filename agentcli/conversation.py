@@ -1,8 +1,12 @@
 """The one conversation representation, and the only module that knows its blocks.
 
-The loop, the executor, compaction, transcripts and front ends all work on it; each
-provider translates it at its edge (`agentcli.providers`). It is the Messages API's shape,
-as plain JSON objects:
+The harness builds and reads blocks only through these functions: the loop, the executor,
+the context (system prompt, reminders, prompts), sub-agents, compaction, transcript repair
+and the session store, usage stats, and the front ends (REPL builtins and view, sub-agent
+progress). What speaks another format translates at its edge and keeps that knowledge to
+itself: each provider (`agentcli.providers`: anthropic, openai, gemini, text_tools and the
+scripted test model), the prompt cache's breakpoints (`agentcli.cache`) and MCP content
+(`agentcli.mcp`). It is the Messages API's shape, as plain JSON objects:
 
 - a message is `{"role": "user" | "assistant", "content": [block, ...]}`;
 - `{"type": "text", "text": ...}`: what the user or the model wrote;
