@@ -1,8 +1,12 @@
 """The one conversation representation, and the only module that knows its blocks.
 
-The loop, the executor, compaction, transcripts and front ends all work on it; each
-provider translates it at its edge (`agentcli.providers`). It is the Messages API's shape,
-as plain JSON objects:
+The harness builds and reads blocks only through these functions: the loop, the executor,
+the context (system prompt, reminders, prompts), sub-agents, compaction, transcript repair
+and the session store, usage stats, and the front ends (REPL builtins and view, sub-agent
+progress). What speaks another format translates at its edge and keeps that knowledge to
+itself: each provider (`agentcli.providers`: anthropic, openai, gemini, text_tools and the
+scripted test model), the prompt cache's breakpoints (`agentcli.cache`) and MCP content
+(`agentcli.mcp`). It is the Messages API's shape, as plain JSON objects:
 
 - a message is `{"role": "user" | "assistant", "content": [block, ...]}`;
 - `{"type": "text", "text": ...}`: what the user or the model wrote;
@@ -25,17 +29,24 @@ from agentcli.contracts import JSON, ToolCall
 __all__ = [
     "ToolCall",
     "assistant_message",
+    "block_text",
     "blocks_of",
+    "is_error_result",
     "is_text",
     "is_tool_result",
     "is_tool_use",
+    "result_call_id",
+    "result_text",
     "text_block",
     "text_of",
     "tool_call",
     "tool_calls",
     "tool_result_block",
+    "tool_results",
     "tool_use_block",
+    "tool_use_ids",
     "user_message",
+    "with_result_content",
 ]
 
 
@@ -84,9 +95,48 @@ def tool_calls(content: Iterable[JSON]) -> list[ToolCall]:
     return [tool_call(block) for block in content if is_tool_use(block)]
 
 
+def block_text(block: JSON) -> str:
+    """The text of a text block ("" for any other)."""
+    return str(block.get("text", "")) if is_text(block) else ""
+
+
 def text_of(content: Iterable[JSON]) -> str:
     """The text of `content`'s text blocks, joined."""
     return "".join(str(block.get("text", "")) for block in content if is_text(block))
+
+
+def tool_results(content: Iterable[JSON]) -> list[JSON]:
+    """The tool_result blocks among `content`'s blocks, in order."""
+    return [block for block in content if is_tool_result(block)]
+
+
+def tool_use_ids(content: Iterable[JSON]) -> list[str]:
+    """The ids of the tool calls among `content`'s blocks, in order."""
+    return [call.id for call in tool_calls(content)]
+
+
+def result_call_id(block: JSON) -> str:
+    """The id of the tool call a tool_result block answers."""
+    return str(block.get("tool_use_id", ""))
+
+
+def is_error_result(block: JSON) -> bool:
+    return bool(block.get("is_error"))
+
+
+def result_text(block: JSON) -> str:
+    """A tool_result's content as text: its text blocks, one per line, and `[image]` for any other."""
+    inner = block.get("content")
+    if isinstance(inner, str):
+        return inner
+    if isinstance(inner, list):
+        return "\n".join(str(b.get("text", "[image]")) if is_text(b) else "[image]" for b in inner)
+    return ""
+
+
+def with_result_content(block: JSON, content: str | list[JSON]) -> JSON:
+    """A copy of tool_result `block` whose content is `content`."""
+    return {**block, "content": content}
 
 
 def blocks_of(message: JSON) -> list[JSON]:

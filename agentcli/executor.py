@@ -57,7 +57,7 @@ from agentcli.contracts import (
     ToolResult,
     concurrency_group,
 )
-from agentcli.conversation import tool_calls, tool_result_block
+from agentcli.conversation import text_block, tool_calls, tool_result_block, with_result_content
 from agentcli.events import EventSink, ToolCallFinished, ToolCallRunning, ToolCallStarted, ToolResultsMessage
 from agentcli.hooks import NO_HOOKS, HookOutcome, Hooks
 from agentcli.safe_text import for_conversation
@@ -82,7 +82,7 @@ def tool_result(call_id: str, result: ToolResult) -> JSON:
     """The conversation's block answering the call `call_id` with `result` (its images after its text)."""
     block = tool_result_block(call_id, result.content, is_error=result.is_error)
     if result.images:
-        block["content"] = [{"type": "text", "text": result.content}, *result.images]
+        block = with_result_content(block, [text_block(result.content), *result.images])
     return block
 
 

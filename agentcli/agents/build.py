@@ -14,7 +14,7 @@ run by its own `ToolExecutor` behind the gate given, its events stamped with its
         on_event=front_end,
     )
     try:
-        agent.run([{"type": "text", "text": "hi"}])
+        agent.run([text_block("hi")])
     finally:
         agent.close()  # its tool threads; the model is closed by whoever made it
 """

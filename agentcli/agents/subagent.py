@@ -39,6 +39,7 @@ from agentcli.agents.sources import ToolList, ToolSource, collect_tools
 from agentcli.context.facts import SessionFacts
 from agentcli.context.system_prompt import environment_text
 from agentcli.contracts import Model, PermissionGate, ToolContext, ToolResult, Usage
+from agentcli.conversation import text_block, text_of
 from agentcli.errors import AgentcliError, BudgetExceeded, Cancelled, MaxTurnsReached
 from agentcli.events import (
     AssistantMessage,
@@ -99,7 +100,7 @@ class _Progress:
     def __call__(self, event: Event) -> None:
         if isinstance(event, AssistantMessage):
             self.turns += 1
-            said = "".join(b.get("text", "") for b in event.message["content"] if b.get("type") == "text").strip()
+            said = text_of(event.message["content"]).strip()
             self.last_text = said or self.last_text
         elif isinstance(event, ToolCallFinished):
             # A new Counter, not a change to this one: an interrupt reads it from another thread.
@@ -162,8 +163,8 @@ class SubagentRunner:
             return ToolResult(message, is_error=True, summary=f"{agent_type.name}: cannot be started")
         subagent_id = f"{SUBAGENT}-{uuid.uuid4().hex[:12]}"
         system = [
-            {"type": "text", "text": agent_type.prompt},
-            {"type": "text", "text": environment_text(replace(self.facts, model=model))},
+            text_block(agent_type.prompt),
+            text_block(environment_text(replace(self.facts, model=model))),
         ]
         spent = parent.usage.total_input + parent.usage.output_tokens
         config = replace(
@@ -192,7 +193,7 @@ class SubagentRunner:
         self._running[ctx.call_id] = _Running(agent_type, progress, agent)
         error: str | None = None
         try:
-            result = agent.run([{"type": "text", "text": prompt}])
+            result = agent.run([text_block(prompt)])
         except Cancelled:  # the parent was interrupted: it has moved on and does not read this result
             agent.record_interrupt()
             error = INTERRUPTED

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agentcli.contracts import JSON
+from agentcli.conversation import text_block
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class ReminderSource:
 
 
 def system_reminder(body: str) -> JSON:
-    return {"type": "text", "text": f"<system-reminder>\n{body}\n</system-reminder>"}
+    return text_block(f"<system-reminder>\n{body}\n</system-reminder>")
 
 
 class ReminderTracker:

@@ -33,6 +33,7 @@ from agentcli.context.outside import OutsideFiles, project_top
 from agentcli.context.reminders import ReminderSource, ReminderTracker, system_reminder
 from agentcli.context.system_prompt import build_system_prompt
 from agentcli.contracts import JSON, PermissionGate, ToolContext
+from agentcli.conversation import text_block
 from agentcli.mcp.content import McpContent
 from agentcli.settings import agentcli_home
 from agentcli.skills.invoke import SkillInvoker
@@ -169,7 +170,7 @@ class SessionContext:
 
     def user_message(self, text: str) -> list[JSON]:
         """Content for a new user message: any due reminders, then `text`."""
-        return [*self.reminders.next_blocks(), {"type": "text", "text": text}]
+        return [*self.reminders.next_blocks(), text_block(text)]
 
     def prepare(self, text: str, ctx: ToolContext) -> PreparedMessage:
         """Expand a `/command` (raising UsageError when unknown, malformed or not allowed) and add reminders.

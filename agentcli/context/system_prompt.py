@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agentcli.context.facts import SessionFacts, gather_facts
 from agentcli.contracts import JSON
+from agentcli.conversation import text_block
 
 CORE = "\n".join(
     [
@@ -112,7 +113,7 @@ def build_system_prompt(
 ) -> list[JSON]:
     """The `system` field for a session at `cwd` (facts gathered now unless given)."""
     facts = facts or gather_facts(cwd, model)
-    return [{"type": "text", "text": CORE}, {"type": "text", "text": session_text(facts, append)}]
+    return [text_block(CORE), text_block(session_text(facts, append))]
 
 
 def session_text(facts: SessionFacts, append: str | None = None) -> str:

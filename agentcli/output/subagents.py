@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass, field
 
 from agentcli.contracts import Usage
+from agentcli.conversation import text_block, text_of
 from agentcli.events import (
     MAIN_AGENT,
     AssistantMessage,
@@ -99,8 +100,8 @@ class SubagentRuns:
             run.last_action = event.plan()
         elif isinstance(event, MessageAdded) and not run.prompt and event.message.get("role") == "user":
             content = event.message.get("content")
-            blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
-            run.prompt = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+            blocks = content if isinstance(content, list) else [text_block(str(content))]
+            run.prompt = text_of(b for b in blocks if isinstance(b, dict))
         if self.keep_conversations and isinstance(event, KEPT):
             run.conversation.append(event)
 

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agentcli.contracts import JSON
+from agentcli.conversation import block_text, blocks_of, is_text, text_of, tool_results
 from agentcli.credentials import child_environment
 from agentcli.errors import Halt, UsageError
 from agentcli.hooks.config import EVENTS
@@ -180,18 +181,15 @@ def _prompt_of(message: JSON) -> str:
     """The user's own words in a user message ("" for tool results, reminders, interrupt markers)."""
     if message["role"] != "user" or not isinstance(message["content"], list):
         return ""
-    if any(b.get("type") == "tool_result" for b in message["content"]):
+    if tool_results(message["content"]):
         return ""
-    texts = [b.get("text", "") for b in message["content"] if b.get("type") == "text"]
+    texts = [block_text(b) for b in message["content"] if is_text(b)]
     own = [t for t in texts if not t.startswith("<system-reminder>") and t != INTERRUPTED_MARKER]
     return own[-1] if own else ""
 
 
 def _text_of(message: JSON) -> str:
-    content = message["content"]
-    if isinstance(content, str):
-        return content
-    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return text_of(blocks_of(message))
 
 
 def _clip(text: str, lines: int = 2) -> str:

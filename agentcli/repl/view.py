@@ -37,6 +37,7 @@ from rich.live import Live
 from rich.segment import Segment
 
 from agentcli.contracts import JSON
+from agentcli.conversation import text_of
 from agentcli.events import (
     MAIN_AGENT,
     AssistantMessage,
@@ -236,7 +237,7 @@ class TurnView:
             self.console.print(f"> {run.prompt.strip()}", style="dim", markup=False, highlight=False)
         for event in run.conversation:
             if isinstance(event, AssistantMessage):
-                answer = "".join(b.get("text", "") for b in event.message["content"] if b.get("type") == "text")
+                answer = text_of(event.message["content"])
                 if answer.strip():
                     from agentcli.ui.markdown_stream import MarkdownStream
 

@@ -19,6 +19,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcli.contracts import JSON, Model, ModelRequest, Unwatched, Usage
+from agentcli.conversation import (
+    block_text,
+    blocks_of,
+    is_error_result,
+    is_text,
+    is_tool_result,
+    is_tool_use,
+    result_call_id,
+    result_text,
+    text_block,
+    text_of,
+    tool_call,
+    tool_results,
+    user_message,
+    with_result_content,
+)
 from agentcli.errors import AgentcliError, TransientModelError
 from agentcli.truncate import cap_middle
 
@@ -104,8 +120,8 @@ def clear_old_tool_results(messages: list[JSON], keep_recent: int = KEEP_RECENT)
         if index in old:
             content = []
             for block in message["content"]:
-                if block.get("type") == "tool_result" and len(_result_text(block)) > len(CLEARED):
-                    block = {**block, "content": CLEARED}
+                if is_tool_result(block) and len(result_text(block)) > len(CLEARED):
+                    block = with_result_content(block, CLEARED)
                     cleared += 1
                 content.append(block)
             message = {**message, "content": content}
@@ -114,17 +130,7 @@ def clear_old_tool_results(messages: list[JSON], keep_recent: int = KEEP_RECENT)
 
 
 def _tool_results(message: JSON) -> list[JSON]:
-    content = message["content"]
-    return [b for b in content if b.get("type") == "tool_result"] if isinstance(content, list) else []
-
-
-def _result_text(block: JSON) -> str:
-    inner = block.get("content")
-    if isinstance(inner, str):
-        return inner
-    if isinstance(inner, list):
-        return "\n".join(b.get("text", "[image]") if b.get("type") == "text" else "[image]" for b in inner)
-    return ""
+    return tool_results(blocks_of(message))
 
 
 # ------------------------------------------------------------------- step 2
@@ -139,20 +145,18 @@ def render_conversation(messages: list[JSON], max_chars: int = SUMMARY_INPUT_CHA
     parts: list[str] = []
     for message in messages:
         role = message["role"]
-        content = message["content"]
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        for block in blocks:
-            kind = block.get("type")
-            if kind == "text" and not block.get("text", "").startswith("<system-reminder>"):
-                parts.append(f"[{role}]\n{cap_middle(block['text'], BLOCK_CHARS)}")
-            elif kind == "tool_use":
-                names[str(block.get("id"))] = str(block.get("name"))
-                tool_input = cap_middle(json.dumps(block.get("input"), ensure_ascii=False), BLOCK_CHARS)
-                parts.append(f"[assistant called {block.get('name')}]\n{tool_input}")
-            elif kind == "tool_result":
-                name = names.get(str(block.get("tool_use_id")), "tool")
-                label = f"{name} error" if block.get("is_error") else f"{name} result"
-                parts.append(f"[{label}]\n{cap_middle(_result_text(block), BLOCK_CHARS)}")
+        for block in blocks_of(message):
+            if is_text(block) and not block_text(block).startswith("<system-reminder>"):
+                parts.append(f"[{role}]\n{cap_middle(block_text(block), BLOCK_CHARS)}")
+            elif is_tool_use(block):
+                call = tool_call(block)
+                names[call.id] = call.name
+                tool_input = cap_middle(json.dumps(call.input, ensure_ascii=False), BLOCK_CHARS)
+                parts.append(f"[assistant called {call.name}]\n{tool_input}")
+            elif is_tool_result(block):
+                name = names.get(result_call_id(block), "tool")
+                label = f"{name} error" if is_error_result(block) else f"{name} result"
+                parts.append(f"[{label}]\n{cap_middle(result_text(block), BLOCK_CHARS)}")
     text = "\n\n".join(parts)
     if len(text) <= max_chars:
         return text
@@ -176,9 +180,9 @@ def summary_request(
         body += f"\n\nThe user asked for this in the summary: {instructions.strip()}"
     return ModelRequest(
         model=model,
-        system=[{"type": "text", "text": SUMMARY_SYSTEM}],
+        system=[text_block(SUMMARY_SYSTEM)],
         tools=[],
-        messages=[{"role": "user", "content": [{"type": "text", "text": body}]}],
+        messages=[user_message([text_block(body)])],
         max_tokens=max_tokens,
     )
 
@@ -196,7 +200,7 @@ def summarise(model: Model, request: ModelRequest) -> tuple[str, Usage]:
         except AgentcliError as error:
             raise CompactionFailed(f"The summary request failed: {error}") from error
         usage.add(response.usage)
-        text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text").strip()
+        text = text_of(response.content).strip()
         if text:
             return text, usage
         raise CompactionFailed("The model returned an empty summary.")
@@ -212,10 +216,10 @@ def summarised_conversation(
     blocks are dropped: `reminders` says it all again). `mid_task` asks the model to go on.
     """
     text = SUMMARY_INTRO + summary + (f"\n\n{CONTINUE_NOTE}" if mid_task else "")
-    content: list[JSON] = [*reminders, {"type": "text", "text": text}]
+    content: list[JSON] = [*reminders, text_block(text)]
     if keep is not None:
-        content += [b for b in keep["content"] if not str(b.get("text", "")).startswith("<system-reminder>")]
-    return [{"role": "user", "content": content}]
+        content += [b for b in blocks_of(keep) if not block_text(b).startswith("<system-reminder>")]
+    return [user_message(content)]
 
 
 def is_plain_prompt(message: JSON) -> bool:

@@ -22,6 +22,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentcli.contracts import JSON
+from agentcli.conversation import (
+    blocks_of,
+    is_text,
+    is_tool_result,
+    is_tool_use,
+    result_call_id,
+    tool_result_block,
+    tool_results,
+    tool_use_ids,
+    user_message,
+)
 from agentcli.safe_text import valid_unicode
 from agentcli.tool_input import input_problem
 
@@ -69,7 +80,7 @@ def repair(entries: list[Entry]) -> tuple[list[JSON], list[str]]:
                 continue
             if previous["role"] == "assistant" and (lost := _tool_use_ids(previous)):
                 notes.append(f"line {lines[-1]}: {_calls(len(lost))} without results answered as interrupted")
-                messages.append({"role": "user", "content": [_lost(call_id) for call_id in lost]})
+                messages.append(user_message([_lost(call_id) for call_id in lost]))
                 lines.append(entry.line)
         else:
             expected = _tool_use_ids(previous) if previous is not None and previous["role"] == "assistant" else []
@@ -89,18 +100,17 @@ def repair(entries: list[Entry]) -> tuple[list[JSON], list[str]]:
 def _readable_block(block: object) -> JSON | None:
     if not isinstance(block, dict) or not isinstance(block.get("type"), str):
         return None
-    kind = block["type"]
-    if kind == "text":
+    if is_text(block):
         text = block.get("text")
         if not isinstance(text, str) or not text:
             return None
         safe = valid_unicode(text)
         return block if safe == text else {**block, "text": safe}
-    if kind == "tool_use":
+    if is_tool_use(block):
         if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
             return None
         return block if input_problem(block.get("input")) is None else {**block, "input": {}}
-    if kind == "tool_result":
+    if is_tool_result(block):
         content = block.get("content", "")
         if not isinstance(block.get("tool_use_id"), str) or not isinstance(content, str | list):
             return None
@@ -112,19 +122,18 @@ def _readable_block(block: object) -> JSON | None:
 def _answering(message: JSON, expected: list[str]) -> tuple[JSON | None, int, int]:
     """A user message made to answer exactly the tool calls `expected` (results first, in call
     order): (the message, or None when nothing is left; results made up; results dropped)."""
-    content = message["content"]
-    blocks: list[JSON] = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    results = [b for b in blocks if b["type"] == "tool_result"]
-    ids = [b["tool_use_id"] for b in results]
-    results_first = all(b["type"] == "tool_result" for b in blocks[: len(results)])
+    blocks = blocks_of(message)
+    results = tool_results(blocks)
+    ids = [result_call_id(b) for b in results]
+    results_first = all(is_tool_result(b) for b in blocks[: len(results)])
     if results_first and len(ids) == len(set(ids)) and set(ids) == set(expected):
         return message, 0, 0
     found: dict[str, JSON] = {}
     for block in results:
-        if block["tool_use_id"] in expected:
-            found.setdefault(block["tool_use_id"], block)
+        if result_call_id(block) in expected:
+            found.setdefault(result_call_id(block), block)
     answered = [found.get(call_id) or _lost(call_id) for call_id in expected]
-    others = [b for b in blocks if b["type"] != "tool_result"]
+    others = [b for b in blocks if not is_tool_result(b)]
     missing = len(expected) - len(found)
     orphans = len(results) - len(found)
     rebuilt = [*answered, *others]
@@ -132,14 +141,11 @@ def _answering(message: JSON, expected: list[str]) -> tuple[JSON | None, int, in
 
 
 def _tool_use_ids(message: JSON) -> list[str]:
-    content = message["content"]
-    if isinstance(content, str):
-        return []
-    return [b["id"] for b in content if b["type"] == "tool_use"]
+    return tool_use_ids(blocks_of(message))
 
 
 def _lost(call_id: str) -> JSON:
-    return {"type": "tool_result", "tool_use_id": call_id, "content": LOST_RESULT, "is_error": True}
+    return tool_result_block(call_id, LOST_RESULT, is_error=True)
 
 
 def _calls(count: int) -> str:

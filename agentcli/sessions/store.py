@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agentcli.context.paths import is_this_project, legacy_state_dir, project_state_dir
 from agentcli.contracts import JSON, FileRecord, Usage
+from agentcli.conversation import block_text, is_text, text_block, user_message
 from agentcli.errors import UsageError
 from agentcli.executor import close_pending
 from agentcli.loop import INTERRUPTED_MARKER
@@ -78,7 +79,7 @@ class LoadedTranscript:
         results = close_pending(last, KILLED)
         if not results:
             return []
-        return [{"role": "user", "content": [*results, {"type": "text", "text": INTERRUPTED_MARKER}]}]
+        return [user_message([*results, text_block(INTERRUPTED_MARKER)])]
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,7 @@ def _system_blocks(value: object) -> list[JSON] | None:
     if not isinstance(value, list) or not value:
         return None
     for block in value:
-        if not isinstance(block, dict) or block.get("type") != "text":
+        if not isinstance(block, dict) or not is_text(block):
             return None
         if not isinstance(block.get("text"), str) or not block["text"]:
             return None
@@ -222,7 +223,7 @@ def _prompt_text(message: JSON) -> str:
     content = message["content"]
     if isinstance(content, str):
         return content
-    texts = [b["text"] for b in content if b["type"] == "text"]  # a readable message: see readable_message
+    texts = [block_text(b) for b in content if is_text(b)]  # a readable message: see readable_message
     own = [t for t in texts if not t.startswith("<system-reminder>")]
     return own[-1] if own else ""
 

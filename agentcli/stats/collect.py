@@ -34,6 +34,7 @@ from pathlib import Path
 
 from agentcli.catalog import UNKNOWN_MODEL, ModelInfo
 from agentcli.contracts import JSON, Usage
+from agentcli.conversation import block_text, is_text, is_tool_result, is_tool_use, result_call_id, tool_call
 from agentcli.sessions.store import SUFFIX, recorded_usage, transcript_records
 
 Pricing = Callable[[str], ModelInfo]
@@ -238,8 +239,9 @@ class _Reader:
     def _names(self, message: JSON) -> None:
         if message.get("role") == "assistant":
             for block in _list(message.get("content")):
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    self.tool_names[str(block.get("id"))] = str(block.get("name"))
+                if isinstance(block, dict) and is_tool_use(block):
+                    call = tool_call(block)
+                    self.tool_names[call.id] = call.name
 
     def _message(self, record: JSON, message: JSON, day: str) -> None:
         if self.session is not None:
@@ -250,16 +252,14 @@ class _Reader:
         if message.get("role") != "user":
             return
         if self.session is not None and not self.session.title:  # a transcript without a title record
-            texts = [
-                b.get("text") for b in _list(message.get("content")) if isinstance(b, dict) and b.get("type") == "text"
-            ]
-            own = [t for t in texts if isinstance(t, str) and not t.startswith("<system-reminder>")]
+            texts = [block_text(b) for b in _list(message.get("content")) if isinstance(b, dict) and is_text(b)]
+            own = [t for t in texts if not t.startswith("<system-reminder>")]
             self.session.title = " ".join(own[-1].split()) if own else ""
         calls = record.get("calls")
         for block in _list(message.get("content")):
-            if not isinstance(block, dict) or block.get("type") != "tool_result":
+            if not isinstance(block, dict) or not is_tool_result(block):
                 continue
-            call_id = str(block.get("tool_use_id"))
+            call_id = result_call_id(block)
             info = _dict(calls).get(call_id)
             recorded = isinstance(calls, dict)
             failure = None
