@@ -80,6 +80,10 @@ class BudgetExceeded(StopRun):
     subtype = "error_max_budget"
 
 
+class CostBudgetExceeded(BudgetExceeded):
+    """The dollar budget (`--max-budget-usd`) rather than the token budget."""
+
+
 class NoProgress(StopRun):
     pass
 

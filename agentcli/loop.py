@@ -45,6 +45,7 @@ from agentcli.conversation import (
 from agentcli.errors import (
     BudgetExceeded,
     Cancelled,
+    CostBudgetExceeded,
     MaxTurnsReached,
     ModelAPIError,
     ModelStopped,
@@ -331,7 +332,7 @@ class Agent:
         budget, prices = self.config.budget_usd, self.config.prices
         if budget is not None and prices is not None and (cost := prices.cost_usd(self.usage)) > budget:
             self._close_pending("Not run: the cost budget was used up.")
-            raise BudgetExceeded(
+            raise CostBudgetExceeded(
                 f"Spent ${cost:.4f}, over this run's budget of ${budget:.4f} "
                 '(raise it with --max-budget-usd, or "maxBudgetUsd" in settings).'
             )

@@ -17,7 +17,7 @@ import pytest
 
 from agentcli.agents.definitions import load_agent_types
 from agentcli.context.paths import project_state_dir
-from agentcli.contracts import JSON, ModelRequest
+from agentcli.contracts import JSON, ModelRequest, Usage
 from agentcli.errors import ModelAPIError
 from agentcli.events import MAIN_AGENT, Event, Notice, SubagentFinished, SubagentStarted, ToolCallStarted
 from agentcli.loop import INTERRUPTED_MARKER
@@ -577,6 +577,22 @@ def test_a_sub_agent_spends_the_runs_token_budget(model: ScriptedModel, run_agen
     result = tool_results(model.requests[2])["toolu_task"]
     assert result["is_error"] and "the run's token budget was used up" in result["content"]
     assert ran.returncode == 0
+
+
+def test_a_sub_agent_may_spend_only_what_is_left_of_the_runs_dollar_budget(project: Path, in_process_env: None) -> None:
+    with Session(SessionOptions(), project, lambda event: None) as probe:
+        turn_cost = probe.model_info.cost_usd(Usage(input_tokens=400))
+    model = ScriptedModel(
+        reply(task("look", id="toolu_task"), usage=usage(400, 0)),  # the parent spends one turn's cost
+        reply(tool_use("Glob", {"pattern": "*"}), usage=usage(400, 0)),  # the sub-agent one more: over what was left
+        reply(text("done")),
+        check=validation_error,
+    )
+    with Session(SessionOptions(max_budget_usd=turn_cost * 1.5), project, lambda event: None, model=model) as session:
+        session.send("go")
+
+    result = tool_results(model.requests[2])["toolu_task"]  # the parent's: the sub-agent's Glob never ran
+    assert result["is_error"] and "the run's cost budget was used up" in result["content"]
 
 
 # ------------------------------------------------------------------ events and transcripts

@@ -40,7 +40,7 @@ from agentcli.context.facts import SessionFacts
 from agentcli.context.system_prompt import environment_text
 from agentcli.contracts import Model, PermissionGate, ToolContext, ToolResult, Usage
 from agentcli.conversation import text_block, text_of
-from agentcli.errors import AgentcliError, BudgetExceeded, Cancelled, MaxTurnsReached
+from agentcli.errors import AgentcliError, BudgetExceeded, Cancelled, CostBudgetExceeded, MaxTurnsReached
 from agentcli.events import (
     AssistantMessage,
     Event,
@@ -167,10 +167,14 @@ class SubagentRunner:
             text_block(environment_text(replace(self.facts, model=model))),
         ]
         spent = parent.usage.total_input + parent.usage.output_tokens
+        budget_usd, prices = parent.config.budget_usd, parent.config.prices
+        if budget_usd is not None and prices is not None:  # what is left, as the parent's own check counts it
+            budget_usd = max(0.0, budget_usd - prices.cost_usd(parent.usage))
         config = replace(
             self.parent.loop_config(model),
             max_turns=agent_type.max_turns,
             token_budget=max(0, parent.config.token_budget - spent),
+            budget_usd=budget_usd,
         )
         sub_ctx = ToolContext(
             cwd=ctx.cwd, cancel=ctx.cancel.linked(), env_passthrough=ctx.env_passthrough, agent_label=agent_type.name
@@ -298,6 +302,8 @@ def _why(problem: AgentcliError, agent_type: AgentType) -> str:
     """What stopped a sub-agent, in the words of its parent's result."""
     if isinstance(problem, MaxTurnsReached):
         return f"it reached its turn limit ({agent_type.max_turns} turns; `maxTurns` in an agent definition)"
+    if isinstance(problem, CostBudgetExceeded):
+        return "the run's cost budget was used up (raise it with --max-budget-usd)"
     if isinstance(problem, BudgetExceeded):
         return "the run's token budget was used up (raise it with --max-budget-tokens)"
     text = " ".join(str(problem).split())
