@@ -55,7 +55,7 @@ from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers import MISSING_GEMINI_KEY
 from agentcli.providers.body import encode
-from agentcli.providers.http import Endpoint, EventStream, HttpClient, stream_error
+from agentcli.providers.http import Endpoint, EventStream, LazyHttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import input_problem
 
@@ -108,15 +108,8 @@ class GeminiModel:
         self._api_key = api_key
         self._base_url = base_url
         self._timeouts = timeouts or Timeouts()
-        self._http: HttpClient | None = None
+        self._http = LazyHttpClient(self._endpoint, self._timeouts)
         self._turns = EncodedTurns()
-        self._lock = threading.Lock()
-
-    def _client(self) -> HttpClient:
-        with self._lock:
-            if self._http is None:
-                self._http = HttpClient(self._endpoint(), self._timeouts)
-            return self._http
 
     def _endpoint(self) -> Endpoint:
         key = self._api_key or next((value for name in KEY_VARIABLES if (value := os.environ.get(name))), None)
@@ -131,16 +124,13 @@ class GeminiModel:
 
     def close(self) -> None:
         """Close the HTTP connections (new ones are made if the model is used again)."""
-        with self._lock:
-            if self._http is not None:
-                self._http.close()
-                self._http = None
+        self._http.close()
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         model = request.model.removeprefix("models/")
         path = f"/v1beta/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"
         assembler = _ResponseAssembler(listener)
-        with self._client().stream(path, request_body(request, self._turns)) as stream:
+        with self._http.get().stream(path, request_body(request, self._turns), listener.cancel) as stream:
             for chunk in _decoded(stream):
                 assembler.feed(chunk)
         return assembler.finish()

@@ -32,7 +32,8 @@ import contextlib
 import json
 import re
 import socket
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -52,6 +53,7 @@ __all__ = [
     "Endpoint",
     "EventStream",
     "HttpClient",
+    "LazyHttpClient",
     "aborted_on",
     "cancellable",
     "connection_error",
@@ -180,6 +182,30 @@ class HttpClient:
             response.close()
 
 
+class LazyHttpClient:
+    """The `HttpClient` of a provider, made at its first request (the endpoint reads the
+    credentials only then) and again after `close`; shared by the threads of every agent using it."""
+
+    def __init__(self, endpoint: Callable[[], Endpoint], timeouts: Timeouts) -> None:
+        self._endpoint = endpoint
+        self._timeouts = timeouts
+        self._client: HttpClient | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> HttpClient:
+        with self._lock:
+            if self._client is None:
+                self._client = HttpClient(self._endpoint(), self._timeouts)
+            return self._client
+
+    def close(self) -> None:
+        """Close the connections; new ones are made if the provider is used again."""
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+
 def cancellable(events: Iterator[T], cancel: Cancellation | None) -> Iterator[T]:
     """`events`; a fault after `cancel` was set (`aborted_on` shut the connection down) is `Cancelled`."""
     try:
@@ -188,6 +214,8 @@ def cancellable(events: Iterator[T], cancel: Cancellation | None) -> Iterator[T]
         if cancel is not None and cancel.is_set():
             raise Cancelled("Interrupted by the user.") from None
         raise
+    if cancel is not None and cancel.is_set():  # the connection shut down read as the stream's end
+        raise Cancelled("Interrupted by the user.")
 
 
 @contextmanager

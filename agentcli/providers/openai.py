@@ -39,7 +39,7 @@ from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener
 from agentcli.conversation import blocks_of, is_text, is_tool_result, is_tool_use, text_block, tool_call
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.body import JsonFragments, encode
-from agentcli.providers.http import Endpoint, EventStream, HttpClient, stream_error
+from agentcli.providers.http import Endpoint, EventStream, LazyHttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
 
@@ -76,15 +76,8 @@ class OpenAIModel:
         self._timeouts = timeouts or Timeouts()
         self._base_url = base_url
         self._api_key = api_key
-        self._http: HttpClient | None = None
+        self._http = LazyHttpClient(self._endpoint, self._timeouts)
         self._translator = _Translator()
-        self._lock = threading.Lock()
-
-    def _client(self) -> HttpClient:
-        with self._lock:
-            if self._http is None:
-                self._http = HttpClient(self._endpoint(), self._timeouts)
-            return self._http
 
     def _endpoint(self) -> Endpoint:
         key = self._api_key or os.environ.get("OPENAI_API_KEY") or None
@@ -103,16 +96,14 @@ class OpenAIModel:
         )
 
     def close(self) -> None:
-        with self._lock:
-            if self._http is not None:
-                self._http.close()
-                self._http = None
+        """Close the HTTP connections (new ones are made if the model is used again)."""
+        self._http.close()
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
-        client = self._client()
+        client = self._http.get()
         body = self._translator.body(request, official=client.endpoint.base_url == DEFAULT_BASE_URL)
         assembler = _ChunkAssembler(listener)
-        with client.stream(COMPLETIONS_PATH, body) as events:
+        with client.stream(COMPLETIONS_PATH, body, listener.cancel) as events:
             for chunk in _chunks(events):
                 assembler.feed(chunk)
         return assembler.finish()
