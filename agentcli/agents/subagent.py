@@ -10,6 +10,7 @@ cannot start sub-agents), its model and its turn limit. The rest it shares with 
 - the token budget: it may spend what the parent has left, and what it spent is added to the
   parent's usage when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
 - the interrupt: its cancel event is linked to the parent's (`Cancellation.linked`);
+- the workspace, and the user turn its calls belong to (`ToolContext.user_turn`);
 - the hooks: PreToolUse and PostToolUse run for its calls, SubagentStop when it would end.
 
 Its events carry its own id and go straight to the front end, not through the parent's
@@ -154,7 +155,7 @@ class SubagentRunner:
     def run(self, agent_type: AgentType, description: str, prompt: str, ctx: ToolContext) -> ToolResult:
         """Run a sub-agent of `agent_type` on `prompt` to its end; `ctx` is the Task call's."""
         parent = self.parent.agent
-        model = agent_type.model or parent.config.model
+        model = agent_type.model or parent.model_name
         try:
             tools = collect_tools(self._sources(), agent_type.tools)
         except ValueError as unusable:  # a definition naming a tool there is not
@@ -177,7 +178,7 @@ class SubagentRunner:
             budget_usd=budget_usd,
         )
         sub_ctx = ToolContext(
-            cwd=ctx.cwd, cancel=ctx.cancel.linked(), env_passthrough=ctx.env_passthrough, agent_label=agent_type.name
+            ctx.workspace, cancel=ctx.cancel.linked(), agent_label=agent_type.name, user_turn=ctx.user_turn
         )
         agent = build_agent(
             sources=[ToolList(SUBAGENT, tuple(tools))],
@@ -192,7 +193,7 @@ class SubagentRunner:
         )
         progress = _Progress()
         agent.subscribe(progress)
-        transcript = self._transcript(agent, subagent_id, model, description)
+        transcript = self._transcript(agent, sub_ctx, subagent_id, model, description)
         parent.emit(SubagentStarted(subagent_id, ctx.call_id, agent_type.name, description))
         self._running[ctx.call_id] = _Running(agent_type, progress, agent)
         error: str | None = None
@@ -218,7 +219,7 @@ class SubagentRunner:
             ctx.cancel.unlink(sub_ctx.cancel)
             kept = self._close_transcript(transcript)
             with self._usage_lock:
-                parent.usage.add(agent.usage)
+                parent.add_usage(agent.usage)
                 self._usage_by_model.setdefault(model, Usage()).add(agent.usage)
             finished = SubagentFinished(
                 subagent_id,
@@ -249,19 +250,21 @@ class SubagentRunner:
         """The parent's shared sources and a task list of the sub-agent's own."""
         return [*self.sources, ToolList(SUBAGENT, (TodoWriteTool(TodoList()),))]
 
-    def _transcript(self, agent: Agent, subagent_id: str, model: str, description: str) -> TranscriptWriter | None:
+    def _transcript(
+        self, agent: Agent, ctx: ToolContext, subagent_id: str, model: str, description: str
+    ) -> TranscriptWriter | None:
         if self.transcripts is None:
             return None
         writer = TranscriptWriter.new(
             self.transcripts / f"{subagent_id}.jsonl",
             session_id=subagent_id,
-            cwd=agent.ctx.cwd,
+            cwd=ctx.cwd,
             provider=self.parent.provider,
             model=model,
             system=agent.system,
             on_error=lambda text: self.on_event(Notice(text, agent_id=subagent_id)),
         )
-        recorder = TranscriptRecorder(writer, agent, TodoList(), titled=False)
+        recorder = TranscriptRecorder(writer, agent, TodoList(), ctx.read_files, titled=False)
         recorder.offer_title(description)
         agent.subscribe(recorder)
         return writer

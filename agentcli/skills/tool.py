@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from agentcli.access import NOTHING, Access
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.skills.frontmatter import SkillFileError
 from agentcli.skills.invoke import SkillInvoker
@@ -13,10 +14,7 @@ from agentcli.tools.base import BuiltinTool, ToolError
 
 class SkillTool(BuiltinTool):
     name = "Skill"
-    # The tool itself only reads skill files; each `!` command inside a skill is checked
-    # by the permission gate as a Bash call of its own.
-    read_only = True
-    concurrency_safe = False  # it may add the skill's rules to the turn
+    concurrency = "exclusive"  # it may add the skill's rules to the turn
     description = (
         "Run one of the user's skills (slash commands listed in a <system-reminder> as /name). "
         "Use it when the user asks in plain words for something a listed skill does, e.g. "
@@ -36,6 +34,11 @@ class SkillTool(BuiltinTool):
     def __init__(self, load: Callable[[], SkillCatalog], invoker: SkillInvoker) -> None:
         self.load = load
         self.invoker = invoker
+
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """The tool itself only reads skill files (agentcli's own configuration); each `!` command
+        inside a skill is judged as a Bash call of its own, a model-supplied `@path` as a Read."""
+        return NOTHING
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         name = str(tool_input["skill"]).strip().removeprefix("/")

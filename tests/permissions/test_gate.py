@@ -12,6 +12,7 @@ from agentcli.contracts import Cancellation, Decision, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Answer, PermissionRequest
+from agentcli.workspace.local import LocalWorkspace
 from tests.permissions.helpers import TOOLS, Recorder, check, outcome, rules
 from tests.waiting import CEILING, wait_until
 
@@ -374,7 +375,7 @@ def test_several_calls_of_one_turn_are_asked_in_order_and_answers_reach_the_mode
         ToolCall("t4", "mcp__srv__do", {}),
     ]
     executor = ToolExecutor(registry, Gate(prompter=recorder))
-    results = executor.run_all(calls, ToolContext(cwd=project), events.append, {})
+    results = executor.run_all(calls, ToolContext(LocalWorkspace(project)), events.append, {})
     assert [r.subject for r in recorder.requests] == ["echo one", "b.txt", "mcp__srv__do"]
     assert results[0]["content"].startswith("one")
     assert "alpha" in results[1]["content"]
@@ -411,7 +412,7 @@ def test_a_question_queued_behind_another_is_not_put_once_the_user_has_interrupt
     gate = Gate(prompter=prompter)
 
     def ask(name: str, cancel: Cancellation) -> None:
-        ctx = ToolContext(cwd=project, cancel=cancel)
+        ctx = ToolContext(LocalWorkspace(project), cancel=cancel)
         decided[name] = gate.check(TOOLS["Bash"], {"command": f"touch {name}"}, ctx)
 
     asking = threading.Thread(target=ask, args=("first", first))
