@@ -22,7 +22,7 @@ from pathlib import Path
 
 from agentcli.agents.sources import ToolList, builtin_source
 from agentcli.agents.task import AgentTypes
-from agentcli.catalog import ModelInfo, model_info
+from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, StreamListener
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
@@ -33,12 +33,13 @@ from agentcli.loop import LoopConfig
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent
 from agentcli.mcp.servers import SessionServers
-from agentcli.model_settings import budget_usd, check_model_table, tool_protocol
+from agentcli.model_settings import TOKEN_BUDGET_SETTING, budget_usd, check_model_table, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
 from agentcli.providers import (
     DEFAULT_PROVIDER,
+    MODEL_SETTING,
     PROVIDER_SETTING,
     Choice,
     ProviderSettings,
@@ -117,7 +118,10 @@ def choose_provider(options: SessionOptions, settings: Settings, resumed: Loaded
     if resumed is not None and resumed.model and options.model is None and options.provider is None:
         return Choice(resumed.provider or DEFAULT_PROVIDER, resumed.model)
     return choose(
-        options.model, options.provider, setting=settings.get(PROVIDER_SETTING), model_setting=settings.get("model")
+        options.model,
+        options.provider,
+        setting=settings.get(PROVIDER_SETTING),
+        model_setting=settings.get(MODEL_SETTING),
     )
 
 
@@ -208,12 +212,12 @@ class SessionParts:
 
     def model_info(self, name: str) -> ModelInfo:
         """What the catalog and the `models` setting say about the model `name`."""
-        return model_info(name, self.settings.get("models"))
+        return model_info(name, self.settings.get(MODELS_SETTING))
 
     def loop_config(self, name: str) -> LoopConfig:
         """The loop's configuration for the model `name` (its output limits; the run's turn limit and budget)."""
         info = self.model_info(name)
-        budget = self.options.max_budget_tokens or self.settings.get("tokenBudget") or LoopConfig.token_budget
+        budget = self.options.max_budget_tokens or self.settings.get(TOKEN_BUDGET_SETTING) or LoopConfig.token_budget
         return LoopConfig(
             model=name,
             max_output_tokens=min(32_000, info.max_output_tokens),
@@ -305,7 +309,7 @@ def compose(
     provider, first_model = choose_provider(options, settings, earlier)
 
     def native_tools(name: str) -> bool:
-        return model_info(name, settings.get("models")).native_tools
+        return model_info(name, settings.get(MODELS_SETTING)).native_tools
 
     return SessionParts(
         options=options,

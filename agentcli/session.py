@@ -23,7 +23,7 @@ from types import TracebackType
 
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes
-from agentcli.catalog import ModelInfo, unknown_model_notice
+from agentcli.catalog import MODELS_SETTING, ModelInfo, unknown_model_notice
 from agentcli.composition import Approvals, SessionOptions, SessionParts, compose
 from agentcli.context.outside import AsksAboutOutsideFiles
 from agentcli.context.session import PreparedMessage, SessionContext
@@ -253,7 +253,7 @@ class Session:
         self.conversation.start(source)
 
     def _notice_if_unknown(self, name: str) -> None:
-        if note := unknown_model_notice(name, self.settings.get("models")):
+        if note := unknown_model_notice(name, self.settings.get(MODELS_SETTING)):
             self.parts.notice(note)
 
     def _hook_fields(self) -> JSON:
