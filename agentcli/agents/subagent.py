@@ -64,7 +64,8 @@ INTERRUPTED = "it was interrupted by the user"
 
 
 class Parent(Protocol):
-    """What a sub-agent takes from the conversation that starts it (a `Session`), as it is now."""
+    """What a sub-agent takes from the conversation that starts it (`session.conversation.Conversation`),
+    as it is now."""
 
     @property
     def agent(self) -> Agent:

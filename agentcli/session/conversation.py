@@ -26,7 +26,6 @@ from agentcli.agents.build import build_agent
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import task_source
 from agentcli.catalog import ModelInfo
-from agentcli.composition import SessionModel, SessionParts
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import ToolContext, Usage
@@ -35,6 +34,7 @@ from agentcli.hooks import Hooks
 from agentcli.loop import LoopConfig, RunResult
 from agentcli.mcp.content import mentions_mcp
 from agentcli.permissions.gate import Gate
+from agentcli.session.composition import SessionModel, SessionParts
 from agentcli.sessions.autocompact import AutoCompaction
 from agentcli.sessions.compact import Compacted, ConversationSize
 from agentcli.sessions.compactor import adopt, compact_agent, context_size

@@ -2,8 +2,8 @@
 
 Both front ends make one: `agentcli run` sends a single message, the REPL many. A session is
 its parts (`composition.compose`: built once from the settings and the command line, shared by
-its conversations) and one conversation at a time (`sessions.conversation.Conversation`: its
-agent, transcript and compaction). `/clear` and `/resume` end the conversation and start
+its conversations) and one conversation at a time (`conversation.Conversation`: its agent,
+transcript and compaction). `/clear` and `/resume` end the conversation and start
 another; `/model` switches the model for the rest of the session.
 
 Hooks (`agentcli.hooks`) come from the settings files; the session runs SessionEnd (clear,
@@ -24,7 +24,6 @@ from types import TracebackType
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes
 from agentcli.catalog import MODELS_SETTING, ModelInfo, unknown_model_notice
-from agentcli.composition import Approvals, SessionOptions, SessionParts, compose
 from agentcli.context.outside import AsksAboutOutsideFiles
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, Model, Usage
@@ -39,15 +38,16 @@ from agentcli.mcp.servers import SessionServers
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.providers import choose, credential_problem
+from agentcli.session.composition import Approvals, SessionOptions, SessionParts, compose
+from agentcli.session.conversation import Conversation
 from agentcli.sessions.compact import Compacted
-from agentcli.sessions.conversation import Conversation
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter
 from agentcli.settings import Settings
 from agentcli.workspace.contract import Workspace
 
-__all__ = ["Session", "SessionOptions"]
+__all__ = ["Session"]
 
 
 class Session:

@@ -10,8 +10,8 @@ the loop's configuration for a model (`loop_config`). Building starts nothing: n
 connection, no thread. So a batch runner may compose many sessions, each with a workspace of
 its own (`compose(..., workspace=...)`), cheaply.
 
-The conversation (`sessions.conversation`) uses the parts; `session.Session` holds the parts
-and the current conversation. Nothing here knows of either.
+The conversation (`conversation.Conversation`) uses the parts; `session.Session` holds the
+parts and the current conversation. Nothing here knows of either.
 """
 
 from __future__ import annotations
