@@ -15,7 +15,8 @@ from __future__ import annotations
 import codecs
 import hashlib
 from dataclasses import dataclass, field
-from typing import IO
+
+from agentcli.workspace.contract import Readable
 
 CHUNK = 1 << 20
 
@@ -30,8 +31,8 @@ class Excerpt:
     """Hash of the whole file, when reading reached its end."""
 
 
-def read_excerpt(stream: IO[bytes], first: int, count: int, *, encoding: str | None, keep: int, budget: int) -> Excerpt:
-    """Lines `first` … `first + count - 1` (1-based) of the open file `stream`, read from where it stands (its start).
+def read_excerpt(stream: Readable, first: int, count: int, *, encoding: str | None, keep: int, budget: int) -> Excerpt:
+    """Lines `first` … `first + count - 1` (1-based) of the open file `stream`, read from its start.
 
     `encoding` is the codec of the file's byte-order mark, or None for UTF-8 (Latin-1 lines).
     """

@@ -130,13 +130,25 @@ class Snapshot:
     data: bytes
 
 
+class Readable(Protocol):
+    """Bytes read in order from where the reader stands (an `io.BytesIO` is one)."""
+
+    def read(self, size: int = -1, /) -> bytes:
+        """At most `size` bytes (all that is left when negative); b"" at the end."""
+        ...
+
+    def seek(self, offset: int, /) -> int:
+        """Stand at `offset` bytes from the start."""
+        ...
+
+
 @dataclass(frozen=True)
 class OpenFile:
     """A regular file opened for reading by `Workspace.read_file`."""
 
     info: os.stat_result
     """Its metadata (size, modification time) as of the open."""
-    stream: IO[bytes]
+    stream: Readable
     """Its bytes from the start: `read(n)`, `read()` for the rest, `seek(0)` to start again."""
 
 

@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import IO, Self
 
 from agentcli.credentials import child_environment
-from agentcli.regular_file import require_regular
+from agentcli.regular_file import read_at_most, require_regular
 from agentcli.signals import interrupts_deferred
 from agentcli.workspace import beneath
 from agentcli.workspace.contract import OUTPUT_LIMIT, Change, Command, Finished, Folder, OpenFile, Verb
@@ -76,13 +76,9 @@ class LocalWorkspace:
     def read_file(self, real: Path) -> Iterator[OpenFile]:
         fd = beneath.open_file(real, os.O_RDONLY | os.O_NONBLOCK, "read")
         try:
-            info = require_regular(fd, real)
-            stream = os.fdopen(fd, "rb", buffering=0)
-        except BaseException:
+            yield OpenFile(require_regular(fd, real), _Descriptor(fd))
+        finally:
             os.close(fd)
-            raise
-        with stream:
-            yield OpenFile(info, stream)
 
     def open_folder(self, real: Path, verb: Verb, *, create: bool = False) -> contextlib.AbstractContextManager[Folder]:
         return beneath.open_folder(real, verb, create=create)
@@ -135,6 +131,20 @@ class LocalProcess:
 
     def kill(self) -> None:
         _kill_group(self._proc)
+
+
+class _Descriptor:
+    """`contract.Readable` over an open descriptor: each read one system call (a FileIO would
+    add an fstat and a close of its own to every Read)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def read(self, size: int = -1, /) -> bytes:
+        return os.read(self._fd, size) if size >= 0 else read_at_most(self._fd)
+
+    def seek(self, offset: int, /) -> int:
+        return os.lseek(self._fd, offset, os.SEEK_SET)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
