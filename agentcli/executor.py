@@ -3,9 +3,9 @@
 Neighbouring calls of tools that declare `shared` concurrency (the ones that only read) run
 concurrently, and so do neighbouring calls of a tool that declares them `independent` (Task:
 each call is a conversation of its own; see `contracts.concurrency_group`); anything else runs
-alone, in the order the model gave. Results
-always come back in call order, one per call, made safe for the conversation
-(`safe_text.for_conversation`: valid Unicode, credentials redacted) and capped.
+alone, in the order the model gave. Results always come back in call order, one per call, made
+safe for the conversation (`safe_text.for_conversation`: valid Unicode, credentials redacted)
+and capped.
 
 Events, per call: `ToolCallStarted` before the gate judges it, `ToolCallRunning` once it is
 admitted and its tool starts, `ToolCallFinished` with its result (and how long the tool ran).
