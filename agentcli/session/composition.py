@@ -6,9 +6,10 @@ hooks (the checked-in settings' only once trusted, `hooks.trust`), the permissio
 the front end's prompter, which runs the Notification hooks before each question), the MCP
 servers (started later, `mcp.servers`), the model client (`SessionModel`, made at the first
 request), the built-in tools, the agent types, which outside files and skills are trusted, and
-the loop's configuration for a model (`loop_config`). Building starts nothing: no process, no
-connection, no thread. So a batch runner may compose many sessions, each with a workspace of
-its own (`compose(..., workspace=...)`), cheaply.
+the loop's configuration for a model (`loop_config`). Building starts nothing but the
+workspace it makes (entered last, closed with the parts; the local one holds nothing): no MCP
+server, no connection, no thread. So a batch runner may compose many sessions, each with a
+workspace of its own that it made and will close (`compose(..., workspace=...)`), cheaply.
 
 The conversation (`conversation.Conversation`) uses the parts; `session.Session` holds the
 parts and the current conversation. Nothing here knows of either.
@@ -17,6 +18,7 @@ parts and the current conversation. Nothing here knows of either.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -184,8 +186,8 @@ class SessionParts:
     on_event: EventSink
     """The front end's sink, serialised: sub-agents emit from their own threads."""
     workspace: Workspace
-    owns_workspace: bool
-    """The workspace was made here, and is closed with the parts."""
+    opened: ExitStack
+    """What was opened here and is closed with the parts (the workspace, when made here)."""
     hooks: Hooks
     gate: Gate
     model: SessionModel
@@ -236,8 +238,7 @@ class SessionParts:
         """Stop the MCP servers, close the model's connections and (when made here) the workspace."""
         self.mcp.close()
         self.model.close()
-        if self.owns_workspace:
-            self.workspace.close()
+        self.opened.close()
 
 
 def compose(
@@ -265,13 +266,11 @@ def compose(
 
     settings = load_settings(cwd)
     passthrough = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
-    owns_workspace = workspace is None
-    workspace = workspace or LocalWorkspace(cwd, passthrough=passthrough)
     local_settings = next(path for scope, path in settings_files(cwd) if scope == "local")
     hook_config = trusted_config(
         load_hooks(settings.raw), settings.get(TRUST_KEY), local_settings, approvals.hooks, notice
     )
-    hooks = Hooks(hook_config, workspace.root, about=about, passthrough=passthrough, on_notice=notice)
+    hooks = Hooks(hook_config, cwd, about=about, passthrough=passthrough, on_notice=notice)
     prompter = approvals.prompter
     if prompter is not None and hook_config.matching("Notification", "permission_prompt"):
         prompter = _NotifyingPrompter(prompter, hooks)
@@ -311,12 +310,15 @@ def compose(
     def native_tools(name: str) -> bool:
         return model_info(name, settings.get(MODELS_SETTING)).native_tools
 
+    opened = ExitStack()
+    if workspace is None:  # made last, once nothing else can fail; entered (a sandbox starts so), closed with the parts
+        workspace = opened.enter_context(LocalWorkspace(cwd, passthrough=passthrough))
     return SessionParts(
         options=options,
         settings=settings,
         on_event=sink,
         workspace=workspace,
-        owns_workspace=owns_workspace,
+        opened=opened,
         hooks=hooks,
         gate=gate,
         model=SessionModel(provider, protocol, native_tools, timeouts, model),
