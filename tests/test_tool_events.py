@@ -219,7 +219,7 @@ class Recording:
 
 def test_the_anthropic_provider_reports_a_tool_call_when_its_block_starts() -> None:
     listener = Recording()
-    assembler = _MessageAssembler(listener)
+    assembler = _MessageAssembler(listener, ModelRequest("m", [], [], [], 100))
     block = {"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}
 
     assembler.feed({"type": "content_block_start", "index": 0, "content_block": block})
