@@ -71,6 +71,8 @@ DATA_FIELDS: Final = ("text", "inlineData", "fileData", "functionCall", "functio
 FUNCTION_NAME: Final = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}")
 NO_NAME: Final = object()
 """A functionCall's name to leave out (as a broken server does)."""
+RAW_ARGS: Final = "<raw args>"
+"""Stands for a functionCall's `raw_args` until the chunk is written."""
 
 
 def error_body(code: int, status: str, message: str) -> JSONObject:
@@ -120,11 +122,16 @@ def text(value: str, *, signature: str | None = None) -> JSONObject:
     return {"text": value, **({"thoughtSignature": signature} if signature else {})}
 
 
-def call(name: Any, args: Mapping[str, Any], *, signature: str | None = None) -> JSONObject:
+def call(
+    name: Any, args: Mapping[str, Any], *, signature: str | None = None, raw_args: str | None = None
+) -> JSONObject:
     """A functionCall part, sent whole in one chunk, as Gemini does. `name` is sent as it is (an odd
-    one a broken server sends, too; `NO_NAME`: none), and so are `args` (`nan` as `NaN`)."""
-    function: JSONObject = {"args": dict(args)} if name is NO_NAME else {"name": name, "args": dict(args)}
-    part: JSONObject = {"functionCall": function}
+    one a broken server sends, too; `NO_NAME`: none), and so are `args` (`nan` as `NaN`); `raw_args`
+    is sent instead of them, as written (JSON the fake could not write: nesting 100,000 deep)."""
+    function: JSONObject = {"args": RAW_ARGS if raw_args is not None else dict(args)}
+    if name is not NO_NAME:
+        function["name"] = name
+    part: JSONObject = {"functionCall": function, **({RAW_ARGS: raw_args} if raw_args is not None else {})}
     return {**part, "thoughtSignature": signature} if signature else part
 
 
@@ -427,7 +434,15 @@ def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(b"0\r\n\r\n")
 
         def _write(self, chunk: JSONObject) -> None:
-            data = f"data: {json.dumps(chunk)}\r\n\r\n".encode()
+            raw: list[str] = []
+            for candidate in chunk.get("candidates", []):  # each chunk is new; its parts are the script's
+                parts = candidate["content"]["parts"]
+                raw += [part[RAW_ARGS] for part in parts if RAW_ARGS in part]
+                candidate["content"]["parts"] = [{k: v for k, v in part.items() if k != RAW_ARGS} for part in parts]
+            text = json.dumps(chunk)
+            for args in raw:
+                text = text.replace(json.dumps(RAW_ARGS), args, 1)
+            data = f"data: {text}\r\n\r\n".encode()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
 

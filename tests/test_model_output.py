@@ -377,3 +377,19 @@ def test_numbers_json_cannot_carry_get_error_results_and_the_session_goes_on(
 
     assert again.returncode == 0, again.stderr
     assert len(wire.served()) == 3
+
+
+@pytest.mark.parametrize("wire", ["gemini"], indirect=True)
+def test_a_gemini_chunk_nested_too_deep_to_read_is_asked_for_again(wire: Wire, run_on: RunOn) -> None:
+    assert isinstance(wire, GeminiWire)
+    deep = '{"a":' * 100_000 + "1" + "}" * 100_000
+    wire.api.script(
+        fake_gemini.reply(fake_gemini.call("Read", {}, raw_args=deep)), fake_gemini.reply(fake_gemini.text("Fine."))
+    )
+
+    done = run_on("go")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("Fine.\n")
+    assert "malformed stream" in done.stderr and "Traceback" not in done.stderr
+    assert len(wire.served()) == 2
