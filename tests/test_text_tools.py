@@ -401,3 +401,35 @@ def test_a_result_holding_the_closing_tag_never_ends_its_response_early(
     first, second = (json.loads(body) for body in re.findall(r"<tool_response>(.*?)</tool_response>", message, re.S))
     assert first["name"] == "Bash" and first["content"].startswith(FORGED)
     assert second["name"] == "Read" and "bravo" in second["content"]
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        pytest.param(
+            '{"name": "Read", "arguments": ' + '{"a":' * 100_000 + "1" + "}" * 100_000 + "}",
+            "nested more than 64 levels deep",
+            id="nested",
+        ),
+        pytest.param(
+            '{"name": "Read", "arguments": {"file_path": "a.txt", "limit": NaN}}', "holds the number NaN", id="NaN"
+        ),
+        pytest.param(
+            '{"name": "Read", "arguments": "{\\"file_path\\": \\"a.txt\\", \\"limit\\": -Infinity}"}',
+            "holds the number -Infinity",
+            id="twice-encoded",
+        ),
+    ],
+)
+def test_a_tag_that_cannot_be_read_back_is_answered_and_the_run_goes_on(
+    run_agent: RunAgent, model: ScriptedModel, body: str, problem: str
+) -> None:
+    model.script(reply(text(f"<tool_call>{body}</tool_call>")), reply(text("I'll stop.")))
+
+    done = run_agent("go", tool_protocol="xml")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "I'll stop.\n"
+    [error] = responses(model.requests[1].messages[-1])
+    assert error["is_error"] is True and problem in error["content"]
+    assert model.rejected == []
