@@ -21,7 +21,7 @@ import pytest
 
 from agentcli.contracts import JSON, Model
 from agentcli.providers.anthropic import AnthropicModel
-from agentcli.providers.call_repair import ID, UNUSABLE_NAME
+from agentcli.providers.call_repair import ID, UNUSABLE_NAME, ConversationIds
 from agentcli.providers.gemini import GeminiModel
 from agentcli.providers.openai import OpenAIModel
 from agentcli.runner import RunOptions, run_once
@@ -323,7 +323,9 @@ def test_ids_that_repeat_or_cannot_be_sent_back_are_replaced_in_the_call_and_its
     assert done.stdout.endswith("Done.\n")
     results = assert_paired(wire, wire.served()[-1])
     expected = [f"file {turn}-{n}" for turn in (1, 2) for n in range(len(SERVER_IDS))]
-    assert [want in result.content and not result.is_error for want, result in zip(expected, results)] == [True] * 12
+    assert [want in result.content and not result.is_error for want, result in zip(expected, results, strict=True)] == [
+        True
+    ] * 12
     assert wire.calls(wire.served()[1])[0].key == "call_0"  # an id that is usable and new is kept
 
     wire.script(Turn("Three.", reads(3)), Turn("Done again."))  # the same ids as in the transcript
@@ -393,3 +395,21 @@ def test_a_gemini_chunk_nested_too_deep_to_read_is_asked_for_again(wire: Wire, r
     assert done.stdout.endswith("Fine.\n")
     assert "malformed stream" in done.stderr and "Traceback" not in done.stderr
     assert len(wire.served()) == 2
+
+
+def test_a_conversations_ids_are_read_once_per_message_and_anew_for_another_conversation() -> None:
+    def turn(call_id: str) -> list[JSON]:
+        call = {"type": "tool_use", "id": call_id, "name": "Read", "input": {}}
+        return [{"role": "assistant", "content": [call]}, {"role": "user", "content": [{"type": "text", "text": "ok"}]}]
+
+    ids = ConversationIds()
+    conversation = [{"role": "user", "content": "go"}, *turn("a")]
+    assert ids.taken(conversation) == {"a"}
+    conversation += turn("b")
+    assert ids.taken(conversation) == {"a", "b"}
+    assert ids.taken([{"role": "user", "content": "go"}, *turn("c")]) == {"c"}  # another list
+    conversation[:] = [{"role": "user", "content": "summary"}, *turn("d")]  # compacted in place: shorter
+    assert ids.taken(conversation) == {"d"}
+    conversation[-2:] = turn("e")  # as long, but not what was read
+    assert ids.taken(conversation) == {"e"}
+    assert ids.taken(conversation) == {"e"} and ids.taken([]) == set()

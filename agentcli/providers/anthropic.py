@@ -37,7 +37,7 @@ from agentcli.contracts import JSON, Cancellation, ModelRequest, ModelResponse, 
 from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.body import JsonFragments, encode
-from agentcli.providers.call_repair import CallIds, checked_name
+from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
 from agentcli.providers.http import Endpoint, EventStream, HttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
@@ -93,6 +93,7 @@ class AnthropicModel:
         self._timeouts = timeouts or Timeouts()
         self._betas = tuple(betas)
         self._route: Route | None = None
+        self._ids = ConversationIds()
         self._lock = threading.Lock()
 
     def _connect(self) -> Route:
@@ -126,7 +127,7 @@ class AnthropicModel:
                 self._route = None
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
-        assembler = _MessageAssembler(listener, request)
+        assembler = _MessageAssembler(listener, request, CallIds(lambda: self._ids.taken(request.messages), "toolu_"))
         with self._connect().events(with_cache_breakpoints(request), listener.cancel) as events:
             for event in events:
                 assembler.feed(event)
@@ -213,10 +214,10 @@ class _MessageAssembler:
     loop asks again, as for a dropped connection.
     """
 
-    def __init__(self, listener: StreamListener, request: ModelRequest) -> None:
+    def __init__(self, listener: StreamListener, request: ModelRequest, ids: CallIds) -> None:
         self.listener = listener
         self.tools = request.tools
-        self.ids = CallIds(request.messages, "toolu_")
+        self.ids = ids
         self.blocks: list[JSON] = []
         self.started: set[int] = set()
         self.partial_json: dict[int, str] = {}

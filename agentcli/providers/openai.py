@@ -44,7 +44,7 @@ from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener
 from agentcli.conversation import blocks_of, is_text, is_tool_result, is_tool_use, text_block, tool_call
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.body import JsonFragments, encode
-from agentcli.providers.call_repair import CallIds, checked_name
+from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
 from agentcli.providers.http import Endpoint, EventStream, LazyHttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
@@ -84,6 +84,7 @@ class OpenAIModel:
         self._api_key = api_key
         self._http = LazyHttpClient(self._endpoint, self._timeouts)
         self._translator = _Translator()
+        self._ids = ConversationIds()
 
     def _endpoint(self) -> Endpoint:
         key = self._api_key or os.environ.get("OPENAI_API_KEY") or None
@@ -108,7 +109,7 @@ class OpenAIModel:
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         client = self._http.get()
         body = self._translator.body(request, official=client.endpoint.base_url == DEFAULT_BASE_URL)
-        assembler = _ChunkAssembler(listener, request)
+        assembler = _ChunkAssembler(listener, request, CallIds(lambda: self._ids.taken(request.messages), "call_"))
         with client.stream(COMPLETIONS_PATH, body, listener.cancel) as events:
             for chunk in _chunks(events):
                 assembler.feed(chunk)
@@ -258,6 +259,7 @@ class _ChunkAssembler:
 
     listener: StreamListener
     request: ModelRequest
+    ids: CallIds
     text: str = ""
     reasoning: str = ""
     calls: list[_Call] = field(default_factory=list)
@@ -356,9 +358,8 @@ class _ChunkAssembler:
         cut = self.calls[-1] if self.calls and stop == "max_tokens" else None
         incomplete = len(content) + len(self.calls) - 1 if cut is not None else None
         invalid: dict[str, str] = {}
-        ids = CallIds(self.request.messages, "call_")
         for call in self.calls:
-            call_id = ids.claim(call.id)
+            call_id = self.ids.claim(call.id)
             name, problem = checked_name(call.sent_name, self.request.tools)
             try:
                 tool_input, input_problem = parse_tool_input(call.arguments)

@@ -77,7 +77,7 @@ def repair(entries: list[Entry]) -> tuple[list[JSON], list[str]]:
     messages: list[JSON] = []
     lines: list[int] = []
     notes: list[str] = []
-    ids = CallIds([], "toolu_")
+    ids = CallIds(set, "toolu_")
     renamed: dict[str, deque[str]] = {}
     """The ids the last assistant message's calls now have, by the ids they had (empty: none changed)."""
     for entry in entries:
