@@ -9,13 +9,18 @@ tool_result blocks), and only what goes over the wire changes:
 - **The conversation** is sent as text: each tool_use block becomes such a tag in the assistant
   message, and each tool_result a `<tool_response>{"name": ..., "content": "...", "is_error":
   false}</tool_response>` in the user message, in call order, before anything else it holds.
+  Their JSON writes every `</` as `<\\/` (the same string to a JSON reader), so what a result or
+  an argument holds can never end its tag early and stand outside it as if agentcli wrote it.
   The same conversation always reads the same, so the prompt cache still hits.
-- **The answer**: the tags are parsed out of each text block into tool_use blocks (ids of our
-  own), several per answer, and the stop reason becomes `tool_use`; what is left is the prose.
-  While the answer streams, the listener is given the prose only (tag text is held back), and
+- **The answer**: the model's own tags are parsed out of each text block into tool_use blocks
+  (ids of our own), several per answer, and the stop reason becomes `tool_use`; what is left is
+  the prose. A tag the answer quotes in code (a fence, an indented line, a code span, quoting
+  markup) is prose: `agentcli.providers.tool_tags` tells them apart. While the answer streams,
+  the listener is given the prose only (the model's own tags are held back), and
   `tool_call_started` once a tag names its tool.
-- **A malformed tag** (not JSON, no name, an unknown tool, arguments that are not an object,
-  never closed) becomes a call whose input the provider could not use (`invalid_inputs`): the
+- **A malformed tag** (not JSON, JSON no request can carry back (`NaN`, nested too deep: see
+  `agentcli.tool_input`), no name, an unknown tool, arguments that are not an object, never
+  closed) becomes a call whose input the provider could not use (`invalid_inputs`): the
   executor answers it with an error result explaining the expected form, with an example, and
   the loop stops as no-progress after `MALFORMED_ANSWER_LIMIT` such answers in a row
   (`agentcli.progress`). A tag cut off by the output limit is the answer's incomplete block:
@@ -23,7 +28,8 @@ tool_result blocks), and only what goes over the wire changes:
 
 `with_tool_protocol(inner, "native" | "xml" | "auto", native_tools)`: `xml` always uses the
 protocol; `auto` uses it for a model `native_tools(name)` says cannot call tools natively, and
-for a model that answered a native request with tool-call tags instead of calls (from then on).
+for a model that answered a native request with tool-call tags of its own (outside code) and no
+native call (from then on).
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ could differ, it leans to code, so that a quoted tag is never run:
 - **a code span**: a run of backticks, up to the next run of as many. Left open, it runs to the
   end of its paragraph (a blank line); Markdown would show those backticks as they are, but a
   tag behind a stray backtick stays text.
+- **quoting markup**: a comment (`<!-- -->`), CDATA (`<![CDATA[ ]]>`), `<code>` or `<pre>`,
+  up to its end, or the end of the text.
 - A backslash makes the next character plain (`\\<tool_call>` is text).
 
 Only the exact tag opens a call (`<TOOL_CALL>`, `< tool_call>` are text). Its body ends at the
@@ -39,7 +41,6 @@ CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 _OPENER = re.compile(r"(?P<prefix>(?:[ \t>]|(?:[-*+]|\d{1,9}[.)])(?=[ \t]))*)(?P<fence>`{3,}|~{3,})")
 """A fence's opening: indentation, quote marks and list markers in any order, then the fence."""
 _CLOSER = re.compile(r"(?P<prefix>[ \t>]*)(?P<fence>`+|~+)[ \t]*\r?")
-_LEAD = re.compile(r"[ \t>]*")
 _QUOTING = {"<!--": "-->", "<![cdata[": "]]>", "<code>": "</code>", "<pre>": "</pre>"}
 """Markup that quotes what it holds (matched in any case), and its end."""
 _END_OF = {opener: re.compile(re.escape(end), re.IGNORECASE) for opener, end in _QUOTING.items()}
@@ -226,15 +227,13 @@ class TagScanner:
         return at + 1
 
     def _open(self, text: str, at: int, opener: str) -> int:
-        """At a call tag (exactly as written), or markup that quotes what it holds."""
-        if opener == CALL_OPEN and text.startswith(CALL_OPEN, at):
+        """At a call tag (as written: in another case it is text), or markup that quotes what it holds."""
+        if opener != CALL_OPEN:
+            self._mode, self._markup_open = "markup", opener
+        elif text.startswith(CALL_OPEN, at):
             self._mode, self._body, self._in_string, self._escaped = "tag", [], False, False
             return at + len(CALL_OPEN)
-        if opener == CALL_OPEN:  # another case: text
-            self._prose(text[at : at + len(opener)])
-        else:
-            self._prose(text[at : at + len(opener)])
-            self._mode, self._markup_open = "markup", opener
+        self._prose(text[at : at + len(opener)])
         return at + len(opener)
 
     def _markup_step(self, text: str, at: int, final: bool) -> int:
@@ -299,7 +298,7 @@ class TagScanner:
         if self._span_at_line_start:
             return  # in a code span open since an earlier line
         blank = at_end and not line.strip(" \t>\r\n")
-        if not blank and _indent(_LEAD.match(line).group()) >= 4:  # type: ignore[union-attr]
+        if not blank and _indent(line[: len(line) - len(line.lstrip(" \t>"))]) >= 4:
             self._mode, self._span = "indented", 0
             return
         opener = _OPENER.match(line)
