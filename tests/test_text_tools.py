@@ -169,16 +169,22 @@ def test_tags_are_never_shown_as_prose_in_the_terminal(
     assert "tool_call" not in screen and "file_path" not in screen
 
 
+def heard_in_pieces(answer: str, size: int) -> Heard:
+    """What the prose filter passes on of `answer` streamed `size` characters at a time."""
+    screen = Heard()
+    prose = _ProseOnly(screen)
+    for start in range(0, len(answer), size):
+        prose.text(answer[start : start + size])
+    prose.text("")
+    return screen
+
+
 def test_the_prose_filter_holds_back_tags_whatever_the_chunking() -> None:
     answer = (
         "I will read < and <tool_ it." + call("Read", {"file_path": "a"}) + "\nthen " + call("Grep", {}) + " done <"
     )
     for size in (1, 2, 5, 11, len(answer)):
-        screen = Heard()
-        prose = _ProseOnly(screen)
-        for start in range(0, len(answer), size):
-            prose.text(answer[start : start + size])
-        prose.text("")
+        screen = heard_in_pieces(answer, size)
 
         assert "".join(screen.deltas) == "I will read < and <tool_ it.\nthen  done <", size
         assert screen.deltas[-1] == ""
@@ -302,11 +308,7 @@ def test_only_the_tag_outside_code_runs(
 @pytest.mark.parametrize("answer", QUOTINGS.values(), ids=QUOTINGS.keys())
 def test_the_prose_filter_shows_a_quoted_tag_whatever_the_chunking(answer: str) -> None:
     for size in (1, 2, 5, 11, len(answer)):
-        screen = Heard()
-        prose = _ProseOnly(screen)
-        for start in range(0, len(answer), size):
-            prose.text(answer[start : start + size])
-        prose.text("")
+        screen = heard_in_pieces(answer, size)
 
         assert "".join(screen.deltas) == answer, size
         assert screen.calls == []
