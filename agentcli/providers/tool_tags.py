@@ -153,7 +153,11 @@ class TagScanner:
 
     def _read(self, *, final: bool) -> None:
         text, at = self._pending, 0
+        last_tag = text.rfind(CALL_OPEN) if final else len(text)
         while at < len(text):
+            if at > last_tag and self._mode != "tag":  # the text ends with no tag ahead: all prose
+                self._prose(text[at:])
+                break
             moved = self._step(text, at, final)
             if moved == at:
                 break
