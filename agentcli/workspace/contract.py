@@ -180,7 +180,8 @@ class Change:
 
     tool: str
     call_id: str
-    """The tool_use id of the call ("" for a skill's `!` command, which no model call made)."""
+    """The tool_use id of the call (for a skill's `!` command, the Skill call's; "" when the user
+    typed the /command)."""
     access: Access
     """What it declared (`Access.read_only` is False: it writes, runs a command, acts through
     an MCP server that does not say it only reads, or does not say what it does)."""
