@@ -828,13 +828,7 @@ class FakeAnthropic(FakeServer[ScriptEntry, RecordedRequest]):
             raise ApiError(401, "authentication_error", "invalid x-api-key")
 
 
-class _Handler(FakeHandler):
-    @property
-    def fake(self) -> FakeAnthropic:
-        fake = self.server_fake
-        assert isinstance(fake, FakeAnthropic)
-        return fake
-
+class _Handler(FakeHandler[FakeAnthropic]):
     def do_GET(self) -> None:
         self._handle()
 
@@ -847,7 +841,7 @@ class _Handler(FakeHandler):
         try:
             self._serve(request)
         except ApiError as err:
-            self._send_json(request, err.status, err.body())
+            self.send_json(request, err.status, err.body())
         except (BrokenPipeError, ConnectionResetError):
             request.disconnected = True
             self.close_connection = True
@@ -875,7 +869,7 @@ class _Handler(FakeHandler):
         _validate(request.body, count_tokens=request.path == COUNT_TOKENS_PATH)
         if request.path == COUNT_TOKENS_PATH:
             tokens = sum(s.tokens for s in _segments(request.body))
-            self._send_json(request, 200, {"input_tokens": tokens})
+            self.send_json(request, 200, {"input_tokens": tokens})
             return
         self._serve_scripted(request, str(request.body["model"]))
 
@@ -902,7 +896,7 @@ class _Handler(FakeHandler):
             raise ApiError(500, "api_error", "FakeAnthropic: the script ran out; no reply for this request")
         scripted = entry if isinstance(entry, (Reply, HttpError)) else self._call(entry, request)
         if isinstance(scripted, HttpError):
-            self._send_json(request, scripted.status, scripted.body, scripted.headers)
+            self.send_json(request, scripted.status, scripted.body, scripted.headers)
             return
         usage = {**self.fake.cache.account(request.body), "output_tokens": _output_tokens(scripted)}
         usage.update(scripted.usage or {})
@@ -924,15 +918,6 @@ class _Handler(FakeHandler):
             raise ApiError(500, "api_error", f"FakeAnthropic: the scripted callable raised {err!r}") from err
 
     # writing responses
-
-    def _send_json(
-        self,
-        request: RecordedRequest,
-        status: int,
-        body: Mapping[str, Any] | str,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        self.send_json(request, status, body, headers)
 
     def start_response(
         self, request: fake_server.RecordedRequest | None, status: int, content_type: str, headers: Mapping[str, str]

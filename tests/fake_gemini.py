@@ -278,12 +278,8 @@ class FakeGemini(FakeServer[ScriptEntry, RecordedRequest]):
                     self.signed_calls[_call_key(part["functionCall"])] = part["thoughtSignature"]
 
 
-class _Handler(FakeHandler):
-    @property
-    def fake(self) -> FakeGemini:
-        fake = self.server_fake
-        assert isinstance(fake, FakeGemini)
-        return fake
+class _Handler(FakeHandler[FakeGemini]):
+    json_type = "application/json; charset=UTF-8"
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
@@ -304,7 +300,7 @@ class _Handler(FakeHandler):
         try:
             self._serve(request, match is not None, isinstance(body, dict))
         except ApiError as error:
-            self._send_json(request, error.status, error.body())
+            self.send_json(request, error.status, error.body())
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
@@ -331,18 +327,9 @@ class _Handler(FakeHandler):
             raise ApiError(500, "INTERNAL", "FakeGemini: the script ran out")
         scripted = entry if isinstance(entry, Reply | HttpError) else entry(request)
         if isinstance(scripted, HttpError):
-            self._send_json(request, scripted.status, scripted.body, scripted.headers)
+            self.send_json(request, scripted.status, scripted.body, scripted.headers)
             return
         self._stream(request, scripted)
-
-    def _send_json(
-        self,
-        request: RecordedRequest,
-        status: int,
-        body: Mapping[str, Any] | str,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        self.send_json(request, status, body, headers, content_type="application/json; charset=UTF-8")
 
     def _stream(self, request: RecordedRequest, scripted: Reply) -> None:
         self.start_response(request, 200, "text/event-stream", {"transfer-encoding": "chunked"})

@@ -209,10 +209,9 @@ class FakeOpenAI(FakeServer[Reply | HttpError, RecordedRequest]):
         return entry
 
 
-class _Handler(FakeHandler):
+class _Handler(FakeHandler[FakeOpenAI]):
     def do_POST(self) -> None:
-        fake = self.server_fake
-        assert isinstance(fake, FakeOpenAI)
+        fake = self.fake
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         if self.path != COMPLETIONS_PATH:
             self.send_json(

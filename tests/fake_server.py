@@ -186,17 +186,23 @@ class _Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class FakeHandler(BaseHTTPRequestHandler):
-    """A request to a fake: the writing every fake does the same way."""
+Fake = TypeVar("Fake", bound="FakeServer[Any, Any]")
+
+
+class FakeHandler(BaseHTTPRequestHandler, Generic[Fake]):
+    """A request to a fake (a `Fake`): the writing every fake does the same way."""
 
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     """Without it, small SSE writes meet delayed ACKs and every request waits ~40 ms."""
     timeout = 30
+    json_type = "application/json"
+    """The content-type of a JSON response."""
 
     @property
-    def server_fake(self) -> FakeServer[Any, Any]:
-        return cast(_Server, self.server).fake
+    def fake(self) -> Fake:
+        """The fake this request was made to."""
+        return cast(Fake, cast(_Server, self.server).fake)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Keep test output quiet."""
@@ -210,11 +216,10 @@ class FakeHandler(BaseHTTPRequestHandler):
         status: int,
         body: Mapping[str, Any] | str,
         headers: Mapping[str, str] | None = None,
-        content_type: str = "application/json",
     ) -> None:
         """A whole JSON (or raw string) response; `request` records its status."""
         data = (body if isinstance(body, str) else json.dumps(body)).encode()
-        self.start_response(request, status, content_type, {"content-length": str(len(data)), **(headers or {})})
+        self.start_response(request, status, self.json_type, {"content-length": str(len(data)), **(headers or {})})
         self.wfile.write(data)
 
     def start_response(
