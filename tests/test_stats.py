@@ -314,6 +314,36 @@ def test_the_run_wide_failed_and_denied_calls_are_counted_and_new_transcripts_la
     assert "not recorded" not in shown and "—" not in shown, shown
 
 
+def test_a_session_without_tool_calls_shows_nothing_unknown(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    model.script(scripted.reply(scripted.text("Hello.")))
+    assert run_agent("hi").returncode == 0
+
+    shown = stats_text(project, all_projects=False, since=None, as_json=False, width=100)
+
+    assert re.search(r"Tool calls failed\s+0\n", shown) and re.search(r"Tool calls denied\s+0\n", shown), shown
+    assert re.search(r"claude-sonnet-5-5\s+1\s.*\s0\s+0\s*\n", shown), shown  # 0 invalid inputs, 0 unknown tools
+    assert "—" not in shown and "not recorded" not in shown, shown
+
+
+def test_a_session_whose_tasks_did_not_finish_says_so(home: Path, project: Path, in_process_env: None) -> None:
+    from agentcli.context.paths import project_state_dir
+
+    when = "2026-03-01T10:00:00+00:00"
+    write(
+        project_state_dir(project, home / ".agentcli") / "cut.jsonl",
+        header("cut"),
+        prompt(when),
+        answer(when, spent=usage(100, 10), requests=[request(10, 20, "end_turn")]),
+        {"type": "run", "time": when, "stop": "interrupted", "turns": 1},
+    )
+
+    shown = stats_text(project, all_projects=False, since=None, as_json=False, width=100)
+
+    assert re.search(r"Turns per finished task\s+none finished\n", shown) and "—" not in shown, shown
+
+
 def test_what_older_transcripts_did_not_record_is_named(home: Path, project: Path, in_process_env: None) -> None:
     from agentcli.context.paths import project_state_dir
 

@@ -368,7 +368,7 @@ def _calls(calls: list[_Call]) -> JSON:
         "unrecorded": len(calls) - len(recorded),
         "failed": failed,
         "failed_share": _share(failed, len(calls)),
-        "denied": denied if recorded else None,
+        "denied": denied if recorded or not calls else None,  # 0 of no calls is known
         "denied_share": _share(denied, len(recorded)),
     }
 

@@ -62,7 +62,7 @@ def _overview(figures: JSON) -> Table:
         ("Sessions", _n(figures["sessions"])),
         ("Turns", _n(figures["turns"])),
         ("Tasks (prompts run)", _n(figures["tasks"])),
-        ("Turns per finished task", f"median {_n(per_task['median'])}, p90 {_n(per_task['p90'])}"),
+        ("Turns per finished task", _per_task(per_task)),
         ("Answers cut off (max_tokens)", _n(figures["cut_off"])),
         ("Tool calls failed", _of(calls["failed"], calls["total"], calls["failed_share"])),
         ("Tool calls denied", _of(calls["denied"], calls["total"] - calls["unrecorded"], calls["denied_share"])),
@@ -225,8 +225,17 @@ def _count_and_share(count: int | None, share: float | None) -> str:
 
 
 def _of(count: int | None, whole: int, share: float | None) -> str:
-    """`2 of 7 (29%)`; `—` when the count is unknown."""
-    return UNKNOWN if count is None else f"{count:,} of {whole:,} ({_percent(share)})"
+    """`2 of 7 (29%)`; `0` of none; `—` when the count is unknown."""
+    if count is None:
+        return UNKNOWN
+    return f"{count:,} of {whole:,} ({_percent(share)})" if whole else "0"
+
+
+def _per_task(per_task: JSON) -> str:
+    """`median 3, p90 7`; `none finished`; `—` when the transcripts did not record tasks."""
+    if per_task["finished"] == 0:
+        return "none finished"
+    return f"median {_n(per_task['median'])}, p90 {_n(per_task['p90'])}"
 
 
 def _percent(share: float | None) -> str:
