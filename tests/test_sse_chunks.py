@@ -45,8 +45,9 @@ def test_without_a_done_marker_every_event_is_read() -> None:
         ('{"n": ', TransientModelError, "a chunk that is not valid JSON", "malformed stream"),
         ("[1, 2]", TransientModelError, "a chunk that is not a JSON object (list)", "malformed stream"),
         ("42", TransientModelError, "a chunk that is not a JSON object (int)", "malformed stream"),
+        ("[" * 100_000 + "]" * 100_000, TransientModelError, "a chunk that is not valid JSON", "malformed stream"),
     ],
-    ids=["retryable", "in-an-array", "no-type", "fatal", "cut-short", "array", "number"],
+    ids=["retryable", "in-an-array", "no-type", "fatal", "cut-short", "array", "number", "too-deep"],
 )
 def test_an_error_or_a_chunk_that_is_not_an_object_is_raised_with_the_request_id(
     data: str, kind: type[Exception], message: str, fault: str | None

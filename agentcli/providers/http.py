@@ -137,7 +137,7 @@ class EventStream:
                 continue
             try:
                 chunk = json.loads(data)
-            except json.JSONDecodeError as error:
+            except (ValueError, RecursionError) as error:  # not JSON, or nested too deep to read
                 raise self.fault(
                     f"the stream sent a chunk that is not valid JSON ({error})", "malformed stream"
                 ) from None
