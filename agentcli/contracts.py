@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from agentcli.access import Access
+from agentcli.path_text import from_shown
 from agentcli.workspace.contract import Change, Workspace
 
 JSON = dict[str, Any]
@@ -223,8 +224,9 @@ class ToolContext:
         self.user_turn += 1
 
     def resolve(self, file_path: str) -> Path:
-        """An absolute path for `file_path` (relative paths are taken from `cwd`)."""
-        path = Path(file_path).expanduser()
+        """An absolute path for `file_path` as a tool was given it: relative paths are taken from
+        `cwd`, and a name spelled as the tools show it (`caf\\xe9.txt`) is that name (`path_text`)."""
+        path = Path(from_shown(file_path)).expanduser()
         return path if path.is_absolute() else self.cwd / path
 
     def real_path(self, file_path: str) -> Path:

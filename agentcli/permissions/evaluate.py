@@ -101,7 +101,8 @@ def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
     """The call as its tool declares it (`Tool.access`), each path resolved once. Raises what
     the tool's declaration or resolving a path raises (the gate denies such a call)."""
     access = tool.access(tool_input, ctx)
-    paths = tuple(literal_path(ctx.resolve(str(p))) for p in (*access.reads, *access.writes))
+    # the tool resolved them already (`ToolContext.resolve`): resolving again would unescape twice
+    paths = tuple(literal_path(ctx.cwd / p) for p in (*access.reads, *access.writes))
     reals = tuple(real_path(p) for p in paths)
     written = reals[len(access.reads) :]
     targets = [*written, *(bash_targets(access.command, ctx.cwd) if access.command is not None else ())]

@@ -91,6 +91,7 @@ class Conversation:
         self.subagents = SubagentRunner(
             self,
             [parts.builtins, self.mcp_tools],
+            self.context.skill_tools,
             self.context.facts,
             project_state_dir(cwd) / self.id / "subagents",
             parts.on_event,

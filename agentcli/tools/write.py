@@ -1,7 +1,8 @@
 """Write: create a file, or replace one the model has Read (atomically).
 
 The file is reached through the workspace's folder handle (`Workspace.open_folder`) from the
-path the gate checked: the old content, the guard's check and the replacement all go through it.
+path the gate checked: the old content, the guard's check and the replacement all go through
+it. A path longer than the system takes (`limits`) is refused before any folder is made.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agentcli.regular_file import NotRegularFile, kind_of
 from agentcli.tools.base import BuiltinTool, ToolError
 from agentcli.tools.diff import diff_texts
 from agentcli.tools.guard import fingerprint, remember, require_fresh
+from agentcli.tools.limits import clipped, too_long
 from agentcli.tools.paths import shown
 from agentcli.tools.textfile import decode, encode
 from agentcli.workspace.contract import Folder
@@ -58,6 +60,8 @@ class WriteTool(BuiltinTool):
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         name = shown(ctx.resolve(tool_input["file_path"]), ctx.cwd)
         target = ctx.real_path(tool_input["file_path"])
+        if problem := too_long(target):
+            raise ToolError(f"Could not write {clipped(name)}: {problem} Nothing was written.")
         with contextlib.ExitStack() as stack:
             with _could_not_write(name, target):
                 folder = stack.enter_context(ctx.workspace.open_folder(target.parent, "written", create=True))
