@@ -59,11 +59,12 @@ def _fail(message: str) -> typer.Exit:
 def list_command() -> None:
     """Each server: scope, transport, status (connected, failed, needs approval, disabled) and its tools."""
     from agentcli.cli.mcp_list import server_report
+    from agentcli.safe_text import for_terminal
 
     report, notices = server_report(Path.cwd())
     for notice in notices:
-        write_err(sys.stderr, notice)
-    raise typer.Exit(echo(report))
+        write_err(sys.stderr, for_terminal(notice))
+    raise typer.Exit(echo(for_terminal(report)))  # names and errors come from the servers
 
 
 @mcp_app.command("add", no_args_is_help=True)

@@ -2,7 +2,8 @@
 
     demo · user · stdio · connected
       python demo_server.py
-      tools: echo, shout
+      tools: echo, shout, get_weather_ (listed as "get weather!")
+    Permission rules name a server's tools as shown: mcp__SERVER__TOOL, or mcp__SERVER for all of them.
 
 The servers are those a session in this directory would have (`SessionServers`): the same
 files, approvals and connect timeout; none is asked about, and all are stopped before the
@@ -11,9 +12,12 @@ report is printed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from agentcli.mcp.approval import ENABLE_ALL_KEY, ENABLED_KEY
+from agentcli.mcp.listing import RULES_HINT, server_label, tool_listing
+from agentcli.mcp.names import server_parts
 from agentcli.mcp.servers import SessionServers
 from agentcli.mcp.status import ServerStatus
 from agentcli.permissions.sources import resolve_mode
@@ -45,16 +49,22 @@ def server_report(cwd: Path) -> tuple[str, list[str]]:
         statuses = servers.manager.statuses()
     finally:
         servers.close()
-    return "\n".join(line for status in statuses for line in _lines(status)), notices
+    parts, _ = server_parts(status.name for status in statuses)
+    lines = [line for status in statuses for line in _lines(status, parts)]
+    if any(status.state == "connected" for status in statuses):
+        lines.append(RULES_HINT)
+    return "\n".join(lines), notices
 
 
-def _lines(status: ServerStatus) -> list[str]:
+def _lines(status: ServerStatus, parts: Mapping[str, str]) -> list[str]:
     config = status.config
     state = "failed" if status.state == "connecting" else status.state  # timed out while closing
-    lines = [f"{config.name} · {config.scope} · {config.transport} · {state}", f"  {config.target}"]
-    if status.state == "connected":
-        names = ", ".join(tool.name for tool in status.tools)
-        lines.append(f"  tools: {names or '(none)'}")
+    label = server_label(status, parts)
+    lines = [f"{label} · {config.scope} · {config.transport} · {state}", f"  {config.target}"]
+    listing = tool_listing(status, parts)
+    if listing is not None:
+        lines.append(f"  tools: {listing.tools}")
+        lines.extend(f'  left out: "{tool.name}": {tool.why}' for tool in listing.left_out)
     elif status.state == "needs approval":
         lines.append(f"  {NEEDS_APPROVAL}")
     elif status.error:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentcli.contracts import JSON
 from agentcli.errors import UsageError
-from agentcli.mcp.names import safe_part
+from agentcli.mcp.names import safe_part, server_parts
 from agentcli.mcp.status import CallCancelled, PromptInfo, ServerDown, ServerStatus
 
 if TYPE_CHECKING:
@@ -63,12 +63,14 @@ class McpContent:
         found: dict[str, PromptCommand] = {}
         if self.manager is None:
             return found
-        for status in self.manager.statuses():
-            if status.state != "connected" or "prompts" not in status.offers:
+        statuses = self.manager.statuses()
+        parts, _ = server_parts(status.name for status in statuses)
+        for status in statuses:
+            if status.state != "connected" or "prompts" not in status.offers or status.name not in parts:
                 continue
             for prompt in self._prompts_of(status):
                 found.setdefault(
-                    f"{PREFIX}{safe_part(status.name)}__{safe_part(prompt.name)}", PromptCommand(status.name, prompt)
+                    f"{PREFIX}{parts[status.name]}__{safe_part(prompt.name)}", PromptCommand(status.name, prompt)
                 )
         return found
 

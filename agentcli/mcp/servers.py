@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 from agentcli.errors import UsageError
 from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to_enable, remember_approval
 from agentcli.mcp.config import load_servers
+from agentcli.mcp.names import server_parts
 from agentcli.mcp.search import SEARCH_ENV, THRESHOLD_SETTING, threshold_percent
-from agentcli.mcp.tools import DEFAULT_OUTPUT_TOKENS, OUTPUT_ENV, OUTPUT_SETTING, McpToolSource
+from agentcli.mcp.tools import DEFAULT_OUTPUT_TOKENS, OUTPUT_ENV, OUTPUT_SETTING, McpToolSource, refused_server_notice
 from agentcli.settings import Settings
 
 if TYPE_CHECKING:
@@ -58,6 +59,9 @@ class SessionServers:
         found = load_servers(cwd, flag_files, strict=strict)
         for text in found.notices:
             on_notice(text)
+        named, refused = server_parts(found.servers)
+        for left_out in refused:
+            on_notice(refused_server_notice(left_out, found.servers[left_out.name].source))
         self.timeout_s = (
             _positive(os.environ.get(TIMEOUT_ENV), settings.get(TIMEOUT_SETTING), DEFAULT_TIMEOUT_MS) / 1000
         )
@@ -65,12 +69,13 @@ class SessionServers:
         self.search_percent = threshold_percent(os.environ.get(SEARCH_ENV), settings.get(THRESHOLD_SETTING))
         self.manager: McpManager | None = None
         """None when no server is configured."""
-        if found.servers:
+        if named:
             from agentcli.mcp.manager import McpManager  # asyncio and threads only when there are servers
 
             self.manager = McpManager(cwd, connect_timeout=self.timeout_s, on_notice=on_notice)
             for server in found.servers.values():
-                self.manager.add(server, "needs approval")
+                if server.name in named:
+                    self.manager.add(server, "needs approval")
         self._started = False
         self._asked = False
 

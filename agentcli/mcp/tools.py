@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.contracts import JSON, Tool, ToolContext, ToolResult
+from agentcli.contracts import JSON, McpOrigin, Tool, ToolContext, ToolResult
 from agentcli.mcp import search
-from agentcli.mcp.names import SchemaRejected, repaired_schema, tool_name
+from agentcli.mcp.names import RENAME, OfferedName, Refused, server_parts, tool_names
+from agentcli.mcp.schemas import SchemaRejected, repaired_schema
 from agentcli.mcp.status import CallCancelled, ServerDown, ServerStatus, ToolInfo
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ Notify = Callable[[str], None]
 
 @dataclass
 class McpTool:
-    """One server's tool, as the model sees it (`mcp__<server>__<tool>`)."""
+    """One server's tool, as the model sees it: `name` is `mcp__<server>__<tool>` (`agentcli.mcp.names`)."""
 
     name: str
     server: str
@@ -56,8 +57,11 @@ class McpTool:
     concurrency_safe: bool = field(init=False)
     output_limit: int = field(init=False)
     """Characters (`contracts.CapsOwnOutput`): the token cap and room for its note."""
+    origin: McpOrigin = field(init=False)
+    """The server's and the tool's names as configured and listed (`contracts.FromMcpServer`)."""
 
     def __post_init__(self) -> None:
+        self.origin = McpOrigin(self.server, self.info.name)
         self.read_only = self.concurrency_safe = self.info.read_only
         self.output_limit = self.output_tokens * CHARS_PER_TOKEN + NOTE_ROOM
 
@@ -154,21 +158,43 @@ class McpToolSource:
                 "conversation (/clear), so this one's tool list stays the same (the prompt cache)."
             )
         tools: list[McpTool] = []
-        for status in self.manager.statuses():
-            if status.state == "connected":
-                tools.extend(self._tools_of(status, {tool.name for tool in tools}))
+        statuses = self.manager.statuses()
+        parts, refused = server_parts(status.name for status in statuses)
+        sources = {status.name: status.config.source for status in statuses}
+        for server in refused:
+            self.on_notice(refused_server_notice(server, sources[server.name]))
+        for status in statuses:
+            if status.state == "connected" and status.name in parts:
+                tools.extend(self._tools_of(status, parts[status.name]))
         return tuple(tools)
 
-    def _tools_of(self, status: ServerStatus, taken: set[str]) -> list[McpTool]:
+    def _tools_of(self, status: ServerStatus, part: str) -> list[McpTool]:
         assert self.manager is not None
-        made: list[McpTool] = []
-        for info in status.tools:
-            try:
-                schema = repaired_schema(info.input_schema)
-            except SchemaRejected as why:
-                self.on_notice(f'Skipped the tool "{info.name}" of MCP server "{status.name}": {why}.')
-                continue
-            name = tool_name(status.name, info.name, taken)
-            taken.add(name)
-            made.append(McpTool(name, status.name, info, schema, self.manager, self.output_tokens))
-        return made
+        usable, left_out = usable_tools(status, part)
+        for tool in left_out:
+            self.on_notice(f'Left out the tool "{tool.name}" of MCP server "{status.name}": {tool.why}.')
+        return [
+            McpTool(named.name, status.name, named.info, schema, self.manager, self.output_tokens)
+            for named, schema in usable
+        ]
+
+
+def usable_tools(status: ServerStatus, part: str) -> tuple[list[tuple[OfferedName, JSON]], list[Refused]]:
+    """The tools of a connected server whose tools are named `mcp__<part>__…` that can be offered,
+    each with its name and the input schema the API accepts, and the tools left out, with why."""
+    offered, left_out = tool_names(part, status.tools)
+    usable: list[tuple[OfferedName, JSON]] = []
+    for named in offered:
+        try:
+            usable.append((named, repaired_schema(named.info.input_schema)))
+        except SchemaRejected as why:
+            left_out.append(Refused(named.info.name, str(why)))
+    return usable, left_out
+
+
+def refused_server_notice(server: Refused, source: Path) -> str:
+    """What the user is told about a server refused for its name (configured in `source`)."""
+    return (
+        f'MCP server "{server.name}" in {source} is not used: {server.why}, so permission rules could not name '
+        f"its tools unambiguously. Rename it: {RENAME}."
+    )
