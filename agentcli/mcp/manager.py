@@ -44,13 +44,20 @@ STOP_TIMEOUT_S = 10.0
 """How long `close` waits for the servers to stop (the SDK ends a stdio server within ~4 s)."""
 STDERR_SHOWN = 400
 """Characters of a failed server's stderr quoted in its error."""
+MESSAGE_LIMIT = 6 << 20
+"""Characters of one message from a stdio server kept as it arrives, by default: more than the
+output cap keeps, and more than the 5 MB the API takes of one image (`agentcli.mcp.tools`)."""
 
 
 class McpManager:
-    def __init__(self, cwd: Path, *, connect_timeout: float, on_notice: Notify) -> None:
+    def __init__(
+        self, cwd: Path, *, connect_timeout: float, on_notice: Notify, message_limit: int = MESSAGE_LIMIT
+    ) -> None:
         self.cwd = cwd
         self.connect_timeout = connect_timeout
         self.on_notice = on_notice
+        self.message_limit = message_limit
+        """Characters of a stdio server's message kept as it arrives (`agentcli.mcp.stdio`)."""
         self._status: dict[str, ServerStatus] = {}
         self._sessions: dict[str, Any] = {}
         """The SDK's ClientSession of each connected server (touched on the loop's thread only)."""
@@ -177,7 +184,7 @@ class McpManager:
                 from agentcli.mcp import connection
 
                 async with contextlib.AsyncExitStack() as stack:
-                    session, offers = await connection.open_session(server, stack, errlog, self.cwd)
+                    session, offers = await connection.open_session(server, stack, errlog, self.cwd, self.message_limit)
                     tools = await connection.list_tools(session)
                     self._sessions[name] = session
                     self._set(name, "connected", tools=tuple(tools), offers=offers)

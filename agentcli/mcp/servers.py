@@ -26,7 +26,15 @@ from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to
 from agentcli.mcp.config import load_servers
 from agentcli.mcp.names import server_parts
 from agentcli.mcp.search import SEARCH_ENV, THRESHOLD_SETTING, threshold_percent
-from agentcli.mcp.tools import DEFAULT_OUTPUT_TOKENS, OUTPUT_ENV, OUTPUT_SETTING, McpToolSource, refused_server_notice
+from agentcli.mcp.tools import (
+    CHARS_PER_TOKEN,
+    DEFAULT_OUTPUT_TOKENS,
+    NOTE_ROOM,
+    OUTPUT_ENV,
+    OUTPUT_SETTING,
+    McpToolSource,
+    refused_server_notice,
+)
 from agentcli.settings import Settings
 
 if TYPE_CHECKING:
@@ -70,9 +78,15 @@ class SessionServers:
         self.manager: McpManager | None = None
         """None when no server is configured."""
         if named:
-            from agentcli.mcp.manager import McpManager  # asyncio and threads only when there are servers
+            from agentcli.mcp.manager import MESSAGE_LIMIT, McpManager  # asyncio and threads only with servers
 
-            self.manager = McpManager(cwd, connect_timeout=self.timeout_s, on_notice=on_notice)
+            output_chars = self.output_tokens * CHARS_PER_TOKEN + NOTE_ROOM
+            self.manager = McpManager(
+                cwd,
+                connect_timeout=self.timeout_s,
+                on_notice=on_notice,
+                message_limit=max(MESSAGE_LIMIT, 2 * output_chars),
+            )
             for server in found.servers.values():
                 if server.name in named:
                     self.manager.add(server, "needs approval")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from agentcli.contracts import JSON, McpOrigin, Tool, ToolContext, ToolResult
 from agentcli.mcp import search
+from agentcli.mcp.capped_json import CUT_COUNT
 from agentcli.mcp.names import RENAME, OfferedName, Refused, server_parts, tool_names
 from agentcli.mcp.schemas import SchemaRejected, repaired_schema
 from agentcli.mcp.status import CallCancelled, ServerDown, ServerStatus, ToolInfo
@@ -39,6 +40,8 @@ MAX_DESCRIPTION = 2048
 """Characters of a server's tool description passed on (as Claude Code): a server cannot flood the prompt."""
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """The media types the API takes in an image block."""
+MAX_IMAGE_CHARS = 5 * 1024 * 1024
+"""Base64 characters of the largest image the API takes: a bigger one would fail every later request."""
 NOTE_ROOM = 300
 Notify = Callable[[str], None]
 
@@ -85,10 +88,12 @@ class McpTool:
         text = "\n\n".join(outcome.texts)
         images: list[JSON] = []
         for media_type, data in outcome.images:
-            if media_type in IMAGE_TYPES:
-                images.append({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
-            else:
+            if media_type not in IMAGE_TYPES:
                 text += f"\n\n[an image of type {media_type} was left out: the model takes png, jpeg, gif and webp]"
+            elif not data or len(data) > MAX_IMAGE_CHARS:
+                text += "\n\n[an image was left out: it was empty, or over the 5 MB the model takes of one image]"
+            else:
+                images.append({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
         text = self._capped(text)
         if not text and images:
             text = f"({len(images)} image{'s' if len(images) > 1 else ''})"
@@ -99,8 +104,10 @@ class McpTool:
         limit = self.output_tokens * CHARS_PER_TOKEN
         if len(text) <= limit:
             return text
+        cut = len(text) - limit
+        cut += sum(int(note[1].replace(",", "")) for note in CUT_COUNT.finditer(text) if note.end() > limit)
         return (
-            f"{text[:limit]}\n\n[... output truncated: {len(text) - limit:,} characters cut. MCP output is capped at "
+            f"{text[:limit]}\n\n[... output truncated: {cut:,} characters cut. MCP output is capped at "
             f"{self.output_tokens:,} tokens ({OUTPUT_SETTING} in settings, or {OUTPUT_ENV}); ask for less, "
             "e.g. a narrower query or a page of the results ...]"
         )
