@@ -85,16 +85,16 @@ class McpTool:
             return ToolResult(
                 "Interrupted by the user before this call finished.", is_error=True, summary="Interrupted"
             )
-        text = "\n\n".join(outcome.texts)
         images: list[JSON] = []
+        notes: list[str] = []  # first, where the cap never reaches them
         for media_type, data in outcome.images:
             if media_type not in IMAGE_TYPES:
-                text += f"\n\n[an image of type {media_type} was left out: the model takes png, jpeg, gif and webp]"
+                notes.append(f"[an image of type {media_type} was left out: the model takes png, jpeg, gif and webp]")
             elif not data or len(data) > MAX_IMAGE_CHARS:
-                text += "\n\n[an image was left out: it was empty, or over the 5 MB the model takes of one image]"
+                notes.append("[an image was left out: it was empty, or over the 5 MB the model takes of one image]")
             else:
                 images.append({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
-        text = self._capped(text)
+        text = self._capped("\n\n".join([*notes, *outcome.texts]))
         if not text and images:
             text = f"({len(images)} image{'s' if len(images) > 1 else ''})"
         summary = ("Error" if outcome.is_error else "Done") + (f", {len(images)} image(s)" if images else "")
@@ -105,7 +105,9 @@ class McpTool:
         if len(text) <= limit:
             return text
         cut = len(text) - limit
-        cut += sum(int(note[1].replace(",", "")) for note in CUT_COUNT.finditer(text) if note.end() > limit)
+        for note in CUT_COUNT.finditer(text):  # cut on arrival, by the stdio transport: say how much
+            if note.end() > limit:
+                cut += int(note[1].replace(",", "")) - len(note[0]) - 2  # the note and the two newlines before it
         return (
             f"{text[:limit]}\n\n[... output truncated: {cut:,} characters cut. MCP output is capped at "
             f"{self.output_tokens:,} tokens ({OUTPUT_SETTING} in settings, or {OUTPUT_ENV}); ask for less, "

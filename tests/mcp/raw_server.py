@@ -5,8 +5,9 @@
 SPEC is a JSON object:
 
 - `tools`: `[{"name": "delete.repo", "readOnly": false, "reply": ...}]`, in the order listed;
-  each tool's `reply` is one of `{"text": "..."}`, `{"size": N}` (N characters of `x`),
-  `{"never": true}` (the call is never answered), `{"blocks": N}` (N text blocks of 8 characters);
+  each tool's `reply` is one of `{"text": "..."}`, `{"size": N}` (N characters of `x`; with
+  `"image": M`, after an image of M characters), `{"never": true}` (the call is never
+  answered), `{"blocks": N}` (N text blocks of 8 characters);
 - `log`: a file to which every line received is appended (what agentcli sent, and when);
 - `noise`: lines written to stdout before each answer, which are not JSON-RPC;
 - `result_first`: write `result` before `id` in answers (as the TypeScript SDK does).
@@ -38,7 +39,10 @@ def call_result(reply: dict[str, Any]) -> str | None:
     if reply.get("never"):
         return None
     if "size" in reply:
-        return '{"content":[{"type":"text","text":"' + "x" * int(reply["size"]) + '"}]}'
+        blocks = ['{"type":"text","text":"' + "x" * int(reply["size"]) + '"}']
+        if "image" in reply:
+            blocks.insert(0, '{"type":"image","data":"' + "A" * int(reply["image"]) + '","mimeType":"image/png"}')
+        return '{"content":[' + ",".join(blocks) + "]}"
     if "blocks" in reply:
         blocks = ",".join(['{"type":"text","text":"abcdefgh"}'] * int(reply["blocks"]))
         return '{"content":[' + blocks + "]}"
