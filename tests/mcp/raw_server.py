@@ -44,8 +44,7 @@ def call_result(reply: dict[str, Any]) -> str | None:
             blocks.insert(0, '{"type":"image","data":"' + "A" * int(reply["image"]) + '","mimeType":"image/png"}')
         return '{"content":[' + ",".join(blocks) + "]}"
     if "blocks" in reply:
-        blocks = ",".join(['{"type":"text","text":"abcdefgh"}'] * int(reply["blocks"]))
-        return '{"content":[' + blocks + "]}"
+        return '{"content":[' + ",".join(['{"type":"text","text":"abcdefgh"}'] * int(reply["blocks"])) + "]}"
     return json.dumps({"content": [{"type": "text", "text": reply.get("text", "done")}]})
 
 

@@ -29,7 +29,7 @@ def capped(document: str, string_limit: int, total_limit: int, seed: int = 0) ->
     return capper.text()
 
 
-DOCUMENTS = [
+DOCUMENTS: list[object] = [
     {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": 'é "q" \\ \n \U0001f600'}]}},
     [1, -2.5e10, True, None, {"a": [], "b": {}}, "x", [[[]]]],
     {"data": "abc", "k": {"data": "x" * 50, "blob": "y", "text": "z" * 50}},
