@@ -11,7 +11,9 @@ than `defer_above` tokens, the conversation is offered `ToolSearch` and `McpCall
 An `McpTool` declares what the gate and the executor need: `read_only` (and concurrency-safe)
 only when the server annotated it `readOnlyHint`; no paths (the gate asks about every MCP call
 unless a rule `mcp__server` or `mcp__server__tool` allows it); its own output cap
-(`maxMcpOutputTokens`, default 25,000 tokens), with a note saying how to raise it.
+(`maxMcpOutputTokens`, default 25,000 tokens), with a note saying how to raise it; and how long a
+call may wait for its answer (`mcpToolTimeout` or `MCP_TOOL_TIMEOUT`, in milliseconds, default 10
+minutes), after which the model is told the server did not answer.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from agentcli.mcp import search
 from agentcli.mcp.capped_json import CUT_COUNT
 from agentcli.mcp.names import RENAME, OfferedName, Refused, server_parts, tool_names
 from agentcli.mcp.schemas import SchemaRejected, repaired_schema
-from agentcli.mcp.status import CallCancelled, ServerDown, ServerStatus, ToolInfo
+from agentcli.mcp.status import CallCancelled, CallTimedOut, ServerDown, ServerStatus, ToolInfo
 
 if TYPE_CHECKING:
     from agentcli.mcp.manager import McpManager
@@ -36,6 +38,9 @@ CHARS_PER_TOKEN = 4
 DEFAULT_OUTPUT_TOKENS = 25_000
 OUTPUT_SETTING = "maxMcpOutputTokens"
 OUTPUT_ENV = "MAX_MCP_OUTPUT_TOKENS"
+DEFAULT_CALL_TIMEOUT_MS = 600_000
+CALL_TIMEOUT_SETTING = "mcpToolTimeout"
+CALL_TIMEOUT_ENV = "MCP_TOOL_TIMEOUT"
 MAX_DESCRIPTION = 2048
 """Characters of a server's tool description passed on (as Claude Code): a server cannot flood the prompt."""
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -56,6 +61,8 @@ class McpTool:
     input_schema: JSON
     manager: McpManager
     output_tokens: int = DEFAULT_OUTPUT_TOKENS
+    call_timeout: float = DEFAULT_CALL_TIMEOUT_MS / 1000
+    """Seconds a call may wait for the server's answer (`MCP_TOOL_TIMEOUT`, `mcpToolTimeout`)."""
     read_only: bool = field(init=False)
     concurrency_safe: bool = field(init=False)
     output_limit: int = field(init=False)
@@ -78,12 +85,16 @@ class McpTool:
 
     def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         try:
-            outcome = self.manager.call_tool(self.server, self.info.name, tool_input, ctx.cancel)
+            outcome = self.manager.call_tool(self.server, self.info.name, tool_input, ctx.cancel, self.call_timeout)
         except ServerDown as down:
             return ToolResult(str(down), is_error=True, summary=f'MCP server "{self.server}" is down')
         except CallCancelled:
             return ToolResult(
                 "Interrupted by the user before this call finished.", is_error=True, summary="Interrupted"
+            )
+        except CallTimedOut as late:
+            return ToolResult(
+                self._timed_out(late.seconds), is_error=True, summary=f'MCP server "{self.server}" timed out'
             )
         images: list[JSON] = []
         notes: list[str] = []  # first, where the cap never reaches them
@@ -99,6 +110,14 @@ class McpTool:
             text = f"({len(images)} image{'s' if len(images) > 1 else ''})"
         summary = ("Error" if outcome.is_error else "Done") + (f", {len(images)} image(s)" if images else "")
         return ToolResult(text, is_error=outcome.is_error, summary=summary, images=tuple(images))
+
+    def _timed_out(self, seconds: float) -> str:
+        return (
+            f'The MCP server "{self.server}" did not answer this call of its tool "{self.info.name}" within '
+            f"{seconds:g} s, so agentcli stopped waiting and told the server to cancel it. The server may be stuck "
+            "or the call too big: try a smaller request, go on without it, or tell the user. (The limit is "
+            f"{CALL_TIMEOUT_ENV}, in milliseconds, or {CALL_TIMEOUT_SETTING} in settings.)"
+        )
 
     def _capped(self, text: str) -> str:
         limit = self.output_tokens * CHARS_PER_TOKEN
@@ -127,10 +146,12 @@ class McpToolSource:
         output_tokens: int = DEFAULT_OUTPUT_TOKENS,
         *,
         search_percent: float | None = None,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT_MS / 1000,
     ):
         self.manager = manager
         self.on_notice = on_notice
         self.output_tokens = output_tokens
+        self.call_timeout = call_timeout
         self.search_percent = search_percent
         """Defer the tools when they take more than this share of the context window (None: never)."""
         self._tools: tuple[McpTool, ...] | None = None
@@ -183,7 +204,7 @@ class McpToolSource:
         for tool in left_out:
             self.on_notice(f'Left out the tool "{tool.name}" of MCP server "{status.name}": {tool.why}.')
         return [
-            McpTool(named.name, status.name, named.info, schema, self.manager, self.output_tokens)
+            McpTool(named.name, status.name, named.info, schema, self.manager, self.output_tokens, self.call_timeout)
             for named, schema in usable
         ]
 
