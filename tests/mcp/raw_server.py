@@ -7,7 +7,7 @@ SPEC is a JSON object:
 - `tools`: `[{"name": "delete.repo", "readOnly": false, "reply": ...}]`, in the order listed;
   each tool's `reply` is one of `{"text": "..."}`, `{"size": N}` (N characters of `x`; with
   `"image": M`, after an image of M characters), `{"never": true}` (the call is never
-  answered), `{"blocks": N}` (N text blocks of 8 characters);
+  answered);
 - `log`: a file to which every line received is appended (what agentcli sent, and when);
 - `noise`: lines written to stdout before each answer, which are not JSON-RPC;
 - `result_first`: write `result` before `id` in answers (as the TypeScript SDK does).
@@ -43,8 +43,6 @@ def call_result(reply: dict[str, Any]) -> str | None:
         if "image" in reply:
             blocks.insert(0, '{"type":"image","data":"' + "A" * int(reply["image"]) + '","mimeType":"image/png"}')
         return '{"content":[' + ",".join(blocks) + "]}"
-    if "blocks" in reply:
-        return '{"content":[' + ",".join(['{"type":"text","text":"abcdefgh"}'] * int(reply["blocks"])) + "]}"
     return json.dumps({"content": [{"type": "text", "text": reply.get("text", "done")}]})
 
 
