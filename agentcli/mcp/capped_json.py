@@ -10,15 +10,18 @@ never sits in memory whole.
 The copy keeps the structure and every object member, so `id`, `isError` and the like survive
 wherever they stand, and bounds what can grow:
 
-- a string keeps its first `string_limit` characters (an escape counts as one) and ends with
-  `[... N more characters were cut as they arrived ...]`; a binary one (the value of `data` or
-  `blob`: an image, a file) is emptied instead, since a part of one is worth nothing;
-- once the copy holds `total_limit` characters, the rest of every array is left out (an array's
-  elements are whole values, so what is kept stays valid);
-- whitespace between tokens is dropped, and a number or word over 64 characters is cut.
+- a string keeps its first `string_limit` characters (an escape counts as one; an object's key
+  at least 1,024) and ends with `[... N more characters were cut as they arrived ...]`; a binary
+  one (the value of `data` or `blob`: an image, a file) is emptied instead, a part of one being
+  worth nothing;
+- once the copy holds `total_limit` characters, the rest of every array is left out (elements
+  are whole values, so what is kept stays valid JSON);
+- a number or word over 64 characters is cut; whitespace between tokens may be dropped.
 
-Nothing is parsed into objects: this is a scanner with a stack, which takes each piece with a
-regular expression per run of plain characters, so its cost is a pass over the bytes.
+Nothing is parsed into objects. A scanner with a stack takes whole strings, runs of plain
+characters and flat containers (a content block, a row) each with one regular expression, so the
+cost is close to one pass over the text; the expressions are possessive, so they hold no
+backtracking state however long the run.
 """
 
 from __future__ import annotations
@@ -27,14 +30,27 @@ import re
 from dataclasses import dataclass
 
 BINARY_KEYS = frozenset({"data", "blob"})
+KEY_LIMIT = 1024
 LITERAL_LIMIT = 64
 CUT_NOTE = "\\n\\n[... {count:,} more characters were cut as they arrived ...]"
 """Ends a string that was cut, as it stands inside the JSON string (so `\\n` is escaped)."""
 CUT_COUNT = re.compile(r"\[\.\.\. ([\d,]+) more characters were cut as they arrived \.\.\.\]")
 """Finds that note in the decoded text, and its count."""
-_PLAIN = re.compile(r'[^"\\]*')
 _TOKEN_END = re.compile(r'[\s,:\[\]{}"]')
-_DROPPED = re.compile(r'[^"\[\]{}]*')
+_SPACE = re.compile(r"\s++")
+# Possessive (`*+`, `++`): the expressions never give back what they took, so matching a few
+# megabytes keeps no backtracking stack (which grows by the repetition and took 700 MB).
+_STRING_REST = re.compile(r'[^"\\]*+(?:(?:\\u[0-9a-fA-F]{4}|\\[^u])[^"\\]*+)*+')
+"""What is left of a string up to its closing quote, or up to an escape the piece ends in the middle of."""
+_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+_FLAT_BODY = rf'(?:[^"\[\]{{}}]++|{_STRING})*+'
+_FLAT = re.compile(rf"\{{{_FLAT_BODY}\}}|\[{_FLAT_BODY}\]")
+"""A whole object or array with no container inside (a content block, a row): taken in one piece."""
+_DROPPED = re.compile(rf'(?:[^"\[\]{{}}]++|{_STRING}|\{{{_FLAT_BODY}\}}|\[{_FLAT_BODY}\])*+')
+"""What is left out of an array without a look: all but brackets, whole strings, flat containers."""
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)")
+_PIECES = re.compile(r"[^\\]++|\\(?:u[0-9a-fA-F]{4}|.)")
+"""A string's content as plain runs and single escapes."""
 _KEY_KEPT = 8
 """Characters of an object's key remembered, enough to tell `data` and `blob`."""
 
@@ -66,6 +82,8 @@ class JsonCapper:
         """Where the current string's characters begin in `_out`."""
         self._key: str | None = None
         """The current string's first characters, when it is an object's key."""
+        self._limit = string_limit
+        """The current string's: a key's is at least KEY_LIMIT, so `id` and the like stay themselves."""
         self._binary = False
         self._literal = 0
 
@@ -88,11 +106,19 @@ class JsonCapper:
 
     def _between(self, text: str, at: int) -> int:
         char = text[at]
+        if char.isspace():
+            space = _SPACE.match(text, at)
+            assert space is not None
+            return space.end()
         frame = self._stack[-1] if self._stack else None
         in_array = frame is not None and frame.kind == "["
         if char == '"':
             self._begin_string(frame)
         elif char in "{[":
+            flat = _FLAT.match(text, at)
+            if flat is not None and flat.end() - at <= self.string_limit and self._size < self.total_limit:
+                self._emit(flat.group())  # no string in it can be over the limit: copied whole
+                return flat.end()
             self._emit(char)
             self._stack.append(_Frame(char, expect_key=char == "{"))
             if char == "[" and self._size >= self.total_limit:
@@ -105,28 +131,34 @@ class JsonCapper:
             if char == "," and frame is not None and not in_array:
                 frame.expect_key = True
             self._emit(char)
-        elif not char.isspace():
+        else:
             self._mode, self._literal = "literal", 0
             return at
         return at + 1
 
     def _drop(self, text: str, at: int) -> int:
-        """Leave out what follows in an array, up to its `]`."""
-        skipped = _DROPPED.match(text, at)
-        assert skipped is not None  # the pattern matches the empty string
-        at = skipped.end()
-        if at >= len(text):
-            return at
-        char = text[at]
-        if char == '"':
-            self._mode, self._escape, self._key = "string", "", None
-        elif char in "{[":
-            self._dropping += 1
-        else:
+        """Leave out what follows in an array, up to its `]`: whole strings and everything but
+        brackets are skipped by one expression, so only the brackets are looked at one by one."""
+        end = len(text)
+        while at < end:
+            skipped = _DROPPED.match(text, at)
+            assert skipped is not None  # the pattern matches the empty string
+            at = skipped.end()
+            if at >= end:
+                break
+            char = text[at]
+            at += 1
+            if char == '"':  # a string that goes on in the next piece
+                self._mode, self._escape, self._key = "string", "", None
+                return at
+            if char in "{[":
+                self._dropping += 1
+                continue
             self._dropping -= 1
             if not self._dropping:
                 self._close(char)
-        return at + 1
+                return at
+        return at
 
     def _close(self, char: str) -> None:
         if self._stack:
@@ -150,6 +182,7 @@ class JsonCapper:
         in_object = frame is not None and frame.kind == "{"
         is_key = in_object and frame is not None and frame.expect_key
         self._key = "" if is_key else None
+        self._limit = max(self.string_limit, KEY_LIMIT) if is_key else self.string_limit
         self._binary = in_object and not is_key and frame is not None and frame.key in BINARY_KEYS
         self._emit('"')
         self._mode, self._escape, self._kept, self._cut = "string", "", 0, 0
@@ -161,20 +194,34 @@ class JsonCapper:
             if self._escape:
                 at = self._escape_run(text, at)
                 continue
-            plain = _PLAIN.match(text, at)
-            assert plain is not None  # the pattern matches the empty string
-            if plain.end() > at:
-                self._keep(text[at : plain.end()], plain.end() - at)
-            at = plain.end()
+            rest = _STRING_REST.match(text, at)
+            assert rest is not None  # the pattern matches the empty string
+            if rest.end() > at:
+                self._take(text[at : rest.end()])
+            at = rest.end()
             if at >= end:
                 break
-            if text[at] == "\\":
+            if text[at] == "\\":  # an escape the piece ends in the middle of
                 self._escape = "\\"
                 at += 1
             else:
                 self._end_string()
                 return at + 1
         return at
+
+    def _take(self, run: str) -> None:
+        """Whole characters and escapes of the current string: kept while it has room, counted after."""
+        if self._dropping:
+            return
+        units = _units(run)
+        if units <= self._limit - self._kept:
+            self._keep(run, units)
+            return
+        for piece in _PIECES.finditer(run):  # the string's limit falls in this run: piece by piece to it
+            if self._kept >= self._limit:
+                self._cut += _units(run[piece.start() :])
+                return
+            self._keep(piece.group(), 1 if piece.group().startswith("\\") else len(piece.group()))
 
     def _escape_run(self, text: str, at: int) -> int:
         """Take the rest of an escape (`\\n`, `\\u00e9`), which may be split between pieces."""
@@ -192,12 +239,13 @@ class JsonCapper:
         return at
 
     def _keep(self, piece: str, units: int) -> None:
-        """Keep what room the string has left of `piece` (`units` characters once decoded)."""
+        """Keep what room the string has left of `piece` (`units` characters once decoded): plain
+        characters are cut at the limit, an escape is kept or cut whole."""
         if self._dropping:
             return
         if self._key is not None and len(self._key) < _KEY_KEPT:
             self._key += piece[: _KEY_KEPT - len(self._key)]
-        room = self.string_limit - self._kept
+        room = self._limit - self._kept
         if units <= room:
             self._emit(piece)
             self._kept += units
@@ -225,3 +273,10 @@ class JsonCapper:
     def _emit(self, piece: str) -> None:
         self._out.append(piece)
         self._size += len(piece)
+
+
+def _units(run: str) -> int:
+    """The characters `run` (whole characters and escapes of a JSON string) stands for."""
+    if "\\" not in run:
+        return len(run)
+    return len(run) - sum(len(escape) - 1 for escape in _ESCAPE.findall(run))

@@ -42,6 +42,33 @@ def test_what_is_under_the_limits_comes_through_unchanged_however_it_is_split(do
         assert json.loads(capped(json.dumps(document, indent=seed % 3 or None), 100, 10_000, seed)) == document
 
 
+def random_value(rng: random.Random, depth: int = 0) -> object:
+    kind = rng.choice(["text", "number", "word", "list", "object"] if depth < 4 else ["text", "number", "word"])
+    if kind == "text":
+        return "".join(
+            rng.choice(["a", "é", '"', "\\", "\n", "\u0001", "😀", "[", "{", "x" * 20])
+            for _ in range(rng.randint(0, 12))
+        )
+    if kind == "number":
+        return rng.choice([0, -3, 2.5e-7, 10**20])
+    if kind == "word":
+        return rng.choice([True, False, None])
+    if kind == "list":
+        return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 5))]
+    keys = ["data", "blob", "text", "id", "k" * 30, 'a"b']
+    return {rng.choice(keys): random_value(rng, depth + 1) for _ in range(rng.randint(0, 5))}
+
+
+def test_any_document_stays_valid_json_under_any_limits_and_whole_under_wide_ones() -> None:
+    rng = random.Random(7)
+    for seed in range(300):
+        document = {"jsonrpc": "2.0", "result": random_value(rng), "id": seed}
+        encoded = json.dumps(document, ensure_ascii=seed % 2 == 0)
+        assert json.loads(capped(encoded, 10_000, 100_000, seed)) == document
+        tight = json.loads(capped(encoded, rng.randint(3, 8), rng.randint(0, 200), seed))  # 3: `2.0`
+        assert (tight["jsonrpc"], tight["id"]) == ("2.0", seed)
+
+
 def test_long_strings_are_cut_binary_ones_emptied_and_the_envelope_kept_wherever_it_stands() -> None:
     blocks = [
         {"type": "text", "text": "x" * 100},
