@@ -25,6 +25,7 @@ import typer
 from agentcli.cli.commands import echo
 from agentcli.mcp.config import PROJECT_FILE, TRANSPORTS, USER_FILE, Transport
 from agentcli.mcp.edit import ConfigEditError, add_server, remove_server, server_names
+from agentcli.mcp.names import RENAME, server_parts
 from agentcli.output.streams import write_err
 from agentcli.settings import agentcli_home
 
@@ -132,6 +133,9 @@ def _entry(name: str, transport: Transport, target: list[str], headers: list[str
     """The `mcpServers` entry the options describe; a usage error (exit 2) for what does not fit."""
     if not name.strip():
         raise typer.BadParameter("give the server a name.", param_hint="NAME")
+    _, refused = server_parts([name])
+    if refused:
+        raise typer.BadParameter(f"{refused[0].why}; choose another name: {RENAME}.", param_hint="NAME")
     if transport == "stdio":
         if headers:
             raise typer.BadParameter(

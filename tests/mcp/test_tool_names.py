@@ -133,3 +133,11 @@ def test_mcp_list_shows_each_tool_by_the_name_rules_use_and_what_was_left_out(
         == "Permission rules name a server's tools as shown: mcp__SERVER__TOOL, or mcp__SERVER for all of them."
     )
     assert 'MCP server "a__b" in ' in done.stderr and "Rename it" in done.stderr
+
+
+def test_mcp_add_refuses_a_name_that_would_not_read_as_one_server(run_cli: RunCli, project: Path) -> None:
+    done = run_cli("mcp", "add", "trusted__evil", "--", "cmd")
+
+    assert done.returncode == 2, done.stderr
+    assert 'where "__" separates server from tool; choose another name' in " ".join(done.stderr.split())
+    assert not (project / ".mcp.json").exists()
