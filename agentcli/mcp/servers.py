@@ -39,13 +39,14 @@ from agentcli.mcp.tools import (
     McpToolSource,
     refused_server_notice,
 )
+from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 
 if TYPE_CHECKING:
     from agentcli.mcp.manager import McpManager
 
 TIMEOUT_ENV = "MCP_TIMEOUT"
-TIMEOUT_SETTING = "mcpTimeout"
+TIMEOUT_SETTING = setting("mcpTimeout")
 DEFAULT_TIMEOUT_MS = 30_000
 Notify = Callable[[str], None]
 

@@ -29,6 +29,7 @@ from agentcli.mcp.capped_json import CUT_COUNT
 from agentcli.mcp.names import RENAME, OfferedName, Refused, server_parts, tool_names
 from agentcli.mcp.schemas import SchemaRejected, repaired_schema
 from agentcli.mcp.status import CallCancelled, CallTimedOut, ServerDown, ServerStatus, ToolInfo
+from agentcli.setting_keys import setting
 
 if TYPE_CHECKING:
     from agentcli.mcp.manager import McpManager
@@ -36,10 +37,10 @@ if TYPE_CHECKING:
 SOURCE = "mcp"
 CHARS_PER_TOKEN = 4
 DEFAULT_OUTPUT_TOKENS = 25_000
-OUTPUT_SETTING = "maxMcpOutputTokens"
+OUTPUT_SETTING = setting("maxMcpOutputTokens")
 OUTPUT_ENV = "MAX_MCP_OUTPUT_TOKENS"
 DEFAULT_CALL_TIMEOUT_MS = 600_000
-CALL_TIMEOUT_SETTING = "mcpToolTimeout"
+CALL_TIMEOUT_SETTING = setting("mcpToolTimeout")
 CALL_TIMEOUT_ENV = "MCP_TOOL_TIMEOUT"
 MAX_DESCRIPTION = 2048
 """Characters of a server's tool description passed on (as Claude Code): a server cannot flood the prompt."""
