@@ -45,7 +45,7 @@ async def open_session(
             env=dict(server.env),
             cwd=cwd,
         )
-        read, write = await stack.enter_async_context(stdio_transport(parameters, errlog, message_limit))
+        read, write = await stack.enter_async_context(stdio_transport(server.name, parameters, errlog, message_limit))
     elif server.transport == "http":
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client

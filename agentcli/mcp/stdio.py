@@ -1,6 +1,6 @@
 """The stdio transport: a server started as a child process, one JSON-RPC message per line each way.
 
-    async with stdio_transport(parameters, errlog, message_limit) as (read, write):
+    async with stdio_transport("github", parameters, errlog, message_limit) as (read, write):
         session = ClientSession(read, write)
 
 As the SDK's `stdio_client` (the same environment, process group and stopping order: close its
@@ -85,9 +85,10 @@ class LineReader:
 
 @contextlib.asynccontextmanager
 async def stdio_transport(
-    server: StdioServerParameters, errlog: TextIO, message_limit: int
+    name: str, server: StdioServerParameters, errlog: TextIO, message_limit: int
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """The SDK session's read and write streams for `server`, started now and stopped on exit."""
+    """The SDK session's read and write streams for the server `name` started as `server`, started
+    now and stopped on exit."""
     process = await anyio.open_process(
         [server.command, *server.args],
         env=get_default_environment() | (server.env or {}),
@@ -105,13 +106,13 @@ async def stdio_transport(
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
                 async for chunk in process.stdout:
                     for line in lines.feed(chunk):
-                        message = _message(line, server.command)
+                        message = _message(line, name)
                         if message is not None:
                             await incoming_in.send(message)
         if lines.capped:
             logger.info(
-                "%s: %d message(s) over %d characters capped as they arrived",
-                server.command,
+                "MCP server %s: %d message(s) over %d characters capped as they arrived",
+                name,
                 lines.capped,
                 message_limit,
             )
@@ -140,13 +141,13 @@ async def stdio_transport(
             tasks.cancel_scope.cancel()
 
 
-def _message(line: str, command: str) -> SessionMessage | None:
+def _message(line: str, name: str) -> SessionMessage | None:
     if not line.strip():
         return None
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as error:
-        logger.warning("%s wrote a line that is not a JSON-RPC message (%s): %.200r", command, error, line)
+        logger.warning("MCP server %s wrote a line that is not a JSON-RPC message (%s): %.200r", name, error, line)
         return None
 
 
