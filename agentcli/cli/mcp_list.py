@@ -27,6 +27,7 @@ NO_SERVERS = (
     "No MCP servers configured. Add one with `agentcli mcp add NAME -- COMMAND [ARGS...]` "
     "or `agentcli mcp add --transport http NAME URL`."
 )
+NONE_USABLE = "No MCP server can be used: the notices above say why and what to rename."
 NEEDS_APPROVAL = (
     f"start agentcli (the REPL) to be asked, or add it to {ENABLED_KEY} "
     f"(or set {ENABLE_ALL_KEY}: true) in .agentcli/settings.local.json"
@@ -43,7 +44,7 @@ def server_report(cwd: Path) -> tuple[str, list[str]]:
     )
     try:
         if servers.manager is None:
-            return NO_SERVERS, notices
+            return (NONE_USABLE if servers.refused else NO_SERVERS), notices
         servers.start()
         servers.manager.wait_for_connections(servers.timeout_s)
         statuses = servers.manager.statuses()

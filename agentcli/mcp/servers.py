@@ -75,6 +75,8 @@ class SessionServers:
         named, refused = server_parts(found.servers)
         for left_out in refused:
             on_notice(refused_server_notice(left_out, found.servers[left_out.name].source))
+        self.refused = [left_out.name for left_out in refused]
+        """Servers configured but not used: their names cannot stand in tool names (`agentcli.mcp.names`)."""
         self.timeout_s = (
             _positive(os.environ.get(TIMEOUT_ENV), settings.get(TIMEOUT_SETTING), DEFAULT_TIMEOUT_MS) / 1000
         )

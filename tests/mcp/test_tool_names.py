@@ -141,3 +141,8 @@ def test_mcp_add_refuses_a_name_that_would_not_read_as_one_server(run_cli: RunCl
     assert done.returncode == 2, done.stderr
     assert 'where "__" separates server from tool; choose another name' in " ".join(done.stderr.split())
     assert not (project / ".mcp.json").exists()
+
+    write_config(project / ".mcp.json", trusted__evil={"command": "cmd"})
+    listed = run_cli("mcp", "list")
+    assert listed.stdout == "No MCP server can be used: the notices above say why and what to rename.\n"
+    assert 'MCP server "trusted__evil" in ' in listed.stderr
