@@ -46,6 +46,7 @@ OWN_KEYS = {
     "allowedExternalImports": "files outside the project are approved",
     "deniedExternalImports": "files outside the project are refused",
     "projectHooksTrust": "the project's hooks are trusted to run",
+    "enableAllProjectHooks": "the project's hooks are trusted to run",
     "enableAllProjectMcpServers": "the project's MCP servers are approved",
     "enabledMcpjsonServers": "the project's MCP servers are approved",
 }
