@@ -1,4 +1,6 @@
-"""No file checked in with a project obtains agentcli's credentials by naming them (`.mcp.json`: tests/mcp/test_withheld_credentials.py).
+"""No file checked in with a project obtains agentcli's credentials by naming them.
+
+(`.mcp.json` has its own tests: tests/mcp/test_withheld_credentials.py.)
 
 Every credential variable, in every spelling a shell or agentcli expands, in hooks of every
 settings file and in the agent definitions of `.agentcli/agents/` and `.claude/agents/`: what is
