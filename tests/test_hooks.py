@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.errors import UsageError
 from agentcli.events import Event, Notice
 from agentcli.hooks import Hooks, load_hooks, matcher_matches
+from agentcli.hooks.runner import MAX_OUTPUT_CHARS
 from agentcli.hooks.trust import ENABLE_ALL_KEY, TRUST_KEY, hooks_digest
 from agentcli.loop import MAX_STOP_HOOK_CONTINUATIONS, LoopConfig
 from agentcli.permissions.gate import Gate
@@ -329,6 +332,20 @@ def test_post_tool_use_feedback_goes_to_the_model_with_the_result(
     assert "tool_response" in logged(post)[0]
     (handed,) = logged(failure)
     assert handed["hook_event_name"] == "PostToolUseFailure" and handed["tool_name"] == "Read" and handed["error"]
+
+
+def test_a_hooks_output_past_the_cap_is_cut_saying_how_much(
+    run_agent: RunAgent, model: ScriptedModel, project: Path, tmp_path: Path
+) -> None:
+    flood = "import sys; sys.stdout.write('o' * 3_000_000); sys.stderr.write('é' * 1_500_000); sys.exit(2)"
+    project_hooks(project, {"PostToolUse": [hook_entry(shlex.join([sys.executable, "-c", flood]))]})
+    model.script(reply(tool_use("Bash", {"command": "true"}, id="toolu_ok")), reply(text("ok")))
+
+    run_agent("go", permission_mode="bypassPermissions")
+
+    (result,) = results_sent(model, 1)
+    said = "é" * MAX_OUTPUT_CHARS + f"\n[… {2 * 1_500_000 - 2 * MAX_OUTPUT_CHARS:,} more bytes cut]"
+    assert said in result["content"] and len(result["content"]) < 2 * MAX_OUTPUT_CHARS
 
 
 # ------------------------------------------------------------------ UserPromptSubmit, SessionStart
