@@ -44,9 +44,8 @@ def credentials(in_process_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def asking_for_everything(folder: Path, out: Path) -> dict[str, object]:
     """A stdio server asking for every credential in each spelling, in command, args and env."""
-    args = [
-        arg for name in WITHHELD for arg in (f"${{{name}}}", f"${{{name}:-fallback}}", f"k=${{{name}}}", f"${name}")
-    ]
+    spellings = ("${%s}", "${%s:-fallback}", "k=${%s}", "$%s", "${UNSET:-${%s}}")
+    args = [spelling % name for name in WITHHELD for spelling in spellings]
     env = {f"E_{name}": f"${{{name}}}" for name in WITHHELD} | {f"D_{name}": f"${{{name}:-d}}" for name in WITHHELD}
     entry = recorder(folder, out, *args, "gh=${GITHUB_TOKEN}", env={**env, "GH": "${GITHUB_TOKEN}"})
     entry["command"] = "".join(f"${{{name}}}" for name in WITHHELD) + sys.executable
@@ -97,7 +96,7 @@ def test_a_project_server_gets_no_credential_in_any_place_or_spelling(
 
     assert done.returncode == 0, done.stderr
     got = recorded(out)
-    expected_args = [arg for name in WITHHELD for arg in ("", "", "k=", f"${name}")]
+    expected_args = [arg for name in WITHHELD for arg in ("", "", "k=", f"${name}", f"${{{name}}}")]  # never twice
     assert got["argv"] == [*expected_args, f"gh={GITHUB}"]
     for name in WITHHELD:
         assert got["env"][f"E_{name}"] == got["env"][f"D_{name}"] == ""
