@@ -21,6 +21,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import NamedTuple
 
 from agentcli.errors import UsageError
+from agentcli.setting_keys import setting
 
 CREDENTIAL_VARIABLES = (
     "ANTHROPIC_API_KEY",
@@ -34,7 +35,7 @@ CREDENTIAL_VARIABLES = (
 )
 """Every provider's key or token (cloud platforms' included), and the extra request headers that
 may carry a gateway's token."""
-PASSTHROUGH_SETTING = "subprocessEnvPassthrough"
+PASSTHROUGH_SETTING = setting("subprocessEnvPassthrough")
 REDACTED = "[REDACTED]"
 MISSING_CREDENTIAL = (
     "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a bearer token) in your environment. "

@@ -29,10 +29,11 @@ from typing import Any
 from agentcli.errors import UsageError
 from agentcli.hooks.config import HookCommand, HookConfig
 from agentcli.permissions.persist import update_settings
+from agentcli.setting_keys import setting
 
-TRUST_KEY = "projectHooksTrust"
+TRUST_KEY = setting("projectHooksTrust")
 """`{"sha256": <digest of the project's hooks>, "trusted": true|false}`."""
-ENABLE_ALL_KEY = "enableAllProjectHooks"
+ENABLE_ALL_KEY = setting("enableAllProjectHooks")
 """`true`: the checked-in settings' hooks run, whatever they are."""
 TRUST_FLAG = "--trust-project-hooks"
 CHECKED_IN = "project"
