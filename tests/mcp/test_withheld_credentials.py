@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from agentcli.cli.mcp_list import server_report
 from agentcli.credentials import CREDENTIAL_VARIABLES
 from agentcli.mcp.config import load_servers
 from agentcli.mcp.servers import SessionServers
@@ -204,3 +205,18 @@ def test_the_question_lists_everything_the_server_gets_and_no_value(
     assert "withheld GEMINI_API_KEY" in web
     assert_no_secret_in(local, web)
     assert GITHUB not in local and GITHUB not in web
+
+
+def test_a_failed_servers_error_shows_its_variables_by_name(
+    project: Path, home: Path, credentials: None, tmp_path: Path
+) -> None:
+    says = "echo token=$0 >&2; exit 1"
+    write_config(home / ".agentcli" / "mcp.json", mine={"command": "sh", "args": ["-c", says, "${GITHUB_TOKEN}"]})
+    with RecordingHttp() as web:
+        write_config(project / ".mcp.json", web={"type": "http", "url": web.url + "/mcp?t=${GITHUB_TOKEN}"})
+        own_settings(project, enabledMcpjsonServers=["web"])
+        report, _ = server_report(project)
+
+    assert "token=${GITHUB_TOKEN}" in report  # what the server printed, its value shown by name
+    assert f"{web.url}/mcp?t=${{GITHUB_TOKEN}}" in report
+    assert GITHUB not in report
