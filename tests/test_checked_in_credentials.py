@@ -14,29 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.credentials import CREDENTIAL_VARIABLES, child_environment
+from agentcli.credentials import child_environment
 from agentcli.hooks.trust import ENABLE_ALL_KEY
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from tests.conftest import Ran, RunAgent
+from tests.credential_values import SECRETS, WITHHELD, assert_no_secret_in, hold_every_credential
 from tests.hooks_helpers import hook_entry, write_settings
-
-SECRETS = {name: f"secret-value-of-{name.lower()}-0123456789" for name in CREDENTIAL_VARIABLES}
-COPY = "MY_SAVED_KEY"
-"""The user's own copy of the OpenAI key, under another name."""
-WITHHELD = [*CREDENTIAL_VARIABLES, COPY]
 
 
 @pytest.fixture
 def credentials(in_process_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in SECRETS.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv(COPY, SECRETS["OPENAI_API_KEY"])
+    hold_every_credential(monkeypatch)
 
 
 def assert_shown_nowhere(done: Ran, model: ScriptedModel) -> None:
     sent = json.dumps([[request.system, request.messages] for request in model.requests])
-    for secret in SECRETS.values():
-        assert secret not in done.stdout and secret not in done.stderr and secret not in sent
+    assert_no_secret_in(done.stdout, done.stderr, sent)
 
 
 def printing_every_spelling(out: Path) -> str:

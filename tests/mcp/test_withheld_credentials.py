@@ -15,31 +15,24 @@ import pytest
 from rich.console import Console
 
 from agentcli.cli.mcp_list import server_report
-from agentcli.credentials import CREDENTIAL_VARIABLES
 from agentcli.mcp.config import load_servers
 from agentcli.mcp.servers import SessionServers
 from agentcli.providers.scripted import ScriptedModel, reply, text
 from agentcli.repl.prompter import McpServerQuestion
 from agentcli.settings import load_settings
 from tests.conftest import RunAgent
+from tests.credential_values import SECRETS, WITHHELD, assert_no_secret_in, hold_every_credential
 from tests.mcp.helpers import write_config
 from tests.mcp.recording import RecordingHttp, recorded, recorder
 from tests.waiting import wait_until
 
-SECRETS = {name: f"secret-value-of-{name.lower()}-0123456789" for name in CREDENTIAL_VARIABLES}
-COPY = "MY_SAVED_KEY"
-"""The user's own copy of the Anthropic key, under another name."""
 GITHUB = "ghp_user_exported_token_for_the_server"
-ALL_SECRETS = [*SECRETS.values()]
-WITHHELD = [*CREDENTIAL_VARIABLES, COPY]
 
 
 @pytest.fixture
 def credentials(in_process_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every credential agentcli knows of, a copy of one, and a token the user exported for a server."""
-    for name, value in SECRETS.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv(COPY, SECRETS["ANTHROPIC_API_KEY"])
+    hold_every_credential(monkeypatch)
     monkeypatch.setenv("GITHUB_TOKEN", GITHUB)
 
 
@@ -66,11 +59,6 @@ def web_asking_for_everything(url: str) -> dict[str, object]:
 def own_settings(project: Path, **values: object) -> None:
     (project / ".agentcli").mkdir(exist_ok=True)
     (project / ".agentcli" / "settings.local.json").write_text(json.dumps(values))
-
-
-def assert_no_secret_in(*texts: str) -> None:
-    for secret in ALL_SECRETS:
-        assert all(secret not in shown for shown in texts), f"{secret} shown"
 
 
 @pytest.mark.parametrize("started_by", ["the user's approval", "bypassPermissions"])
