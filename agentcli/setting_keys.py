@@ -74,6 +74,13 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         "the project's hooks are trusted to run",
     ),
     SettingKey(
+        "enableAllProjectHooks",
+        "`true` or `false`",
+        "`false`",
+        OWN_FILES,
+        "the project's hooks are trusted to run",
+    ),
+    SettingKey(
         "enableAllProjectMcpServers",
         "`true` or `false`",
         "`false`",

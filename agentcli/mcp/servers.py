@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
 from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to_enable, remember_approval
 from agentcli.mcp.config import load_servers
@@ -69,7 +70,8 @@ class SessionServers:
         self.local_settings = local_settings
         self.ask = ask
         self.on_notice = on_notice
-        found = load_servers(cwd, flag_files, strict=strict)
+        allowed = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
+        found = load_servers(cwd, flag_files, strict=strict, allowed=allowed)
         for text in found.notices:
             on_notice(text)
         named, refused = server_parts(found.servers)
