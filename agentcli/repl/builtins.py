@@ -59,19 +59,29 @@ def _help(repl: Repl, args: str) -> None:
     for builtin in BUILTINS.values():
         table.add_row(escape(f"/{builtin.name} {builtin.args}".rstrip()), builtin.description)
     catalog = repl.session.context.skills()
-    skills = [catalog.skills[name] for name in sorted(catalog.skills)]
+    skills = catalog.user_invocable()
     if skills:
         table.add_row("", "")
-        table.add_row("[bold]Skills[/bold]", "")
+        table.add_row("[bold]Skills and commands[/bold]", "")
     for skill in skills:
-        name = escape(f"/{skill.name} {skill.argument_hint or ''}".rstrip())
-        note = f"  [dim]({skill.source})[/dim]"
-        if skill.name in BUILTINS:
+        shown = catalog.shown_name(skill)
+        name = escape(f"/{shown} {skill.argument_hint or ''}".rstrip())
+        also = f", also /{skill.name}" if shown != skill.name else ""
+        note = f"  [dim]({escape(skill.source)} {skill.kind}{escape(also)})[/dim]"
+        if shown in BUILTINS:
             note += "  [yellow]hidden by the built-in[/yellow]"
         table.add_row(name, escape(skill.description or "") + note)
     for hidden, winner in catalog.shadowed:
         table.add_row(
-            f"[dim]/{hidden.name}[/dim]", f"[dim]({hidden.source}) shadowed by the {winner.source} skill[/dim]"
+            escape(f"/{hidden.name}"),
+            f"[dim]({escape(hidden.source)} {hidden.kind}) hidden by the {escape(winner.source)} {winner.kind}"
+            f" {escape(str(winner.path))}[/dim]",
+        )
+    for lost, holder in catalog.short_names_lost:
+        table.add_row(
+            escape(f"/{lost.name}"),
+            f"[dim]({escape(lost.source)} command) only by this name: /{escape(lost.short_name)} is "
+            f"/{escape(holder)}[/dim]",
         )
     for name, error in sorted(catalog.errors.items()):
         table.add_row(escape(f"/{name}"), f"[red]unusable: {escape(str(error))}[/red]")
