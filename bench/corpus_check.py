@@ -11,13 +11,13 @@ so the same script measures any version of agentcli: run it with `PYTHONPATH` po
 another checkout to get that version's counts.
 
 What "behaves" means, per kind (what Claude Code's documentation says of such a file):
-- command: it loads; it answers to `/<file name>` (also in a subfolder); its `description` and
+- command: it loads; it answers to `/<file name>` typed (also in a subfolder); its `description` and
   `argument-hint` are the text written; its `allowed-tools` rules are understood; it expands with
   arguments (a `!` command answered by a stub, an `@file` that is not there left as a note).
 - agent (only files with the `name` and `description` Claude Code requires): it loads under its
   `name` (also from a subfolder), with the description written, and can be started with the
   tools it names (the built-in tools there are; an MCP tool counts as available).
-- skill: it loads as `/<folder name>`, with the description written, is listed to the model
+- skill: it loads as `/<folder name>` (typed too), with the description written, is listed to the model
   unless `disable-model-invocation: true`, and expands with arguments.
 A `model:` alias (`sonnet`, `opus`, `haiku`) is counted apart: agentcli resolving it is not
 measured here.
@@ -67,7 +67,8 @@ class Outcome:
 
 def reference_fields(text: str) -> dict[str, Any] | None:
     """The frontmatter as written: YAML, or, where it is not YAML, each `key: rest of line` (with
-    the lines that continue it). None when the file has no frontmatter."""
+    the lines that continue it: indented, or inside an `<example>` the value opened). None when
+    the file has no frontmatter."""
     import yaml
 
     text = text.removeprefix("\ufeff")
@@ -88,7 +89,8 @@ def reference_fields(text: str) -> dict[str, Any] | None:
     key = None
     for line in raw:
         match = re.match(r"([A-Za-z_][\w.-]*)\s*:(?:\s+(.*))?$", line)
-        if match and not line[:1].isspace():
+        inside_example = key is not None and fields[key].count("<example>") > fields[key].count("</example>")
+        if match and not line[:1].isspace() and not inside_example:
             key = match.group(1)
             fields[key] = (match.group(2) or "").strip()
         elif key is not None and line.strip() and not line.startswith("#"):
@@ -151,6 +153,14 @@ def rule_problems(rules: tuple[str, ...]) -> list[str]:
     return problems[:1]
 
 
+def typing_problems(name: str) -> list[str]:
+    """Whether `/name args`, typed, is read as running `name`."""
+    from agentcli.context.session import parse_command
+
+    command = parse_command(f"/{name} some-arg")
+    return [] if command is not None and command[0] == name else ["its name cannot be typed as /<name>"]
+
+
 def expansion_problems(skill: Any, project: Path) -> list[str]:
     from agentcli.skills.expand import expand_skill
 
@@ -184,6 +194,7 @@ def check_command(entry: dict[str, str], source: Path, scratch: Path) -> Outcome
         outcome.loads = True
         if catalog.get(short) is not skill:
             outcome.problems.append("a command in a subfolder does not answer to /<file name>")
+        outcome.problems += typing_problems(short)
         _compare(outcome, written, "description", skill.description)
         _compare(outcome, written, "argument-hint", skill.argument_hint)
         outcome.problems += rule_problems(skill.allowed_tools)
@@ -234,6 +245,7 @@ def check_skill(entry: dict[str, str], source: Path, scratch: Path) -> Outcome:
             outcome.problems.append("not found (skill folders are not read)")
             return outcome
         outcome.loads = True
+        outcome.problems += typing_problems(name)
         _compare(outcome, written, "description", skill.description)
         hidden = str(written.get("disable-model-invocation", "")).strip().lower() == "true"
         listed = f"/{name}" in render_skill_list(catalog)

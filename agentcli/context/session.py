@@ -58,7 +58,7 @@ PLAN_MODE_ENDED = (
     "If the user approved a plan, carry it out."
 )
 
-_SLASH = re.compile(r"/(?P<name>[A-Za-z0-9_][\w.:-]*)(?:\s+(?P<args>.*))?", re.DOTALL)
+_SLASH = re.compile(r"/(?P<name>-*\w[\w.:-]*)(?:\s+(?P<args>.*))?", re.DOTALL)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """Reading a frontmatter that is not strict YAML, the way its author meant it.
 
 - A line `key: value` at the left margin starts a field; the value is the rest of the line.
-- Lines after it that do not start a field (indented ones, and any that are not `key:` lines,
-  such as `<example>` or `Context: …` written flush left) continue its value: joined with
-  spaces, or kept line by line after `|` and folded after `>`, as YAML would; lines that are
-  all `- item` make a list.
+- Lines after it that do not start a field continue its value: indented ones, ones that are
+  not `key:` lines (`<commentary>`), and any line while a tag the value opened is not closed
+  yet (`<example>` … `user: …` … `</example>`, as agent descriptions hold examples). They are
+  joined with spaces, or kept line by line after `|` and folded after `>`, as YAML would;
+  lines that are all `- item` make a list.
 - A one-line value that is valid YAML on its own keeps YAML's reading (`true`, `20`,
   `["Read", "Grep"]`, `"quoted"`); any other (`[file] [--flag]`, `Use when: …`) stays the text
   as written. A `# comment` line at the margin is skipped.
@@ -17,6 +18,8 @@ from typing import Any
 
 _FIELD = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(?P<value>.*))?")
 _BLOCK = re.compile(r"[|>][+-]?")
+_OPEN_TAG = re.compile(r"<([A-Za-z][\w-]*)>")  # a bare tag: `<function call omitted>` is prose
+_CLOSE_TAG = re.compile(r"</([A-Za-z][\w-]*)\s*>")
 
 
 def read_leniently(raw: str) -> dict[str, Any]:
@@ -26,7 +29,7 @@ def read_leniently(raw: str) -> dict[str, Any]:
     more: list[str] = []
     for line in raw.splitlines():
         match = _FIELD.fullmatch(line.rstrip())
-        if match and not line[:1].isspace():
+        if match and not line[:1].isspace() and not _inside_tag(first, more):
             if key is not None:
                 fields[key] = _value(first, more)
             key, first, more = match.group("key"), (match.group("value") or "").strip(), []
@@ -35,6 +38,14 @@ def read_leniently(raw: str) -> dict[str, Any]:
     if key is not None:
         fields[key] = _value(first, more)
     return fields
+
+
+def _inside_tag(first: str, more: list[str]) -> bool:
+    """Whether the value so far opened a tag (`<example>`) it has not closed."""
+    text = " ".join([first, *more])
+    opened = _OPEN_TAG.findall(text)
+    closed = _CLOSE_TAG.findall(text)
+    return any(opened.count(tag) > closed.count(tag) for tag in set(opened))
 
 
 def _value(first: str, more: list[str]) -> Any:

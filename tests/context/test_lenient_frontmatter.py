@@ -101,12 +101,11 @@ def test_a_command_and_a_skill_with_loose_frontmatter_work_and_are_reported_once
     assert (review.argument_hint, review.description) == ("[pr-number] [--draft]", "Review a PR: the diff first")
     assert review.allowed_tools == ("Bash(gh pr diff:*)", "Read")
     assert catalog.skills["triage"].description == "Use when: an issue comes in"
-    assert sorted(said) == [
-        f"{command}, line 2: the frontmatter is not valid YAML (expected <block end>, but found '['); "
-        "read each `key: value` line as written.",
-        f"{skill}, line 3: the frontmatter is not valid YAML (mapping values are not allowed here); "
-        "read each `key: value` line as written.",
-    ]
+    assert len(said) == 2  # once each, though read twice
+    about_command, about_skill = sorted(said)
+    assert about_command.startswith(f"{command}, line 2: the frontmatter is not valid YAML (")
+    assert about_skill.startswith(f"{skill}, line 3: the frontmatter is not valid YAML (")
+    assert all(text.endswith("); read each `key: value` line as written.") for text in said)
 
 
 def test_an_agent_with_loose_frontmatter_is_started_as_written_with_one_warning(tmp_path: Path, home: Path) -> None:
@@ -126,13 +125,14 @@ def test_an_agent_with_loose_frontmatter_is_started_as_written_with_one_warning(
     types.catalog()
 
     assert analyzer is not None
-    assert analyzer.description == "Use this agent when analyzing transcripts. Examples: <example>Context: the user"
+    assert analyzer.description == (
+        "Use this agent when analyzing transcripts. Examples: <example>Context: the user "
+        "user: analyze this assistant: I'll use the analyzer agent.</example>"
+    )
     assert analyzer.tools == ("Read", "Grep")
     assert analyzer.model is None and analyzer.prompt == "You analyze transcripts."
-    assert said == [
-        f"{path}, line 3: the frontmatter is not valid YAML (mapping values are not allowed here); "
-        "read each `key: value` line as written."
-    ]
+    [warning] = said
+    assert warning.startswith(f"{path}, line 3: the frontmatter is not valid YAML (mapping values are not allowed")
 
 
 def test_agent_definitions_in_subfolders_are_found_and_names_are_unique_per_agents_folder(
