@@ -193,6 +193,7 @@ def test_a_forked_skill_run_by_the_user_reports_to_the_main_agent(
     assert "The user ran /audit api.py, which runs as a sub-agent. Its report:" in told
     assert any(t.startswith("No leaks in api.py.") for t in told)
     assert "The audit found no leaks." in ran.stdout
+    assert "/audit ran as a sub-agent: general-purpose: 1 turn, 0 tool calls" in ran.stderr
 
 
 def test_a_forked_skill_naming_an_unknown_agent_type_says_so(

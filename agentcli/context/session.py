@@ -233,6 +233,7 @@ class SessionContext:
         if prepared.fork is None or prepared.skill is None or self._forks is None:
             return prepared.content
         report = self._forks.run(prepared.skill, prepared.fork, ctx)
+        self.on_notice(f"/{prepared.skill.name} ran as a sub-agent: {report.summary or 'done'}.")
         return [*prepared.content, text_block(report.content)]
 
     def _with_resources(self, text: str) -> list[JSON]:

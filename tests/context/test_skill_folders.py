@@ -116,3 +116,14 @@ def test_the_listing_for_a_hundred_skills_is_bounded_and_says_what_it_left_out(t
     [tail] = [line for line in listing.splitlines() if line.startswith(f"({left_out} more not described")]
     assert tail.endswith("/skill-099. Run one to see what it does.)")
     assert len(tail) < NAMES_BUDGET + 200
+
+
+def test_a_skills_model_is_its_turns_and_inherit_means_the_sessions(tmp_path: Path, repo: Path) -> None:
+    home, claude = tmp_path / "agentcli-home", tmp_path / "user" / ".claude"
+    skill(repo / ".claude" / "skills", "quick", "Quick answers", "model: claude-haiku-4-5\n")
+    skill(repo / ".claude" / "skills", "same", "Same model", "model: inherit\n")
+
+    catalog = load_skills(repo, home, claude)
+
+    assert catalog.skills["quick"].model == "claude-haiku-4-5"
+    assert catalog.skills["same"].model is None
