@@ -158,10 +158,8 @@ def test_help_shows_which_file_answers_to_each_name(start_repl: StartRepl, proje
 
     screen = repl.wait_for("only by this name")
     rows = [" ".join(line.split()) for line in screen.splitlines() if line.startswith("/")]
-    assert "/lint Lint from frontend/ (project (.claude) command, also /frontend:lint)" in rows
-    assert "/tools:lint (project (.claude) command) only by this name: /lint is /frontend:lint" in rows
+    assert "/lint Lint from frontend/ (project (.claude)) also /frontend:lint" in rows
+    assert "/tools:lint (project (.claude)) only by this name: /lint is /frontend:lint" in rows
     assert "/commit Commit, the skill (user (~/.claude) skill)" in rows
-    assert any(
-        row.startswith("/commit (project (.claude) command) hidden by the user (~/.claude) skill") for row in rows
-    )
+    assert any(row.startswith("/commit (project (.claude)) hidden by the user (~/.claude) skill") for row in rows)
     assert not any(row.startswith("/style") for row in rows)

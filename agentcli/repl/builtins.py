@@ -27,6 +27,7 @@ from agentcli.permissions.rules import BEHAVIORS, SESSION, Rule, RuleError, Rule
 from agentcli.regular_file import read_regular_file
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
+from agentcli.skills.catalog import Skill
 from agentcli.tools.todo import progress_line
 from agentcli.ui.tool_render import TodoListView
 
@@ -66,21 +67,21 @@ def _help(repl: Repl, args: str) -> None:
     for skill in skills:
         shown = catalog.shown_name(skill)
         name = escape(f"/{shown} {skill.argument_hint or ''}".rstrip())
-        also = f", also /{skill.name}" if shown != skill.name else ""
-        note = f"  [dim]({escape(skill.source)} {skill.kind}{escape(also)})[/dim]"
+        also = f" also /{skill.name}" if shown != skill.name else ""
+        note = f"  [dim]({escape(_where(skill))}){escape(also)}[/dim]"
         if shown in BUILTINS:
             note += "  [yellow]hidden by the built-in[/yellow]"
         table.add_row(name, escape(skill.description or "") + note)
     for hidden, winner in catalog.shadowed:
         table.add_row(
             escape(f"/{hidden.name}"),
-            f"[dim]({escape(hidden.source)} {hidden.kind}) hidden by the {escape(winner.source)} {winner.kind}"
+            f"[dim]({escape(_where(hidden))}) hidden by the {escape(winner.source)} {winner.kind}"
             f" {escape(str(winner.path))}[/dim]",
         )
     for lost, holder in catalog.short_names_lost:
         table.add_row(
             escape(f"/{lost.name}"),
-            f"[dim]({escape(lost.source)} command) only by this name: /{escape(lost.short_name)} is "
+            f"[dim]({escape(_where(lost))}) only by this name: /{escape(lost.short_name)} is "
             f"/{escape(holder)}[/dim]",
         )
     for name, error in sorted(catalog.errors.items()):
@@ -99,6 +100,11 @@ def _help(repl: Repl, args: str) -> None:
         "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "
         "Ctrl-O shows cut-short tool output · Ctrl-C interrupts · Ctrl-D exits[/dim]"
     )
+
+
+def _where(skill: Skill) -> str:
+    """`project`, `user (~/.claude)`; `project skill` for a skill folder."""
+    return skill.source if skill.kind == "command" else f"{skill.source} skill"
 
 
 def _clear(repl: Repl, args: str) -> None:
