@@ -417,7 +417,12 @@ class Session:
         transcripts = project_state_dir(self.cwd) / self.id / "subagents"
         self.mcp_tools = self.mcp.source()
         self.subagents = SubagentRunner(
-            self, [self.builtins, self.mcp_tools], self.context.facts, transcripts, self.on_event
+            self,
+            [self.builtins, self.mcp_tools],
+            self.context.skill_tools(self.builtins),
+            self.context.facts,
+            transcripts,
+            self.on_event,
         )
         own_tools = self.context.tool_source(self.gate, self.builtins, ForkedSkills(self.agent_types, self.subagents))
         self.agent = build_agent(

@@ -43,7 +43,7 @@ from agentcli.skills.listing import render_skill_list
 from agentcli.skills.loader import load_skills
 from agentcli.skills.notices import SkillNotices
 from agentcli.skills.rules import folder_read_rule
-from agentcli.skills.tool import RunsForkedSkills, SkillTool
+from agentcli.skills.tool import RunsForkedSkills, SkillTools
 from agentcli.skills.trust import SkillTrust
 from agentcli.tools.read import ReadTool
 from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
@@ -162,6 +162,7 @@ class SessionContext:
         self.on_notice = on_notice
         self._invoker: SkillInvoker | None = None
         self._forks: RunsForkedSkills | None = None
+        self._skill_tools: SkillTools | None = None
         self._reported_unreadable: set[Path] = set()
 
     def skills(self) -> SkillCatalog:
@@ -174,19 +175,27 @@ class SessionContext:
         self.skill_notices.report(catalog)
         return catalog
 
+    def skill_tools(self, alongside: ToolSource) -> SkillTools:
+        """What this conversation's Skill tools are made from (the main agent's and each sub-agent's):
+        a skill's `!` commands run with the Bash tool of `alongside`, and its files are read with
+        its Read tool. Made on the first call."""
+        if self._skill_tools is None:
+            tools = {tool.name: tool for tool in alongside.tools()}
+            read = tools.get("Read") or ReadTool()
+            self._skill_tools = SkillTools(self.skills, tools.get("Bash"), read, self.skill_trust, self.outside)
+        return self._skill_tools
+
     def tool_source(
         self, gate: PermissionGate, alongside: ToolSource, forks: RunsForkedSkills | None = None
     ) -> ToolList:
-        """This conversation's own tools, Skill and TodoWrite, as a tool source. A skill's `!`
-        commands run with the Bash tool of `alongside`, each checked by `gate` as a Bash call,
-        and its files are read with its Read tool; `forks` runs `context: fork` skills (without
-        it they cannot run). Needed before `prepare` runs a /command."""
-        tools = {tool.name: tool for tool in alongside.tools()}
-        read = tools.get("Read") or ReadTool()
-        self._invoker = SkillInvoker(gate, tools.get("Bash"), read, self.skill_trust, self.outside, self.on_notice)
+        """This conversation's own tools, Skill and TodoWrite, as a tool source. Each `!` command of
+        a skill is checked by `gate` as a Bash call (see `skill_tools`); `forks` runs `context: fork`
+        skills (without it they cannot run). Needed before `prepare` runs a /command."""
+        skill = self.skill_tools(alongside).tool(gate, self.on_notice, forks)
+        self._invoker = skill.invoker
         self._forks = forks
         todo = TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks"))
-        return ToolList(SESSION, (SkillTool(self.skills, self._invoker, forks), todo))
+        return ToolList(SESSION, (skill, todo))
 
     def restore_todos(self, todos: tuple[Todo, ...]) -> None:
         """The task list of a resumed conversation (its messages or last reminder already show it)."""

@@ -81,8 +81,7 @@ def _help(repl: Repl, args: str) -> None:
     for lost, holder in catalog.short_names_lost:
         table.add_row(
             escape(f"/{lost.name}"),
-            f"[dim]({escape(_where(lost))}) only by this name: /{escape(lost.short_name)} is "
-            f"/{escape(holder)}[/dim]",
+            f"[dim]({escape(_where(lost))}) only by this name: /{escape(lost.short_name)} is /{escape(holder)}[/dim]",
         )
     for name, error in sorted(catalog.errors.items()):
         table.add_row(escape(f"/{name}"), f"[red]unusable: {escape(str(error))}[/red]")

@@ -5,17 +5,27 @@ A call returns the skill's full instructions, expanded with its arguments, heade
 folder's path for a skill folder, so the model can Read the supporting files it needs and run
 its scripts (each a Bash call judged by the gate). A `context: fork` skill runs as a sub-agent
 instead (agents/forked_skills.py), and the call returns that sub-agent's report.
+
+Each agent of a conversation has its own Skill tool (`SkillTools.tool`), judged by its own
+gate: a skill a sub-agent runs grants its allowed-tools to that sub-agent's calls only
+(`permissions.gate.AgentGate`), for as long as it runs. Which skill files may grant at all
+(`skills.trust`) and which outside files were approved are the conversation's, shared. Only
+the main agent's tool runs forked skills: sub-agents cannot start sub-agents.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.context.outside import OutsideFiles
+from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult
 from agentcli.skills.catalog import Skill, SkillCatalog, unknown_message
 from agentcli.skills.frontmatter import SkillFileError
-from agentcli.skills.invoke import SkillInvoker
+from agentcli.skills.invoke import Notify, SkillInvoker
+from agentcli.skills.listing import render_skill_list
+from agentcli.skills.trust import SkillTrust
 from agentcli.tools.base import BuiltinTool, ToolError
 
 
@@ -77,3 +87,27 @@ class SkillTool(BuiltinTool):
         if skill.forked and self.forks is not None:
             return self.forks.run(skill, text, ctx)
         return ToolResult(f"Skill /{name} ({skill.path}):\n\n{text}", summary=f"Loaded /{name}")
+
+
+@dataclass(frozen=True)
+class SkillTools:
+    """What the Skill tools of one conversation share; `tool` makes one for an agent."""
+
+    load: Callable[[], SkillCatalog]
+    """The skills as they are on disk now."""
+    bash: Tool | None
+    """What a skill's `!` commands run with (each checked by the agent's gate as a Bash call)."""
+    read: Tool
+    """What a model-supplied `@path` is checked as."""
+    trust: SkillTrust
+    outside: OutsideFiles
+
+    def tool(self, gate: PermissionGate, on_notice: Notify, forks: RunsForkedSkills | None = None) -> SkillTool:
+        """A Skill tool whose skills' `!` commands and allowed-tools go through `gate`; `forks`
+        runs its `context: fork` skills (the main agent's only)."""
+        invoker = SkillInvoker(gate, self.bash, self.read, self.trust, self.outside, on_notice)
+        return SkillTool(self.load, invoker, forks)
+
+    def listing(self) -> str:
+        """The body of the skills <system-reminder> (see `render_skill_list`); "" when there are none."""
+        return render_skill_list(self.load())
