@@ -140,7 +140,7 @@ def test_unknown_command_exits_2_and_sends_nothing(run_agent: RunAgent, model: S
 
 
 def test_malformed_skill_exits_2_naming_the_file(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
-    path = write(project / ".commands" / "bad.md", "---\ndescription: [oops\n---\nbody")
+    path = write(project / ".commands" / "bad.md", "---\ndisable-model-invocation: maybe\n---\nbody")
     done = run_agent("/bad")
     assert done.returncode == 2
     assert f"Malformed frontmatter in {path}" in done.stderr
