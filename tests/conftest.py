@@ -54,12 +54,21 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def empty_git_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `.git` of a new repository (branch main, no sample hooks), made once per worker."""
+    path = tmp_path_factory.mktemp("git-template")
+    subprocess.run(["git", "init", "-q", "-b", "main", "--template=", str(path)], check=True)
+    return path / ".git"
+
+
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """An empty git repository to run in."""
+def project(tmp_path: Path, empty_git_dir: Path) -> Path:
+    """An empty git repository to run in: a copy of `empty_git_dir`, which is what `git init`
+    makes there, without starting git for every test."""
     path = tmp_path / "project"
     path.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    shutil.copytree(empty_git_dir, path / ".git")
     return path
 
 
