@@ -1,17 +1,20 @@
 """What the command line and the settings say about the model a session talks to: how it calls
-tools (`--tool-protocol`, `toolProtocol`), the run's budget in dollars (`--max-budget-usd`,
-`maxBudgetUsd`) and the `models` table (`agentcli.catalog`). A bad value is a UsageError naming
-the setting, its file and what it should be, raised before anything is sent."""
+tools (`--tool-protocol`, `toolProtocol`), the run's budgets in dollars (`--max-budget-usd`,
+`maxBudgetUsd`) and tokens (`--max-budget-tokens`, `tokenBudget`), and the `models` table
+(`agentcli.catalog`). A bad value is a UsageError naming the setting, its file and what it should
+be, raised before anything is sent."""
 
 from __future__ import annotations
 
 from agentcli.catalog import MODELS_SETTING, check_models_setting
 from agentcli.errors import UsageError
 from agentcli.providers.text_tools import TOOL_PROTOCOLS, ToolProtocol
+from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 
-TOOL_PROTOCOL_SETTING = "toolProtocol"
-BUDGET_USD_SETTING = "maxBudgetUsd"
+TOOL_PROTOCOL_SETTING = setting("toolProtocol")
+BUDGET_USD_SETTING = setting("maxBudgetUsd")
+TOKEN_BUDGET_SETTING = setting("tokenBudget")
 
 
 def tool_protocol(option: str | None, settings: Settings) -> ToolProtocol:

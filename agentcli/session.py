@@ -31,7 +31,7 @@ from agentcli.agents.build import build_agent
 from agentcli.agents.sources import builtin_source
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes, task_source
-from agentcli.catalog import ModelInfo, model_info, unknown_model_notice
+from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info, unknown_model_notice
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
@@ -45,12 +45,13 @@ from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent, mentions_mcp
 from agentcli.mcp.servers import SessionServers
-from agentcli.model_settings import budget_usd, check_model_table, tool_protocol
+from agentcli.model_settings import TOKEN_BUDGET_SETTING, budget_usd, check_model_table, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
 from agentcli.providers import (
     DEFAULT_PROVIDER,
+    MODEL_SETTING,
     PROVIDER_SETTING,
     Choice,
     ProviderSettings,
@@ -108,7 +109,10 @@ def choose_provider(options: SessionOptions, settings: Settings, resumed: Loaded
     if resumed is not None and resumed.model and options.model is None and options.provider is None:
         return Choice(resumed.provider or DEFAULT_PROVIDER, resumed.model)
     return choose(
-        options.model, options.provider, setting=settings.get(PROVIDER_SETTING), model_setting=settings.get("model")
+        options.model,
+        options.provider,
+        setting=settings.get(PROVIDER_SETTING),
+        model_setting=settings.get(MODEL_SETTING),
     )
 
 
@@ -215,7 +219,7 @@ class Session:
 
     @property
     def model_info(self) -> ModelInfo:
-        return model_info(self.agent.config.model, self.settings.get("models"))
+        return model_info(self.agent.config.model, self.settings.get(MODELS_SETTING))
 
     @property
     def usage(self) -> Usage:
@@ -233,7 +237,9 @@ class Session:
         its sub-agents' usage included. Each sub-agent's tokens are priced at its own model's rates,
         the rest at the main model's (a resumed conversation's earlier spend too)."""
         by_model = self.subagents.usage_by_model()
-        cost = sum(model_info(name, self.settings.get("models")).cost_usd(spent) for name, spent in by_model.items())
+        cost = sum(
+            model_info(name, self.settings.get(MODELS_SETTING)).cost_usd(spent) for name, spent in by_model.items()
+        )
         main = usage
         for spent in by_model.values():
             main = main.less(spent)
@@ -315,7 +321,7 @@ class Session:
         self._notice_if_unknown(model_name)
 
     def _notice_if_unknown(self, name: str) -> None:
-        if note := unknown_model_notice(name, self.settings.get("models")):
+        if note := unknown_model_notice(name, self.settings.get(MODELS_SETTING)):
             self._notice(note)
 
     def clear(self) -> None:
@@ -360,7 +366,7 @@ class Session:
         return self._tool_model
 
     def _has_native_tools(self, name: str) -> bool:
-        return model_info(name, self.settings.get("models")).native_tools
+        return model_info(name, self.settings.get(MODELS_SETTING)).native_tools
 
     def _end_conversation(self) -> None:
         """Release what the current conversation holds: its transcript and its agent's tool threads
@@ -486,8 +492,8 @@ class Session:
 
     def loop_config(self, name: str) -> LoopConfig:
         """The loop's configuration for the model `name` (its output limits; the run's turn limit and budget)."""
-        info = model_info(name, self.settings.get("models"))
-        budget = self.options.max_budget_tokens or self.settings.get("tokenBudget") or LoopConfig.token_budget
+        info = model_info(name, self.settings.get(MODELS_SETTING))
+        budget = self.options.max_budget_tokens or self.settings.get(TOKEN_BUDGET_SETTING) or LoopConfig.token_budget
         return LoopConfig(
             model=name,
             max_output_tokens=min(32_000, info.max_output_tokens),
