@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.cli import commands, exit_code
 from agentcli.contracts import Model
 from agentcli.providers.anthropic import AnthropicModel
 from agentcli.providers.scripted import ScriptedModel
@@ -116,6 +117,7 @@ class Ran:
 
 
 RunAgent = Callable[..., Ran]
+RunMain = Callable[..., Ran]
 
 
 @pytest.fixture
@@ -164,6 +166,39 @@ def run_wire(
     wire = AnthropicModel(api_key=TEST_KEY, base_url=fake_api.url)
     yield _runner(wire, project, capsys)
     wire.close()
+
+
+@pytest.fixture
+def run_main(
+    fake_api: FakeAnthropic,
+    in_process_env: None,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> RunMain:
+    """`run_cli` in this process: `agentcli ARGS`'s own code, from reading the command line to its
+    exit code, against `fake_api`, with `input` on a pipe as stdin. What only a process shows
+    (its start, its exit, signals, a closed stdout) needs `run_cli`."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
+
+    def run(*args: str, input: str = "", cwd: Path | None = None, env: dict[str, str] | None = None) -> Ran:
+        with monkeypatch.context() as scoped:
+            for name, value in (env or {}).items():
+                scoped.setenv(name, value)
+            scoped.chdir(cwd or project)
+            scoped.setattr(sys, "argv", ["agentcli", *args])
+            read, write = os.pipe()
+            os.write(write, input.encode())  # a pipe holds 64 KB: plenty for a prompt
+            os.close(write)
+            with open(read) as stdin:
+                scoped.setattr(sys, "stdin", stdin)
+                commands._stdin.cache_clear()  # read once per process: this is a new one
+                capsys.readouterr()  # what ran before is not this run's output
+                code = exit_code()
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return run
 
 
 @pytest.fixture
