@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,6 +186,7 @@ def run_main(
         with monkeypatch.context() as scoped:
             for name, value in (env or {}).items():
                 scoped.setenv(name, value)
+            time.tzset()  # a process reads TZ as it starts
             scoped.chdir(cwd or project)
             scoped.setattr(sys, "argv", ["agentcli", *args])
             read, write = os.pipe()
@@ -195,6 +197,7 @@ def run_main(
                 commands._stdin.cache_clear()  # read once per process: this is a new one
                 capsys.readouterr()  # what ran before is not this run's output
                 code = exit_code()
+        time.tzset()
         out, err = capsys.readouterr()
         return Ran(code, out, err)
 
