@@ -13,7 +13,7 @@ from agentcli.errors import ModelAPIError, UsageError
 from agentcli.providers.anthropic import AnthropicModel
 from agentcli.providers.anthropic_cloud import bedrock_client, vertex_client
 from agentcli.providers.timeouts import Timeouts
-from tests.conftest import TEST_KEY, RunCli
+from tests.conftest import TEST_KEY, RunMain
 from tests.fake_anthropic import FakeAnthropic, http_error, reply, text, tool_use
 
 HI = ModelRequest("claude-test", [], [], [{"role": "user", "content": "hi"}], 64)
@@ -32,11 +32,13 @@ def vertex_env(fake_api: FakeAnthropic) -> dict[str, str]:
     }
 
 
-def test_a_run_on_vertex_streams_from_streamrawpredict(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_a_run_on_vertex_streams_from_streamrawpredict(
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path
+) -> None:
     (project / "a.txt").write_text("alpha\n")
     fake_api.script(reply(tool_use("Read", {"file_path": "a.txt"}, id="toolu_1")), reply(text("It says alpha.")))
 
-    done = run_cli("run", "what does a.txt say?", env=vertex_env(fake_api))
+    done = run_main("run", "what does a.txt say?", env=vertex_env(fake_api))
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "It says alpha.\n"
@@ -49,12 +51,12 @@ def test_a_run_on_vertex_streams_from_streamrawpredict(run_cli: RunCli, fake_api
 
 
 def test_a_vertex_error_is_reported_and_retried_like_the_apis(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path
 ) -> None:
     limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "Quota exceeded"}}
     fake_api.script(http_error(429, limited, headers={"retry-after-ms": "10"}), reply(text("fine")))
 
-    done = run_cli("run", "hi", env=vertex_env(fake_api))
+    done = run_main("run", "hi", env=vertex_env(fake_api))
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "fine\n"
