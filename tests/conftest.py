@@ -2,8 +2,10 @@
 
 - In-process (most tests): `run_agent` runs `agentcli run`'s code (`run_once`) in this
   process with `model`, a `ScriptedModel` that checks each request as the fake server does.
+- The command line in-process: `run_main` runs `agentcli ARGS`'s own code here against
+  `fake_api`, the fake Anthropic server on 127.0.0.1.
 - End to end: `run_cli` runs the installed CLI as a subprocess and `start_repl` starts the
-  REPL in a pty, both against `fake_api`, the fake Anthropic server on 127.0.0.1.
+  REPL in a pty, both against `fake_api`; for what only a process or the screen shows.
 """
 
 from __future__ import annotations
