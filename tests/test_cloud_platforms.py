@@ -11,7 +11,6 @@ from agentcli.contracts import ModelRequest, Unwatched
 from agentcli.credentials import child_environment
 from agentcli.errors import ModelAPIError, UsageError
 from agentcli.providers.anthropic import AnthropicModel
-from agentcli.providers.anthropic_cloud import bedrock_client, vertex_client
 from agentcli.providers.timeouts import Timeouts
 from tests.conftest import TEST_KEY, RunMain
 from tests.fake_anthropic import FakeAnthropic, http_error, reply, text, tool_use
@@ -83,6 +82,8 @@ def test_the_vertex_client_takes_region_project_token_and_base_url(monkeypatch: 
     }.items():
         monkeypatch.setenv(name, value)
 
+    from agentcli.providers.anthropic_cloud import vertex_client  # the SDK: not at collection, in both workers
+
     client = vertex_client(Timeouts(connect=3, stream_idle=40))
 
     assert (client.region, client.project_id, client.access_token) == ("europe-west1", "proj-1", "ya29.token")
@@ -93,6 +94,8 @@ def test_the_vertex_client_takes_region_project_token_and_base_url(monkeypatch: 
 def test_the_bedrock_client_takes_region_and_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_REGION", "eu-west-3")
     monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", "http://127.0.0.1:9/bedrock")
+
+    from agentcli.providers.anthropic_cloud import bedrock_client
 
     client = bedrock_client(Timeouts(connect=3, stream_idle=40), betas=["b-1"])
 
@@ -107,6 +110,8 @@ def test_the_bedrock_client_defaults_to_the_regions_endpoint(monkeypatch: pytest
     monkeypatch.delenv("AWS_REGION", raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-northeast-1")
     monkeypatch.delenv("ANTHROPIC_BEDROCK_BASE_URL", raising=False)
+
+    from agentcli.providers.anthropic_cloud import bedrock_client
 
     client = bedrock_client(Timeouts())
 
