@@ -12,6 +12,10 @@ from agentcli.cli.app import app
 from tests.conftest import RunMain
 from tests.mcp.helpers import DEMO_SERVER, stdio_server, write_config
 
+SLOW_MACHINE = {"MCP_TIMEOUT": "60000"}
+"""A connect ceiling for a loaded machine (the demo server's SDK takes ~1.5 s of CPU to start):
+a server that fails still fails at once, one that connects is not cut off while starting."""
+
 
 def _servers(path: Path) -> dict[str, object]:
     servers: dict[str, object] = json.loads(path.read_text())["mcpServers"]
@@ -125,7 +129,7 @@ def test_list_connects_and_reports_each_server(run_main: RunMain, project: Path,
     (project / ".agentcli").mkdir()
     (project / ".agentcli" / "settings.local.json").write_text(json.dumps({"disabledMcpjsonServers": ["off"]}))
 
-    done = run_main("mcp", "list")
+    done = run_main("mcp", "list", env=SLOW_MACHINE)
 
     assert done.returncode == 0, done.stderr
     blocks = {block.split(" · ")[0]: block for block in ("\n" + done.stdout).split("\n") if " · " in block}
@@ -146,11 +150,12 @@ def test_list_without_servers_says_how_to_add_one(run_main: RunMain, project: Pa
 
 
 def test_list_takes_mcp_config_and_strict_mcp_config_before_or_after_it(
-    project: Path, home: Path, in_process_env: None, capsys: pytest.CaptureFixture[str]
+    project: Path, home: Path, in_process_env: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_config(home / ".agentcli" / "mcp.json", mine={"command": "absent-program"})
     write_config(project / "servers.json", demo=stdio_server())
 
+    monkeypatch.setenv(*next(iter(SLOW_MACHINE.items())))
     with pytest.raises(SystemExit) as done:
         app(["--mcp-config", "servers.json", "mcp", "list", "--strict-mcp-config"], prog_name="agentcli")
 
