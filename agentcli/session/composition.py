@@ -30,6 +30,7 @@ from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, StreamL
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.events import EventSink, Notice, SerializedSink
 from agentcli.hooks import Hooks, load_hooks
+from agentcli.hooks.trust import ENABLE_ALL_KEY as ENABLE_ALL_HOOKS_KEY
 from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import LoopConfig
 from agentcli.mcp.approval import AsksAboutProjectServer
@@ -53,6 +54,7 @@ from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.sessions.autocompact import auto_compact_percent
 from agentcli.sessions.store import LoadedTranscript, find_session, latest_session, load_transcript
 from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
+from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
 from agentcli.workspace.contract import Workspace
 from agentcli.workspace.local import LocalWorkspace
@@ -83,19 +85,22 @@ class SessionOptions:
     """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
     strict_mcp_config: bool = False
     """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
+    trust_project_hooks: bool = False
+    """`--trust-project-hooks`: run the checked-in settings' hooks without asking (`hooks.trust`)."""
 
 
 @dataclass(frozen=True)
 class Approvals:
     """The front end's questions (the REPL's); without them (`agentcli run`) what would be asked
-    is denied or left out, and the checked-in settings' hooks run."""
+    is denied or left out."""
 
     prompter: Prompter | None = None
     """Asks about tool calls."""
     outside: AsksAboutOutsideFiles | None = None
     """Asks about `@` imports outside the project."""
     hooks: AsksAboutHooks | None = None
-    """Asks whether to run the checked-in settings' hooks."""
+    """Asks whether to run the checked-in settings' hooks (without it they run only if the user
+    trusted them already, see `hooks.trust`)."""
     mcp_server: AsksAboutProjectServer | None = None
     """Asks about the project's MCP servers."""
 
@@ -198,6 +203,8 @@ class SessionParts:
     builtins: ToolList
     skill_trust: SkillTrust
     """Kept across /clear and /resume: a skill the model changed stays untrusted in a new conversation."""
+    skill_notices: SkillNotices
+    """Kept across /clear: what was said about a skill file is not said again."""
     outside_files: OutsideFiles
     agent_types: AgentTypes
     """The types the Task tool may start; kept across /clear so a bad definition is reported once."""
@@ -268,7 +275,12 @@ def compose(
     passthrough = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
     local_settings = next(path for scope, path in settings_files(cwd) if scope == "local")
     hook_config = trusted_config(
-        load_hooks(settings.raw), settings.get(TRUST_KEY), local_settings, approvals.hooks, notice
+        load_hooks(settings.raw),
+        settings.get(TRUST_KEY),
+        local_settings,
+        approvals.hooks,
+        notice,
+        trusted=options.trust_project_hooks or settings.get(ENABLE_ALL_HOOKS_KEY) is True,
     )
     hooks = Hooks(hook_config, cwd, about=about, passthrough=passthrough, on_notice=notice)
     prompter = approvals.prompter
@@ -326,6 +338,7 @@ def compose(
         earlier=earlier,
         builtins=builtin_source(),
         skill_trust=SkillTrust(),
+        skill_notices=SkillNotices(notice),
         outside_files=outside_files,
         agent_types=agent_types,
         mcp=mcp,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import uuid
 
 from agentcli.agents.build import build_agent
+from agentcli.agents.forked_skills import ForkedSkills
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import task_source
 from agentcli.catalog import ModelInfo
@@ -62,8 +63,8 @@ class Conversation:
             outside=parts.outside_files,
             on_notice=parts.notice,
             mcp=parts.mcp_content,
+            skill_notices=parts.skill_notices,
         )
-        own_tools = self.context.tool_source(parts.gate, parts.builtins)
         self.resumed = loaded
         """The transcript this conversation continues, if it does."""
         self.transcript: TranscriptWriter
@@ -91,10 +92,13 @@ class Conversation:
         self.subagents = SubagentRunner(
             self,
             [parts.builtins, self.mcp_tools],
-            self.context.skill_tools,
+            self.context.skill_tools(parts.builtins),
             self.context.facts,
             project_state_dir(cwd) / self.id / "subagents",
             parts.on_event,
+        )
+        own_tools = self.context.tool_source(
+            parts.gate, parts.builtins, ForkedSkills(parts.agent_types, self.subagents)
         )
         self.ctx = ToolContext(parts.workspace)
         """The tools' context: the session's workspace, this conversation's files read and user turns."""
@@ -186,7 +190,7 @@ class Conversation:
         self.recorder.prompt_reminders(self.context.reminders.snapshot())
         try:
             with self.context.turn(prepared):
-                result = self.agent.run(prepared.content, model=prepared.model)
+                result = self.agent.run(self.context.forked_content(prepared, self.ctx), model=prepared.model)
         except BaseException as stopped:  # an interrupt too: the run record says why it ended
             self.recorder.record_run(stopped)
             if isinstance(stopped, Exception):
