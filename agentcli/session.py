@@ -31,6 +31,7 @@ from agentcli.agents.build import build_agent
 from agentcli.agents.sources import builtin_source
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes, task_source
+from agentcli.budget import Budget
 from agentcli.catalog import ModelInfo, model_info, unknown_model_notice
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
@@ -45,7 +46,7 @@ from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent, mentions_mcp
 from agentcli.mcp.servers import SessionServers
-from agentcli.model_settings import budget_usd, check_model_table, tool_protocol
+from agentcli.model_settings import budget_usd, check_model_table, token_budget, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
@@ -166,6 +167,7 @@ class Session:
         check_model_table(self.settings)
         self.tool_protocol = tool_protocol(options.tool_protocol, self.settings)
         self.budget_usd = budget_usd(options.max_budget_usd, self.settings)
+        self.token_budget = token_budget(options.max_budget_tokens, self.settings)
         self._tool_model: Model | None = None
         """`_model` speaking `tool_protocol` (itself for native)."""
         self.retry_base_delay = retry_base_delay
@@ -196,6 +198,8 @@ class Session:
         self.context: SessionContext
         self.agent: Agent
         self.subagents: SubagentRunner
+        self.budget: Budget
+        """What this conversation may spend, drawn on by its agent and every sub-agent."""
         self.transcript: TranscriptWriter
         self.recorder: TranscriptRecorder
         self.resumed: LoadedTranscript | None = None
@@ -406,8 +410,9 @@ class Session:
             self.context.restore_todos(loaded.todos)
         transcripts = project_state_dir(self.cwd) / self.id / "subagents"
         self.mcp_tools = self.mcp.source()
+        self.budget = Budget(self.token_budget, self.budget_usd)
         self.subagents = SubagentRunner(
-            self, [self.builtins, self.mcp_tools], self.context.facts, transcripts, self.on_event
+            self, [self.builtins, self.mcp_tools], self.context.facts, transcripts, self.on_event, self.budget
         )
         self.agent = build_agent(
             sources=[self.builtins, own_tools, task_source(self.agent_types, self.subagents), self.mcp_tools],
@@ -418,6 +423,7 @@ class Session:
             ctx=ToolContext(cwd=self.cwd, env_passthrough=self.env_passthrough),
             on_event=self.on_event,
             hooks=self.hooks,
+            budget=self.budget,
         )
         self.recorder = TranscriptRecorder(
             self.transcript, self.agent, self.context.todos, titled=loaded is not None and bool(loaded.title)
@@ -485,17 +491,14 @@ class Session:
         return result
 
     def loop_config(self, name: str) -> LoopConfig:
-        """The loop's configuration for the model `name` (its output limits; the run's turn limit and budget)."""
+        """The loop's configuration for the model `name` (its output limits and prices; the run's turn limit)."""
         info = model_info(name, self.settings.get("models"))
-        budget = self.options.max_budget_tokens or self.settings.get("tokenBudget") or LoopConfig.token_budget
         return LoopConfig(
             model=name,
             max_output_tokens=min(32_000, info.max_output_tokens),
             model_max_output_tokens=info.max_output_tokens,
             max_turns=self.options.max_turns,
-            token_budget=budget,
             retry_base_delay=self.retry_base_delay,
-            budget_usd=self.budget_usd,
             prices=info,
         )
 
