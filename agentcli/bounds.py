@@ -17,6 +17,9 @@ of number has one `Range`, checked where the number comes in:
 
 from __future__ import annotations
 
+import json
+import math
+import sys
 from dataclasses import dataclass
 
 from agentcli.errors import UsageError
@@ -27,32 +30,36 @@ MAX_TOKENS = 10**12
 """The largest count of tokens: far beyond any model's, small enough to price exactly as a float."""
 MAX_USD = 1_000_000
 """The largest amount of dollars: a budget, or a price per million tokens."""
+MAX_TURNS_LIMIT = 1_000_000
+"""The largest turn limit (`--max-turns`)."""
+JSON_DIGITS = sys.get_int_max_str_digits()
+"""Python reads no whole number of more digits (4,300): `json.loads` raises a plain ValueError, not
+the JSONDecodeError that readers of JSON catch, for such a number."""
 
 
 @dataclass(frozen=True)
 class Range:
-    """The numbers one kind of value may take: from `low` (or above it, with `above_low`) to `high`."""
+    """The numbers one kind of value may take: from `low` to `high`; with `positive`, above 0 instead."""
 
     unit: str
-    low: float
-    high: float
+    high: int
+    low: int = 0
     whole: bool = False
     """Only whole numbers (JSON integers: `32768`, not `32768.0`)."""
-    above_low: bool = False
+    positive: bool = False
 
     def holds(self, value: object) -> bool:
         """Is `value` a number (not a bool) of this range? NaN and the infinities never are."""
         if isinstance(value, bool) or not isinstance(value, int if self.whole else int | float):
             return False
-        over_low = value > self.low if self.above_low else value >= self.low
-        return over_low and value <= self.high  # every comparison with NaN is false
+        above_low = value > 0 if self.positive else value >= self.low
+        return above_low and value <= self.high  # every comparison with NaN is false
 
     def describe(self) -> str:
-        """`a whole number of tokens from 1 to 1,000,000,000,000`, `a number of seconds above 0, at most 86,400`."""
-        kind = f"a whole number of {self.unit}" if self.whole else f"a number of {self.unit}"
-        if self.above_low:
-            return f"{kind} above {self.low:,g}, at most {self.high:,}"
-        return f"{kind} from {self.low:,g} to {self.high:,}"
+        """`a positive number of seconds, at most 86,400`, `a whole number of tokens from 1 to 1,000,000,000,000`."""
+        if self.positive:
+            return f"a positive number of {self.unit}, at most {self.high:,}"
+        return f"{'a whole number' if self.whole else 'a number'} of {self.unit} from {self.low:,} to {self.high:,}"
 
     def checked(self, value: object, what: str) -> float:
         """`value` when this range holds it; else a UsageError: `{what} must be …, not …`."""
@@ -62,13 +69,13 @@ class Range:
         return value
 
 
-SECONDS = Range("seconds", 0, MAX_SECONDS, above_low=True)
-MILLISECONDS = Range("milliseconds", 1, MAX_SECONDS * 1000, whole=True)
-TOKENS = Range("tokens", 1, MAX_TOKENS, whole=True)
-TOKEN_COUNTS = Range("tokens", 0, MAX_TOKENS, whole=True)
-DOLLARS = Range("dollars", 0, MAX_USD, above_low=True)
+SECONDS = Range("seconds", MAX_SECONDS, positive=True)
+MILLISECONDS = Range("milliseconds", MAX_SECONDS * 1000, low=1, whole=True)
+TOKENS = Range("tokens", MAX_TOKENS, low=1, whole=True)
+TOKEN_COUNTS = Range("tokens", MAX_TOKENS, whole=True)
+DOLLARS = Range("dollars", MAX_USD, positive=True)
 """A budget: more than nothing."""
-PRICES = Range("dollars", 0, MAX_USD)
+PRICES = Range("dollars", MAX_USD)
 """A price per million tokens: free is a price too."""
 
 
@@ -83,7 +90,9 @@ def token_count(value: object) -> int:
 
 def shown(value: object, limit: int = 60) -> str:
     """`repr(value)` for a message, cut to `limit` characters (a 5,000-digit number has no repr at all)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_TOKENS * MAX_TOKENS:
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
         return "a number too large to show"
+    if isinstance(value, float) and not math.isfinite(value):
+        return json.dumps(value)  # as JSON spells it: Infinity, -Infinity, NaN
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
