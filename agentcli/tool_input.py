@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+from agentcli.bounds import JSON_DIGITS
 from agentcli.contracts import JSON
 from agentcli.safe_text import is_valid_unicode
 
@@ -53,6 +54,10 @@ def parse_tool_input(raw: str) -> tuple[JSON, str | None]:
         value = json.loads(raw)
     except RecursionError:
         return {}, f"the input is nested more than {MAX_INPUT_DEPTH} levels deep"
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # JSON, but with a number Python refuses to read
+        return {}, f"the input holds a number of more than {JSON_DIGITS:,} digits"
     problem = input_problem(value)
     return (value, None) if problem is None else ({}, problem)
 

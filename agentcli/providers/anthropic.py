@@ -28,6 +28,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 from agentcli import __version__
+from agentcli.bounds import token_count
 from agentcli.cache import with_cache_breakpoints
 from agentcli.contracts import JSON, Cancellation, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
@@ -187,7 +188,7 @@ def _decoded(stream: EventStream) -> Iterator[JSON]:
             continue
         try:
             data = json.loads(event.data)
-        except json.JSONDecodeError as error:  # a `data:` line cut short or garbled
+        except ValueError as error:  # a `data:` line cut short or garbled, or a number of over 4,300 digits
             raise stream.fault(
                 f"the stream sent an event that is not valid JSON ({error})", "malformed stream"
             ) from None
@@ -293,11 +294,11 @@ class _MessageAssembler:
         self.closed.add(index)
 
     def _take_usage(self, usage: JSON) -> None:
-        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        """A count given replaces the one before (`message_delta` repeats or revises `message_start`'s),
+        clamped to a whole number of tokens (`bounds.token_count`): a garbled one costs no answer."""
+        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"):
             if usage.get(name) is not None:
-                setattr(self.usage, name, usage[name])
-        if usage.get("output_tokens") is not None:
-            self.usage.output_tokens = usage["output_tokens"]
+                setattr(self.usage, name, token_count(usage[name]))
 
     def finish(self) -> ModelResponse:
         if not self.stopped or self.stop_reason is None:

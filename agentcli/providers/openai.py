@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from agentcli import __version__
+from agentcli.bounds import token_count
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.conversation import blocks_of, is_text, is_tool_result, is_tool_use, text_block, tool_call
 from agentcli.errors import ModelAPIError, TransientModelError
@@ -218,7 +219,7 @@ def _chunks(stream: EventStream) -> Iterator[JSON]:
             continue
         try:
             data = json.loads(event.data)
-        except json.JSONDecodeError as error:
+        except ValueError as error:  # not JSON, or a number of over 4,300 digits
             raise stream.fault(
                 f"the stream sent a chunk that is not valid JSON ({error})", "malformed stream"
             ) from None
@@ -306,11 +307,11 @@ class _ChunkAssembler:
         return call
 
     def _take_usage(self, usage: JSON) -> None:
-        details = usage.get("prompt_tokens_details") or {}
-        cached = int(details.get("cached_tokens") or 0)
+        details = usage.get("prompt_tokens_details")
+        cached = token_count(details.get("cached_tokens") if isinstance(details, dict) else 0)
         self.usage = Usage(
-            input_tokens=max(0, int(usage.get("prompt_tokens") or 0) - cached),
-            output_tokens=int(usage.get("completion_tokens") or 0),
+            input_tokens=max(0, token_count(usage.get("prompt_tokens")) - cached),
+            output_tokens=token_count(usage.get("completion_tokens")),
             cache_read_input_tokens=cached,
         )
 

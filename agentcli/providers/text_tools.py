@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Literal
 
+from agentcli.bounds import JSON_DIGITS
 from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, StreamListener
 
 __all__ = ["TOOL_PROTOCOLS", "TextToolModel", "ToolProtocol", "with_tool_protocol"]
@@ -279,6 +280,8 @@ def _read_tag(tag: _Tag, tool_names: Sequence[str]) -> tuple[str | None, JSON, s
         value = json.loads(body)
     except json.JSONDecodeError as error:
         return None, {}, f"the tool call is not valid JSON ({error.msg} at character {error.pos})"
+    except ValueError:  # JSON, but with a number Python refuses to read
+        return None, {}, f"the tool call holds a number of more than {JSON_DIGITS:,} digits"
     if not isinstance(value, dict):
         return None, {}, f"the tool call must be a JSON object, not {type(value).__name__}"
     name = value.get("name")
@@ -288,7 +291,7 @@ def _read_tag(tag: _Tag, tool_names: Sequence[str]) -> tuple[str | None, JSON, s
         return name, {}, f"there is no tool named {name!r}; the tools are {', '.join(tool_names)}"
     arguments = value.get("arguments", value.get("parameters", {}))
     if isinstance(arguments, str):  # some models encode the arguments twice
-        with contextlib.suppress(json.JSONDecodeError):
+        with contextlib.suppress(ValueError):
             arguments = json.loads(arguments)
     if not isinstance(arguments, dict):
         return name, {}, f'"arguments" must be a JSON object, not {type(arguments).__name__}'
