@@ -33,8 +33,8 @@ MAX_USD = 1_000_000
 MAX_TURNS_LIMIT = 1_000_000
 """The largest turn limit (`--max-turns`)."""
 JSON_DIGITS = sys.get_int_max_str_digits()
-"""Python reads no whole number of more digits (4,300): `json.loads` raises a plain ValueError, not
-the JSONDecodeError that readers of JSON catch, for such a number."""
+"""Python reads no whole number of more digits (4,300): `json.loads` (and YAML) raise a plain
+ValueError for one, not the JSONDecodeError (YAMLError) that their readers catch."""
 
 
 @dataclass(frozen=True)

@@ -420,6 +420,23 @@ def test_a_transcript_with_absurd_counts_still_resumes_and_counts(
     assert again.stdout == "second\n"
 
 
+def test_an_agent_definition_with_a_number_python_cannot_read_is_skipped_with_a_notice(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    definition = project / ".agentcli" / "agents" / "big.md"
+    definition.parent.mkdir(parents=True)
+    definition.write_text(f"---\nname: big\ndescription: Big.\nmaxTurns: {HUGE_DIGITS}\n---\nBody.\n")
+    model.script(reply(text("fine")))
+
+    done = run_agent("hi")
+
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"Skipped an agent definition: Malformed frontmatter in {definition}: it holds a number of more than 4,300 digits."
+        in done.stderr
+    )
+
+
 def test_hook_output_with_a_number_python_cannot_read_is_plain_text(
     run_agent: RunAgent, model: ScriptedModel, home: Path, tmp_path: Path
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentcli.bounds import JSON_DIGITS
 from agentcli.errors import UsageError
 from agentcli.permissions.rules import split_rule_list
 
@@ -38,6 +39,10 @@ def _parse(raw: str, origin: str) -> dict[str, Any]:
         line = f" (line {where.line + 2})" if where is not None else ""
         problem = getattr(error, "problem", None) or str(error)
         raise SkillFileError(f"Malformed frontmatter in {origin}{line}: {problem}.") from None
+    except ValueError:  # YAML, but with a number Python refuses to read
+        raise SkillFileError(
+            f"Malformed frontmatter in {origin}: it holds a number of more than {JSON_DIGITS:,} digits."
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
