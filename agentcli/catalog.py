@@ -22,9 +22,10 @@ from typing import Any
 from agentcli.bounds import PRICES, TOKENS, shown
 from agentcli.contracts import Usage
 from agentcli.errors import UsageError
+from agentcli.setting_keys import setting
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
-MODELS_SETTING = "models"
+MODELS_SETTING = setting("models")
 
 
 @dataclass(frozen=True)

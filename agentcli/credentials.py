@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping
 from typing import NamedTuple
 
 from agentcli.errors import UsageError
+from agentcli.setting_keys import setting
 
 CREDENTIAL_VARIABLES = (
     "ANTHROPIC_API_KEY",
@@ -29,7 +30,7 @@ CREDENTIAL_VARIABLES = (
     "AWS_BEARER_TOKEN_BEDROCK",
     "ANTHROPIC_VERTEX_ACCESS_TOKEN",
 )
-PASSTHROUGH_SETTING = "subprocessEnvPassthrough"
+PASSTHROUGH_SETTING = setting("subprocessEnvPassthrough")
 REDACTED = "[REDACTED]"
 MISSING_CREDENTIAL = (
     "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a bearer token) in your environment. "

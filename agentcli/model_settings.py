@@ -11,11 +11,12 @@ from agentcli.budget import DEFAULT_TOKEN_BUDGET
 from agentcli.catalog import MODELS_SETTING, check_models_setting
 from agentcli.errors import UsageError
 from agentcli.providers.text_tools import TOOL_PROTOCOLS, ToolProtocol
+from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 
-TOOL_PROTOCOL_SETTING = "toolProtocol"
-BUDGET_USD_SETTING = "maxBudgetUsd"
-TOKEN_BUDGET_SETTING = "tokenBudget"
+TOOL_PROTOCOL_SETTING = setting("toolProtocol")
+BUDGET_USD_SETTING = setting("maxBudgetUsd")
+TOKEN_BUDGET_SETTING = setting("tokenBudget")
 
 
 def tool_protocol(option: str | None, settings: Settings) -> ToolProtocol:

@@ -32,7 +32,7 @@ from agentcli.agents.sources import builtin_source
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes, task_source
 from agentcli.budget import Budget
-from agentcli.catalog import ModelInfo, model_info, unknown_model_notice
+from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info, unknown_model_notice
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
@@ -52,6 +52,7 @@ from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
 from agentcli.providers import (
     DEFAULT_PROVIDER,
+    MODEL_SETTING,
     PROVIDER_SETTING,
     Choice,
     ProviderSettings,
@@ -109,7 +110,10 @@ def choose_provider(options: SessionOptions, settings: Settings, resumed: Loaded
     if resumed is not None and resumed.model and options.model is None and options.provider is None:
         return Choice(resumed.provider or DEFAULT_PROVIDER, resumed.model)
     return choose(
-        options.model, options.provider, setting=settings.get(PROVIDER_SETTING), model_setting=settings.get("model")
+        options.model,
+        options.provider,
+        setting=settings.get(PROVIDER_SETTING),
+        model_setting=settings.get(MODEL_SETTING),
     )
 
 
@@ -219,7 +223,7 @@ class Session:
 
     @property
     def model_info(self) -> ModelInfo:
-        return model_info(self.agent.config.model, self.settings.get("models"))
+        return model_info(self.agent.config.model, self.settings.get(MODELS_SETTING))
 
     @property
     def usage(self) -> Usage:
@@ -237,7 +241,9 @@ class Session:
         its sub-agents' usage included. Each sub-agent's tokens are priced at its own model's rates,
         the rest at the main model's (a resumed conversation's earlier spend too)."""
         by_model = self.subagents.usage_by_model()
-        cost = sum(model_info(name, self.settings.get("models")).cost_usd(spent) for name, spent in by_model.items())
+        cost = sum(
+            model_info(name, self.settings.get(MODELS_SETTING)).cost_usd(spent) for name, spent in by_model.items()
+        )
         main = usage
         for spent in by_model.values():
             main = main.less(spent)
@@ -319,7 +325,7 @@ class Session:
         self._notice_if_unknown(model_name)
 
     def _notice_if_unknown(self, name: str) -> None:
-        if note := unknown_model_notice(name, self.settings.get("models")):
+        if note := unknown_model_notice(name, self.settings.get(MODELS_SETTING)):
             self._notice(note)
 
     def clear(self) -> None:
@@ -364,7 +370,7 @@ class Session:
         return self._tool_model
 
     def _has_native_tools(self, name: str) -> bool:
-        return model_info(name, self.settings.get("models")).native_tools
+        return model_info(name, self.settings.get(MODELS_SETTING)).native_tools
 
     def _end_conversation(self) -> None:
         """Release what the current conversation holds: its transcript and its agent's tool threads
@@ -492,7 +498,7 @@ class Session:
 
     def loop_config(self, name: str) -> LoopConfig:
         """The loop's configuration for the model `name` (its output limits and prices; the run's turn limit)."""
-        info = model_info(name, self.settings.get("models"))
+        info = model_info(name, self.settings.get(MODELS_SETTING))
         return LoopConfig(
             model=name,
             max_output_tokens=min(32_000, info.max_output_tokens),

@@ -1,5 +1,8 @@
 """Settings files: user, project and local JSON, merged in that order (later wins).
 
+The keys they may hold, with their types, defaults and files, are declared in
+`agentcli.setting_keys` (and listed in docs/settings.md).
+
 A key whose values add up instead (permission rules, `hooks`) is read from each file's own
 content, `Settings.raw`, which keeps the file every value came from.
 """
@@ -15,6 +18,7 @@ from typing import Any
 from agentcli.bounds import JSON_DIGITS
 from agentcli.errors import UsageError
 from agentcli.regular_file import NotRegularFile, read_regular_file
+from agentcli.setting_keys import OWN_FILES, SETTING_KEYS, TOP_LEVEL
 
 MAX_SETTINGS_BYTES = 4 << 20
 
@@ -40,16 +44,9 @@ def settings_files(cwd: Path) -> list[tuple[str, Path]]:
     ]
 
 
-OWN_SCOPES = ("user", "local")
+OWN_SCOPES = OWN_FILES
 """The user's own settings files. The project file is checked in: a hostile repository controls it."""
-OWN_KEYS = {
-    "subprocessEnvPassthrough": "credentials are passed to child processes",
-    "allowedExternalImports": "files outside the project are approved",
-    "deniedExternalImports": "files outside the project are refused",
-    "projectHooksTrust": "the project's hooks are trusted to run",
-    "enableAllProjectMcpServers": "the project's MCP servers are approved",
-    "enabledMcpjsonServers": "the project's MCP servers are approved",
-}
+OWN_KEYS = {key.name: key.own_only for key in SETTING_KEYS if key.own_only}
 """Keys that only the user's own files may set, and what they control (for the notice)."""
 
 
@@ -64,6 +61,9 @@ class Settings:
     """Files skipped while loading, and why (the session shows them once it starts)."""
 
     def get(self, key: str, default: Any = None) -> Any:
+        """The merged value of the top-level key `key`, declared in `agentcli.setting_keys`."""
+        if key not in TOP_LEVEL:
+            raise LookupError(f"{key!r} is not a declared settings key: add it to agentcli/setting_keys.py.")
         return self.values.get(key, default)
 
 

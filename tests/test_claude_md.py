@@ -21,7 +21,7 @@ def test_claude_md_loads_with_its_imports_resolved(tmp_path: Path) -> None:
     claude = files["CLAUDE.md"]
     assert claude.notes == [] and claude.withheld == [] and claude.unreadable is None
     imported = [file for file in loaded if file.imported_by == claude.path]
-    assert [file.path.relative_to(REPO).as_posix() for file in imported] == ["docs/protocol.md"]
+    assert [file.path.relative_to(REPO).as_posix() for file in imported] == ["docs/dev/protocol.md"]
     assert all(file.notes == [] and file.unreadable is None for file in imported)
     assert "Every tool call gets exactly one result" in imported[0].text
     assert len(claude.text.splitlines()) < MAX_LINES

@@ -137,7 +137,7 @@ def _has_credential(values: Values) -> bool:
     is loaded. When the provider may come from elsewhere (a resumed transcript, the settings), or
     cannot be told (a usage error the session reports), the provider reports a missing key itself."""
     from agentcli.errors import UsageError
-    from agentcli.providers import PROVIDER_SETTING, choose, credential_problem, holds_a_credential
+    from agentcli.providers import MODEL_SETTING, PROVIDER_SETTING, choose, credential_problem, holds_a_credential
 
     try:
         problem = credential_problem(choose(values["model"], values["provider"]).provider)
@@ -156,7 +156,7 @@ def _has_credential(values: Values) -> bool:
             values["model"],
             values["provider"],
             setting=settings.get(PROVIDER_SETTING),
-            model_setting=settings.get("model"),
+            model_setting=settings.get(MODEL_SETTING),
         )
         problem = credential_problem(chosen.provider)
     except UsageError:  # unreadable settings: the missing key is still the first thing to fix

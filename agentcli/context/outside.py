@@ -25,11 +25,12 @@ from typing import Any, Protocol
 
 from agentcli.errors import UsageError
 from agentcli.permissions.persist import update_settings
+from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 from agentcli.skills.loader import project_roots
 
-ALLOWED_KEY = "allowedExternalImports"
-DENIED_KEY = "deniedExternalImports"
+ALLOWED_KEY = setting("allowedExternalImports")
+DENIED_KEY = setting("deniedExternalImports")
 
 Notify = Callable[[str], None]
 

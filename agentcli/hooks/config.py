@@ -22,7 +22,9 @@ from typing import Any
 
 from agentcli.bounds import SECONDS, shown
 from agentcli.errors import UsageError
+from agentcli.setting_keys import setting
 
+HOOKS_SETTING = setting("hooks")
 EVENTS = (
     "PreToolUse",
     "PostToolUse",
@@ -96,7 +98,7 @@ def load_hooks(files: list[tuple[str, Path, dict[str, Any]]]) -> HookConfig:
     """
     commands: list[HookCommand] = []
     for scope, path, data in files:
-        value = data.get("hooks")
+        value = data.get(HOOKS_SETTING)
         if value is None:
             continue
         if not isinstance(value, dict):

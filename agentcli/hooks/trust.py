@@ -20,8 +20,9 @@ from typing import Any
 from agentcli.errors import UsageError
 from agentcli.hooks.config import HookCommand, HookConfig
 from agentcli.permissions.persist import update_settings
+from agentcli.setting_keys import setting
 
-TRUST_KEY = "projectHooksTrust"
+TRUST_KEY = setting("projectHooksTrust")
 """`{"sha256": <digest of the project's hooks>, "trusted": true|false}`."""
 CHECKED_IN = "project"
 

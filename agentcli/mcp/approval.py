@@ -21,11 +21,12 @@ from typing import Any, Literal, Protocol
 
 from agentcli.mcp.config import ServerConfig
 from agentcli.permissions.persist import update_settings
+from agentcli.setting_keys import setting
 from agentcli.settings import OWN_SCOPES, Settings
 
-ENABLE_ALL_KEY = "enableAllProjectMcpServers"
-ENABLED_KEY = "enabledMcpjsonServers"
-DISABLED_KEY = "disabledMcpjsonServers"
+ENABLE_ALL_KEY = setting("enableAllProjectMcpServers")
+ENABLED_KEY = setting("enabledMcpjsonServers")
+DISABLED_KEY = setting("disabledMcpjsonServers")
 
 Approval = Literal["approved", "disabled", "undecided"]
 

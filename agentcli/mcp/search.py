@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.contracts import JSON, Tool, ToolContext, ToolResult
+from agentcli.setting_keys import setting
 
 SEARCH_ENV = "ENABLE_TOOL_SEARCH"
-THRESHOLD_SETTING = "mcpToolSearchThreshold"
+THRESHOLD_SETTING = setting("mcpToolSearchThreshold")
 DEFAULT_THRESHOLD_PERCENT = 10.0
 CHARS_PER_TOKEN = 4
 MAX_RESULTS = 5

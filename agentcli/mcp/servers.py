@@ -29,13 +29,14 @@ from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to
 from agentcli.mcp.config import load_servers
 from agentcli.mcp.search import SEARCH_ENV, THRESHOLD_SETTING, threshold_percent
 from agentcli.mcp.tools import DEFAULT_OUTPUT_TOKENS, OUTPUT_ENV, OUTPUT_SETTING, McpToolSource
+from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 
 if TYPE_CHECKING:
     from agentcli.mcp.manager import McpManager
 
 TIMEOUT_ENV = "MCP_TIMEOUT"
-TIMEOUT_SETTING = "mcpTimeout"
+TIMEOUT_SETTING = setting("mcpTimeout")
 DEFAULT_TIMEOUT_MS = 30_000
 Notify = Callable[[str], None]
 

@@ -25,6 +25,7 @@ from agentcli.contracts import JSON, Tool, ToolContext, ToolResult
 from agentcli.mcp import search
 from agentcli.mcp.names import SchemaRejected, repaired_schema, tool_name
 from agentcli.mcp.status import CallCancelled, ServerDown, ServerStatus, ToolInfo
+from agentcli.setting_keys import setting
 
 if TYPE_CHECKING:
     from agentcli.mcp.manager import McpManager
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 SOURCE = "mcp"
 CHARS_PER_TOKEN = 4
 DEFAULT_OUTPUT_TOKENS = 25_000
-OUTPUT_SETTING = "maxMcpOutputTokens"
+OUTPUT_SETTING = setting("maxMcpOutputTokens")
 OUTPUT_ENV = "MAX_MCP_OUTPUT_TOKENS"
 MAX_DESCRIPTION = 2048
 """Characters of a server's tool description passed on (as Claude Code): a server cannot flood the prompt."""

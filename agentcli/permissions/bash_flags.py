@@ -6,7 +6,7 @@ names the first such flag in a command, so the gate asks instead of letting the 
 rule cover it (an exact rule that spells out the whole command still allows it).
 
 This is a short table for the programs people commonly allow, not a complete catalogue;
-the README lists it.
+docs/permissions.md lists it (flags a prefix rule does not cover).
 """
 
 from __future__ import annotations

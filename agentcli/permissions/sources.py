@@ -19,9 +19,11 @@ from typing import Any
 from agentcli.errors import UsageError
 from agentcli.permissions.modes import Mode, check_mode
 from agentcli.permissions.rules import BEHAVIORS, Behavior, Rule, RuleError, RuleSource, parse_rule
+from agentcli.setting_keys import keys_inside, setting
 from agentcli.settings import Settings
 
-PERMISSION_KEYS = (*BEHAVIORS, "defaultMode")
+PERMISSIONS_SETTING = setting("permissions")
+PERMISSION_KEYS = keys_inside(PERMISSIONS_SETTING)
 FLAG_FOR: dict[Behavior, str] = {"allow": "--allowed-tools", "deny": "--disallowed-tools"}
 
 
@@ -91,7 +93,7 @@ def resolve_mode(flag: str | None, settings: Settings) -> Mode:
 
 
 def _permissions_block(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    block = data.get("permissions", {})
+    block = data.get(PERMISSIONS_SETTING, {})
     if not isinstance(block, dict):
         raise UsageError(f'Settings file {path}: "permissions" must be an object, not {type(block).__name__}.')
     unknown = [key for key in block if key not in PERMISSION_KEYS]

@@ -36,11 +36,14 @@ from agentcli.catalog import DEFAULT_MODEL
 from agentcli.contracts import Model
 from agentcli.errors import UsageError
 from agentcli.providers.timeouts import Timeouts
+from agentcli.setting_keys import setting
 
 __all__ = [
     "DEFAULT_PROVIDER",
     "MISSING_GEMINI_KEY",
+    "MODEL_SETTING",
     "PROVIDERS",
+    "PROVIDER_SETTING",
     "Choice",
     "Provider",
     "ProviderSettings",
@@ -53,7 +56,8 @@ __all__ = [
 
 DEFAULT_PROVIDER = "anthropic"
 PROVIDER_VARIABLE = "AGENTCLI_PROVIDER"
-PROVIDER_SETTING = "provider"
+PROVIDER_SETTING = setting("provider")
+MODEL_SETTING = setting("model")
 OLLAMA_DEFAULT_HOST = "localhost:11434"
 
 Environ = Mapping[str, str]

@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentcli.bounds import SECONDS
+from agentcli.setting_keys import setting
 
-IDLE_SETTING = "streamIdleTimeoutSeconds"
+IDLE_SETTING = setting("streamIdleTimeoutSeconds")
 
 
 @dataclass(frozen=True)

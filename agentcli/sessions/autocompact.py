@@ -16,14 +16,16 @@ from typing import Protocol
 from agentcli.errors import UsageError
 from agentcli.events import Event, MessageAdded, TurnStarting
 from agentcli.sessions.compact import Compacted
+from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 
+AUTO_COMPACT_SETTING = setting("autoCompactPercent")
 DEFAULT_AUTO_COMPACT_PERCENT = 80
 
 
 def auto_compact_percent(settings: Settings) -> float | None:
     """The `autoCompactPercent` setting (default 80); None when auto-compaction is off (false or 0)."""
-    value = settings.get("autoCompactPercent", DEFAULT_AUTO_COMPACT_PERCENT)
+    value = settings.get(AUTO_COMPACT_SETTING, DEFAULT_AUTO_COMPACT_PERCENT)
     if value is False or value == 0:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 100:

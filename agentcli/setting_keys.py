@@ -1,0 +1,104 @@
+"""Every key a settings file may hold: its type, its default and which files may set it.
+
+This is the one list of settings keys. A reader names its key with `setting("name")`, which
+raises at import time for a key not declared here, and `Settings.get` reads only declared
+keys; `docs/settings.md` lists exactly these keys with this type, default and files (a test
+compares them). A key inside an object is written with a dot: `permissions.allow`.
+
+The files (`agentcli.settings.settings_files`): `user` is `$AGENTCLI_HOME/settings.json`,
+`project` the checked-in `.agentcli/settings.json`, `local` `.agentcli/settings.local.json`.
+A key with `own_only` may be set only by the user's own files (user and local): in the
+project file it is ignored with a notice saying what it would control, since a hostile
+repository controls that file.
+
+Adding a key: declare it here, read it through `setting(...)`, and document it in
+docs/settings.md (and on its subject's page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Scope = Literal["user", "project", "local"]
+
+EVERY_FILE: tuple[Scope, ...] = ("user", "project", "local")
+OWN_FILES: tuple[Scope, ...] = ("user", "local")
+
+
+@dataclass(frozen=True)
+class SettingKey:
+    name: str
+    type: str
+    """What the value must be, as the settings reference shows it."""
+    default: str
+    """What applies when no file sets it, as the settings reference shows it."""
+    scopes: tuple[Scope, ...] = EVERY_FILE
+    """The files whose value counts."""
+    own_only: str | None = None
+    """What the key controls, for the notice when the project file sets it (`settings.OWN_KEYS`)."""
+
+
+SETTING_KEYS: tuple[SettingKey, ...] = (
+    SettingKey("permissions.allow", "list of rules", "`[]`"),
+    SettingKey("permissions.ask", "list of rules", "`[]`"),
+    SettingKey("permissions.deny", "list of rules", "`[]`"),
+    SettingKey("permissions.defaultMode", "`default`, `acceptEdits`, `plan` or `bypassPermissions`", "`default`"),
+    SettingKey("hooks", "object: event → list of matcher groups", "none"),
+    SettingKey("model", "model name, optionally `provider:model`", "the provider's default"),
+    SettingKey("provider", "`anthropic`, `openai`, `gemini` or `ollama`", "`anthropic`"),
+    SettingKey("models", "object: model name → fields", "the built-in table"),
+    SettingKey("toolProtocol", "`native`, `xml` or `auto`", "`native`"),
+    SettingKey("maxBudgetUsd", "number above 0 (dollars)", "none (no dollar budget)"),
+    SettingKey("tokenBudget", "whole number (tokens)", "10,000,000"),
+    SettingKey("autoCompactPercent", "number from 1 to 100, or `false`", "80"),
+    SettingKey("streamIdleTimeoutSeconds", "number above 0 (seconds)", "90"),
+    SettingKey("mcpTimeout", "whole number (milliseconds)", "30,000"),
+    SettingKey("maxMcpOutputTokens", "whole number (tokens)", "25,000"),
+    SettingKey("mcpToolSearchThreshold", "number from 0 to 100 (percent)", "10"),
+    SettingKey(
+        "subprocessEnvPassthrough",
+        "list of environment variable names",
+        "`[]`",
+        OWN_FILES,
+        "credentials are passed to child processes",
+    ),
+    SettingKey("allowedExternalImports", "list of paths", "`[]`", OWN_FILES, "files outside the project are approved"),
+    SettingKey("deniedExternalImports", "list of paths", "`[]`", OWN_FILES, "files outside the project are refused"),
+    SettingKey(
+        "projectHooksTrust",
+        '`{"sha256": …, "trusted": true\\|false}`',
+        "none (asked in the REPL)",
+        OWN_FILES,
+        "the project's hooks are trusted to run",
+    ),
+    SettingKey(
+        "enableAllProjectMcpServers",
+        "`true` or `false`",
+        "`false`",
+        OWN_FILES,
+        "the project's MCP servers are approved",
+    ),
+    SettingKey(
+        "enabledMcpjsonServers", "list of server names", "`[]`", OWN_FILES, "the project's MCP servers are approved"
+    ),
+    SettingKey("disabledMcpjsonServers", "list of server names", "`[]`", OWN_FILES),
+)
+"""Every settings key, in the order of the settings reference."""
+
+DECLARED = {key.name: key for key in SETTING_KEYS}
+TOP_LEVEL = frozenset(key.name.partition(".")[0] for key in SETTING_KEYS)
+"""The keys a settings file's top-level object may hold."""
+
+
+def setting(name: str) -> str:
+    """`name`, once checked to be a declared key (a top-level one, or `outer.inner`)."""
+    if name not in DECLARED and name not in TOP_LEVEL:
+        raise LookupError(f"{name!r} is not a declared settings key: add it to agentcli/setting_keys.py.")
+    return name
+
+
+def keys_inside(outer: str) -> tuple[str, ...]:
+    """The declared keys of the object `outer` (`permissions` → allow, ask, deny, defaultMode)."""
+    prefix = f"{outer}."
+    return tuple(key.name.removeprefix(prefix) for key in SETTING_KEYS if key.name.startswith(prefix))
