@@ -3,14 +3,15 @@
 The session makes one `Budget` per conversation and hands the same object to its agent and to
 every sub-agent (`build_agent(budget=...)`, `SubagentRunner`), so that however many agents
 spend at once, they draw on one purse: tokens (`--max-budget-tokens`, `tokenBudget`) and
-dollars (`--max-budget-usd`, `maxBudgetUsd`). The contract, each step under one lock:
+dollars (`--max-budget-usd`, `maxBudgetUsd`). The contract (the running totals are kept under
+one lock, so concurrent agents never lose each other's spending):
 
 - `reserve(prices)` before every model request: raises `BudgetExceeded` (`CostBudgetExceeded`
   for dollars) once the run has spent more than a limit; otherwise hands back a `Reservation`.
   No request is sent without one.
 - `Reservation.charge(usage)` when its response has arrived: the tokens, and their price at
   the reservation's `prices`, are added to what the run has spent. A request that failed or was
-  interrupted is never charged (the APIs bill only the responses they send).
+  interrupted is not charged: no usage ever came back for it.
 - `check()` after a response: the same verdict without a request (the loop does not run the
   tools of a turn that passed the budget).
 

@@ -143,7 +143,10 @@ _DEFAULTS = {TIMEOUT_SETTING: DEFAULT_TIMEOUT_MS, OUTPUT_SETTING: DEFAULT_OUTPUT
 
 def _configured(variable: str, setting: str, settings: Settings, bounds: Range, on_notice: Notify) -> int:
     """The environment `variable`'s whole number, else the `setting`'s, else the default."""
-    default = _DEFAULTS[setting]
+    fallback = _DEFAULTS[setting]
+    if (value := settings.get(setting)) is not None:
+        source = settings.sources.get(setting)
+        fallback = int(bounds.checked(value, f"Setting {setting}{f' in {source}' if source else ''}"))
     text = os.environ.get(variable, "").strip()
     if text:
         try:
@@ -152,9 +155,5 @@ def _configured(variable: str, setting: str, settings: Settings, bounds: Range, 
             number = None
         if number is not None and bounds.holds(number):
             return number
-        on_notice(f"Ignored {variable}={shown(text)}: it must be {bounds.describe()}. Using {default:,}.")
-    value = settings.get(setting)
-    if value is None:
-        return default
-    source = settings.sources.get(setting)
-    return int(bounds.checked(value, f"Setting {setting}{f' in {source}' if source else ''}"))
+        on_notice(f"Ignored {variable}={shown(text)}: it must be {bounds.describe()}. Using {fallback:,}.")
+    return fallback
