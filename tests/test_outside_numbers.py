@@ -225,6 +225,19 @@ def test_stats_since_a_time_the_calendar_cannot_hold_is_a_usage_error(project: P
     assert parse_since("1000000m").year > 2  # a long period that the calendar holds is still taken
 
 
+def test_stats_checks_the_prices_it_counts_with(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
+    model.script(reply(text("first")))
+    assert run_agent("hi").returncode == 0
+    project_settings(project, {"models": {"claude-sonnet-5-5": {"input_usd_per_mtok": 1e308}}})
+
+    with pytest.raises(UsageError) as refused:
+        stats_text(project, all_projects=False, since=None, as_json=True, width=100)
+
+    assert f'"input_usd_per_mtok" in {project / ".agentcli" / "settings.json"} {PRICE}, not 1e+308.' in str(
+        refused.value
+    )
+
+
 # ------------------------------------------------------------------ model servers
 
 CLAMPED: list[tuple[object, int]] = [
