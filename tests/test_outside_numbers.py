@@ -320,6 +320,20 @@ def test_a_gemini_usage_count_is_clamped(
             assert result["usage"]["output_tokens"] == min(3 + output_tokens, MAX_TOKENS)
 
 
+def test_a_retry_after_the_calendar_cannot_hold_counts_as_none(
+    fake_api: fake_anthropic.FakeAnthropic, run_wire: RunAgent
+) -> None:
+    for wait in ["Fri, 31 Dec 99999 23:59:59 GMT", "Fri, 31 Dec 9999999999999999999 23:59:59 GMT", "1e999", "NaN"]:
+        overloaded = fake_anthropic.http_error(529, fake_anthropic.OVERLOADED_ERROR, headers={"retry-after": wait})
+        fake_api.script(overloaded, fake_anthropic.reply(fake_anthropic.text("ok")))
+
+        done = run_wire("hi")
+
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "ok\n"
+        assert "retrying in 0s (overloaded, attempt 1 of 3)" in done.stderr, wait
+
+
 def test_a_budget_stops_a_server_that_reports_infinite_usage(
     anthropic_api: fake_anthropic.FakeAnthropic, in_process_env: None, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
