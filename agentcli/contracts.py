@@ -412,8 +412,9 @@ class ModelResponse:
     incomplete_block: int | None = None
     """Index of a block the stream cut off mid-way (only with stop_reason max_tokens)."""
     invalid_inputs: dict[str, str] = field(default_factory=dict)
-    """tool_use id → why its input could not be used; that block's input was replaced by `{}`
-    (see `agentcli.tool_input`), and the call is answered with an error result."""
+    """tool_use id → why the call cannot be run: its input could not be used (that block's input
+    was replaced by `{}`, see `agentcli.tool_input`), or it named no usable tool (its name was
+    replaced, see `agentcli.providers.call_repair`). The call is answered with an error result."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -470,8 +471,9 @@ class Model(Protocol):
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         """Raise `TransientModelError` for a retryable fault (a malformed or stalled stream
-        included), `ModelAPIError` for a fatal one. Every tool_use input in the response is a
-        JSON object the conversation can carry (`ModelResponse.invalid_inputs` says which were not)."""
+        included), `ModelAPIError` for a fatal one. Every tool_use in the response can go back in
+        any provider's request: its input a JSON object, its name one an API accepts, its id
+        unique in the conversation (`ModelResponse.invalid_inputs` says which calls were mended)."""
         ...
 
     def close(self) -> None:

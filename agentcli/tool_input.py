@@ -1,9 +1,11 @@
 """A tool call's input as a provider hands it to the loop: a JSON object the rest can rely on.
 
 A model (or a local server in front of one) can send an input that is not an object (a
-list), JSON nested so deep that decoding or encoding it overflows the stack, or text with
-lone surrogates that no request can encode. Such an input would fail the tool call at best
-and, kept in the conversation, make every later request fail. `parse_tool_input` turns it
+list), JSON nested so deep that decoding or encoding it overflows the stack, text with
+lone surrogates that no request can encode, or numbers JSON cannot carry: `NaN`, `Infinity`
+(which Python's decoder reads, and would write back as bare `NaN`), a number too large for a
+double (`1e400`, read as infinity) or an integer too long to read. Such an input would fail
+the tool call at best and, kept in the conversation, make every later request fail. `parse_tool_input` turns it
 into `{}` plus the reason; the provider lists the reason in `ModelResponse.invalid_inputs`
 and the executor answers that call with an error result naming it, so the model can retry.
 """
@@ -11,8 +13,9 @@ and the executor answers that call with an error result naming it, so the model 
 from __future__ import annotations
 
 import json
+import math
+import sys
 
-from agentcli.bounds import JSON_DIGITS
 from agentcli.contracts import JSON
 from agentcli.safe_text import is_valid_unicode
 
@@ -34,6 +37,11 @@ def input_problem(value: object) -> str | None:
             children = item
         elif isinstance(item, str) and not is_valid_unicode(item):
             return "the input holds text that is not valid Unicode (a lone surrogate)"
+        elif isinstance(item, float) and not math.isfinite(item):
+            return (
+                f"the input holds the number {_as_javascript(item)}, which JSON cannot carry (NaN, Infinity, or "
+                "a number too large for a double): give a finite number, or the value as a string"
+            )
         else:
             continue
         if depth > MAX_INPUT_DEPTH:
@@ -56,10 +64,15 @@ def parse_tool_input(raw: str) -> tuple[JSON, str | None]:
         return {}, f"the input is nested more than {MAX_INPUT_DEPTH} levels deep"
     except json.JSONDecodeError:
         raise
-    except ValueError:  # JSON, but with a number Python refuses to read
-        return {}, f"the input holds a number of more than {JSON_DIGITS:,} digits"
+    except ValueError:  # an integer longer than Python reads
+        digits = sys.get_int_max_str_digits()
+        return {}, f"the input holds an integer of more than {digits} digits: give it as a string"
     problem = input_problem(value)
     return (value, None) if problem is None else ({}, problem)
+
+
+def _as_javascript(number: float) -> str:
+    return "NaN" if math.isnan(number) else "Infinity" if number > 0 else "-Infinity"
 
 
 def _json_kind(value: object) -> str:

@@ -79,6 +79,8 @@ CACHE_LOOKBACK_BLOCKS: Final = 20
 _SAMPLING_PARAMS: Final = ("temperature", "top_p", "top_k")
 _TOOL_NAME_PATTERN: Final = "^[a-zA-Z0-9_-]{1,128}$"
 _TOOL_NAME_RE: Final = re.compile(_TOOL_NAME_PATTERN)
+_TOOL_USE_ID_PATTERN: Final = "^[a-zA-Z0-9_-]+$"
+_TOOL_USE_ID_RE: Final = re.compile(_TOOL_USE_ID_PATTERN)
 
 
 # --------------------------------------------------------------------------- script
@@ -98,12 +100,13 @@ class ToolUseBlock:
     ``partial=True`` streams only the first half of the JSON, as when ``max_tokens``
     cuts the model off in the middle of a tool call. ``raw_json`` is streamed instead of
     ``input``'s JSON when set: an input a real model would not send (a list, nesting
-    100,000 levels deep).
+    100,000 levels deep, ``NaN``). ``name`` and ``id`` may be what a broken server sends
+    (an empty string, a number; a ``None`` name is left out).
     """
 
-    name: str
+    name: Any
     input: Mapping[str, Any]
-    id: str
+    id: Any
     partial: bool = False
     raw_json: str | None = None
 
@@ -160,10 +163,10 @@ def text(value: str) -> TextBlock:
 
 
 def tool_use(
-    name: str,
+    name: Any,
     input: Mapping[str, Any],
     *,
-    id: str | None = None,
+    id: Any = None,
     partial: bool = False,
     raw_json: str | None = None,
 ) -> ToolUseBlock:
@@ -172,7 +175,7 @@ def tool_use(
     ``raw_json`` is the input's JSON text exactly as streamed, for inputs a real model would
     not send: ``tool_use("Bash", {}, raw_json="[1, 2]")``. Streamed replies only.
     """
-    return ToolUseBlock(name, dict(input), id or _new_id("toolu_"), partial, raw_json)
+    return ToolUseBlock(name, dict(input), _new_id("toolu_") if id is None else id, partial, raw_json)
 
 
 def thinking(value: str, signature: str | None = None) -> ThinkingBlock:
@@ -299,6 +302,7 @@ def validation_error(body: Mapping[str, Any], *, count_tokens: bool = False) -> 
 
 
 def _validate(body: Mapping[str, Any], *, count_tokens: bool = False) -> None:
+    _check_strict_json(body)
     _check_required_fields(body, need_max_tokens=not count_tokens)
     _check_sampling_params(body)
     _check_tools(body.get("tools"))
@@ -309,6 +313,14 @@ def _validate(body: Mapping[str, Any], *, count_tokens: bool = False) -> None:
     _check_non_empty_content(messages)
     _check_tool_pairing(messages)
     _check_cache_control_count(body)
+
+
+def _check_strict_json(body: Mapping[str, Any]) -> None:
+    """A body given as a value (not bytes) must still be one JSON can carry: no NaN or Infinity."""
+    try:
+        json.dumps(body, allow_nan=False)
+    except (ValueError, RecursionError):
+        raise _invalid("There was an error parsing the body of your request as JSON.") from None
 
 
 def _check_required_fields(body: Mapping[str, Any], *, need_max_tokens: bool) -> None:
@@ -430,6 +442,14 @@ def _collect_tool_uses(i: int, blocks: list[JSONObject], seen: set[str]) -> list
             continue
         if not isinstance(block.get("input"), dict):
             raise _invalid(f"messages.{i}.content.{k}.tool_use.input: Input should be a valid dictionary")
+        if not isinstance(block.get("name"), str) or not _TOOL_NAME_RE.match(block["name"]):
+            raise _invalid(
+                f"messages.{i}.content.{k}.tool_use.name: String should match pattern '{_TOOL_NAME_PATTERN}'"
+            )
+        if not isinstance(block.get("id"), str) or not _TOOL_USE_ID_RE.match(block["id"]):
+            raise _invalid(
+                f"messages.{i}.content.{k}.tool_use.id: String should match pattern '{_TOOL_USE_ID_PATTERN}'"
+            )
         tool_use_id = str(block.get("id", ""))
         if tool_use_id in seen:
             raise _invalid(f"messages.{i}.content.{k}: `tool_use` ids must be unique")
@@ -668,6 +688,8 @@ def _block_events(index: int, block: Block, chunk: int) -> list[Event]:
         deltas = [{"type": "text_delta", "text": part} for part in _chunks(block.text, chunk)]
     elif isinstance(block, ToolUseBlock):
         start = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
+        if block.name is None:
+            del start["name"]
         deltas = [{"type": "input_json_delta", "partial_json": part} for part in _chunks(_tool_json(block), chunk)]
     else:
         start = {"type": "thinking", "thinking": "", "signature": ""}
@@ -781,11 +803,16 @@ def _json_object(raw: bytes) -> JSONObject | None:
     """The body parsed as the real API parses it: UTF-8 JSON whose strings are valid Unicode
     (a lone surrogate, encoded or escaped as ``\\udce9``, is rejected), holding an object."""
     try:
-        parsed = json.loads(raw.decode("utf-8"))
+        parsed = json.loads(raw.decode("utf-8"), parse_constant=_not_json)
         json.dumps(parsed, ensure_ascii=False).encode("utf-8")  # raises on a lone surrogate
     except (ValueError, RecursionError):
         return None
     return parsed if isinstance(parsed, dict) else None
+
+
+def _not_json(constant: str) -> Any:
+    """`NaN`, `Infinity` and `-Infinity`, which Python's decoder reads and JSON does not have."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _new_id(prefix: str) -> str:

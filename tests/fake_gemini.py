@@ -11,10 +11,12 @@ Each request that passes validation consumes one scripted entry (a `Reply`, an `
 or a callable computing either from the request). Requests are checked first, and a malformed
 one gets the error the real API gives (see `validation_error`), without consuming an entry:
 
+- the body: JSON (`NaN` and `Infinity` are not);
 - the key: none is 403 PERMISSION_DENIED, a wrong one 400 INVALID_ARGUMENT (API_KEY_INVALID);
 - `contents`: non-empty, roles `user`/`model` alternating from `user`, every part one kind of data;
 - function calling: a `functionResponse` turn only right after a `functionCall` turn, as many
-  responses as calls, in order and by name, each `response` an object;
+  responses as calls, in order and by name, each `response` an object; each name non-empty and a
+  valid function name (`FUNCTION_NAME`);
 - a `functionCall` the fake sent with a `thoughtSignature` must come back with that signature;
 - tool schemas: only the OpenAPI subset's fields (`additionalProperties`, `$schema`, `default`…
   are "Unknown name"), known types, an OBJECT's `properties` non-empty when given.
@@ -66,6 +68,11 @@ SCHEMA_FIELDS: Final = frozenset(
 )
 TYPES: Final = frozenset({"STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"})
 DATA_FIELDS: Final = ("text", "inlineData", "fileData", "functionCall", "functionResponse")
+FUNCTION_NAME: Final = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}")
+NO_NAME: Final = object()
+"""A functionCall's name to leave out (as a broken server does)."""
+RAW_ARGS: Final = "<raw args>"
+"""Stands for a functionCall's `raw_args` until the chunk is written."""
 
 
 def error_body(code: int, status: str, message: str) -> JSONObject:
@@ -115,9 +122,16 @@ def text(value: str, *, signature: str | None = None) -> JSONObject:
     return {"text": value, **({"thoughtSignature": signature} if signature else {})}
 
 
-def call(name: str, args: Mapping[str, Any], *, signature: str | None = None) -> JSONObject:
-    """A functionCall part, sent whole in one chunk, as Gemini does."""
-    part: JSONObject = {"functionCall": {"name": name, "args": dict(args)}}
+def call(
+    name: Any, args: Mapping[str, Any], *, signature: str | None = None, raw_args: str | None = None
+) -> JSONObject:
+    """A functionCall part, sent whole in one chunk, as Gemini does. `name` is sent as it is (an odd
+    one a broken server sends, too; `NO_NAME`: none), and so are `args` (`nan` as `NaN`); `raw_args`
+    is sent instead of them, as written (JSON the fake could not write: nesting 100,000 deep)."""
+    function: JSONObject = {"args": RAW_ARGS if raw_args is not None else dict(args)}
+    if name is not NO_NAME:
+        function["name"] = name
+    part: JSONObject = {"functionCall": function, **({RAW_ARGS: raw_args} if raw_args is not None else {})}
     return {**part, "thoughtSignature": signature} if signature else part
 
 
@@ -208,10 +222,29 @@ def _check_content(i: int, content: object, signed_calls: Mapping[str, str]) -> 
                     f"tools to work correctly, and missing thought_signature may lead to degraded model performance. "
                     f"Additional data, function call `{part['functionCall'].get('name')}` , position {k + 1}."
                 )
+        for kind, field_name in (("functionCall", "function_call"), ("functionResponse", "function_response")):
+            if kind in part:
+                _check_function_name(part[kind].get("name"), f"contents[{i}].parts[{k}].{field_name}.name")
         if "functionResponse" in part and not isinstance(part["functionResponse"].get("response"), dict):
             raise _invalid(
                 f"* GenerateContentRequest.contents[{i}].parts[{k}].function_response.response: must be an object"
             )
+
+
+def _check_function_name(name: object, where: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise _invalid(f"* GenerateContentRequest.{where}: Name cannot be empty.")
+    if not FUNCTION_NAME.fullmatch(name):
+        raise _invalid(
+            f"* GenerateContentRequest.{where}: Invalid function name. Must start with a letter or an underscore. "
+            "Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a "
+            "maximum length of 128."
+        )
+
+
+def _not_json(constant: str) -> Any:
+    """`NaN`, `Infinity` and `-Infinity`, which Python's decoder reads and JSON does not have."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _check_function_turns(contents: list[JSONObject]) -> None:
@@ -273,7 +306,7 @@ class FakeGemini:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     @property
     def url(self) -> str:
@@ -312,8 +345,8 @@ def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
             url = urlsplit(self.path)
             match = STREAM_PATH.match(url.path)
             try:
-                body = json.loads(raw)
-            except ValueError:
+                body = json.loads(raw, parse_constant=_not_json)
+            except (ValueError, RecursionError):
                 body = None
             request = RecordedRequest(
                 url.path,
@@ -401,7 +434,15 @@ def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(b"0\r\n\r\n")
 
         def _write(self, chunk: JSONObject) -> None:
-            data = f"data: {json.dumps(chunk)}\r\n\r\n".encode()
+            raw: list[str] = []
+            for candidate in chunk.get("candidates", []):  # each chunk is new; its parts are the script's
+                parts = candidate["content"]["parts"]
+                raw += [part[RAW_ARGS] for part in parts if RAW_ARGS in part]
+                candidate["content"]["parts"] = [{k: v for k, v in part.items() if k != RAW_ARGS} for part in parts]
+            text = json.dumps(chunk)
+            for args in raw:
+                text = text.replace(json.dumps(RAW_ARGS), args, 1)
+            data = f"data: {text}\r\n\r\n".encode()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
 

@@ -13,10 +13,13 @@ Real HTTP and real server-sent events on 127.0.0.1 (point `OPENAI_BASE_URL` at `
 
 Each `POST /v1/chat/completions` that passes validation consumes one scripted entry. Requests
 are checked first, and a malformed one gets the 400 OpenAI gives, in its error shape
-(`{"error": {"message", "type", "param", "code"}}`), without consuming an entry: an assistant
-message with `tool_calls` not followed by a `tool` message for each id; a `tool` message that
-answers no call; arguments that are not a string; a tool that is not a function. A wrong or
-missing key is OpenAI's 401.
+(`{"error": {"message", "type", "param", "code"}}`), without consuming an entry: a body that is
+not JSON (`NaN` and `Infinity` included); an assistant message with `tool_calls` not followed by
+a `tool` message for each id; a `tool` message that answers no call; a call whose id is empty or
+not a string, or repeats an earlier call's; a call whose function name is empty or not
+`^[a-zA-Z0-9_-]{1,64}$`; arguments that are not a string, or not JSON (what a server that reads
+them back into its prompt refuses); a tool that is not a function. A wrong or missing key is
+OpenAI's 401.
 
 Only the standard library is used.
 """
@@ -24,6 +27,7 @@ Only the standard library is used.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +37,9 @@ from typing import Any, Self
 
 JSONObject = dict[str, Any]
 COMPLETIONS_PATH = "/v1/chat/completions"
+FUNCTION_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+NO_NAME = object()
+"""A call's name to leave out of its first delta (as a broken server does)."""
 RATE_LIMITED: JSONObject = {
     "error": {
         "message": "Rate limit reached for requests",
@@ -45,10 +52,11 @@ RATE_LIMITED: JSONObject = {
 
 @dataclass(frozen=True)
 class Call:
-    name: str
+    name: Any
+    """The function's name, sent as it is (an odd one a broken server sends, too); `NO_NAME`: none."""
     arguments: Mapping[str, Any] | str
     """An object (sent as its JSON), or the raw arguments text (JSON a model got wrong)."""
-    id: str
+    id: Any
 
 
 @dataclass(frozen=True)
@@ -83,7 +91,7 @@ def reply(text: str = "", **fields: Any) -> Reply:
     return Reply(text, **fields)
 
 
-def call(name: str, arguments: Mapping[str, Any] | str, *, id: str) -> Call:
+def call(name: Any, arguments: Mapping[str, Any] | str, *, id: Any) -> Call:
     return Call(name, arguments, id)
 
 
@@ -125,6 +133,7 @@ def _validate(body: Mapping[str, Any]) -> None:
         if tool.get("type") != "function" or not isinstance(function, dict) or not function.get("name"):
             raise ApiError(400, "Missing required parameter: 'tools[0].function'.")
     pending: list[str] = []
+    call_ids: set[str] = set()
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         if role not in ("system", "developer", "user", "assistant", "tool"):
@@ -150,10 +159,8 @@ def _validate(body: Mapping[str, Any]) -> None:
                 f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(pending)}",
             )
         if role == "assistant":
-            for tool_call in message.get("tool_calls") or []:
-                arguments = tool_call.get("function", {}).get("arguments")
-                if not isinstance(arguments, str):
-                    raise ApiError(400, f"Invalid type for 'messages[{i}].tool_calls[0].function.arguments'.")
+            for k, tool_call in enumerate(message.get("tool_calls") or []):
+                _check_call(f"messages[{i}].tool_calls[{k}]", tool_call, call_ids)
                 pending.append(tool_call["id"])
     if pending:
         raise ApiError(
@@ -161,6 +168,43 @@ def _validate(body: Mapping[str, Any]) -> None:
             "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
             f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(pending)}",
         )
+
+
+def _check_call(where: str, tool_call: Mapping[str, Any], call_ids: set[str]) -> None:
+    call_id = tool_call.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        raise ApiError(400, f"Invalid '{where}.id': expected a non-empty string.")
+    if call_id in call_ids:
+        raise ApiError(400, f"Invalid '{where}.id': duplicate tool call id '{call_id}' in the conversation.")
+    call_ids.add(call_id)
+    function = tool_call.get("function") or {}
+    name = function.get("name")
+    if not isinstance(name, str):
+        raise ApiError(400, f"Invalid type for '{where}.function.name': expected a string.")
+    if not name:
+        raise ApiError(
+            400,
+            f"Invalid '{where}.function.name': empty string. Expected a string with minimum length 1, "
+            "but got an empty string instead.",
+        )
+    if not FUNCTION_NAME.fullmatch(name):
+        raise ApiError(
+            400,
+            f"Invalid '{where}.function.name': string does not match pattern. Expected a string that "
+            "matches the pattern '^[a-zA-Z0-9_-]+$'.",
+        )
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):
+        raise ApiError(400, f"Invalid type for '{where}.function.arguments'.")
+    try:
+        json.loads(arguments, parse_constant=_not_json)
+    except (ValueError, RecursionError):
+        raise ApiError(400, f"Invalid '{where}.function.arguments': not valid JSON.") from None
+
+
+def _not_json(constant: str) -> Any:
+    """`NaN`, `Infinity` and `-Infinity`, which Python's decoder reads and JSON does not have."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _chunks(scripted: Reply, model: str) -> list[JSONObject]:
@@ -183,7 +227,8 @@ def _chunks(scripted: Reply, model: str) -> list[JSONObject]:
         if scripted.cut_arguments and n == len(scripted.calls) - 1:
             raw = raw[: len(raw) // 2]
         head = {"index": index, "id": tool_call.id, "type": "function"}
-        chunks.append(chunk({"tool_calls": [{**head, "function": {"name": tool_call.name, "arguments": ""}}]}))
+        function = {"arguments": ""} if tool_call.name is NO_NAME else {"name": tool_call.name, "arguments": ""}
+        chunks.append(chunk({"tool_calls": [{**head, "function": function}]}))
         for piece in _pieces(raw):
             chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
     finish = scripted.finish_reason or ("tool_calls" if scripted.calls else "stop")
@@ -219,7 +264,7 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.fake = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     def __enter__(self) -> Self:
         self._thread.start()
@@ -277,9 +322,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(401, ApiError(401, message, code="invalid_api_key").body)
             return
         try:
-            body = json.loads(raw)
+            body = json.loads(raw, parse_constant=_not_json)
             _validate(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             self._json(400, ApiError(400, "We could not parse the JSON body of your request.").body)
             return
         except ApiError as error:

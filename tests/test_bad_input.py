@@ -249,3 +249,46 @@ def test_a_transcript_holding_undecodable_bytes_loads_with_them_escaped(
     assert done.returncode == 0, done.stderr
     assert model.rejected == []
     assert model.requests[-1].messages[2]["content"][0]["content"] == SHOWN
+
+
+def rewritten(path: Path, line: int, change: Callable[[str], str]) -> None:
+    lines = path.read_text().splitlines()
+    lines[line - 1] = change(lines[line - 1])
+    path.write_text("".join(f"{line}\n" for line in lines))
+
+
+@pytest.mark.parametrize(
+    "mistake",
+    [
+        pytest.param(
+            {6: lambda s: s.replace("toolu_2", "toolu_1"), 7: lambda s: s.replace("toolu_2", "toolu_1")},
+            id="id-repeated",
+        ),
+        pytest.param(
+            {6: lambda s: s.replace("toolu_2", "call 2!"), 7: lambda s: s.replace("toolu_2", "call 2!")},
+            id="id-refused",
+        ),
+        pytest.param({6: lambda s: s.replace('"name":"Glob"', '"name":""')}, id="name-empty"),
+        pytest.param({4: lambda s: s.replace('"notes.txt"}', '"notes.txt", "limit": NaN}')}, id="input-NaN"),
+    ],
+)
+def test_continue_mends_what_a_server_got_wrong_before_the_provider_edge_did(
+    run_agent: RunAgent, model: ScriptedModel, home: Path, project: Path, mistake: dict[int, Callable[[str], str]]
+) -> None:
+    """A transcript written before agentcli mended calls at the provider edge can hold them as the server sent them."""
+    path = transcript_with_tool_calls(run_agent, model, home, project)
+    for line, change in mistake.items():
+        before = path.read_text()
+        rewritten(path, line, change)
+        assert path.read_text() != before
+    model.script(reply(text("Going on.")))
+
+    done = run_agent("go on", continue_session=True)
+
+    assert done.returncode == 0, done.stderr
+    assert model.rejected == []
+    sent = model.requests[-1].messages
+    calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    results = [b for m in sent if m["role"] == "user" for b in m["content"] if b["type"] == "tool_result"]
+    assert [c["id"] for c in calls] == [r["tool_use_id"] for r in results] and len({c["id"] for c in calls}) == 2
+    assert "alpha" in str(results[0]["content"]) and "notes.txt" in str(results[1]["content"])

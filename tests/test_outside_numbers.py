@@ -378,49 +378,6 @@ def test_a_whole_number_written_as_a_float_reaches_the_tool_as_an_int(
     assert model.requests[1].messages[1]["content"][0]["input"]["offset"] == 3.0
 
 
-def test_a_tool_call_with_a_number_python_cannot_read_gets_an_error_result(
-    run_agent: RunAgent, model: ScriptedModel
-) -> None:
-    model.script(
-        reply(tool_use("Bash", {}, id="toolu_big", raw_json='{"command": "ls", "timeout": ' + HUGE_DIGITS + "}")),
-        reply(text("done")),
-    )
-
-    done = run_agent("go")
-
-    assert done.returncode == 0, done.stderr
-    [result] = model.requests[1].messages[-1]["content"]
-    assert result["is_error"] and "holds a number of more than 4,300 digits" in result["content"]
-
-
-def test_an_openai_tool_call_with_a_number_python_cannot_read_gets_an_error_result(
-    in_process_env: None, project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with fake_openai.FakeOpenAI(api_key="sk-test") as api:
-        model = OpenAIModel(api_key="sk-test", base_url=api.url)
-        arguments = '{"pattern": "*", "n": ' + HUGE_DIGITS + "}"
-        api.script(fake_openai.reply(calls=[fake_openai.call("Glob", arguments, id="call_1")]), fake_openai.reply("ok"))
-
-        run_on(model, project, capsys, "gpt-5")
-
-        [answer] = [m for m in api.requests[1].body["messages"] if m["role"] == "tool"]
-        assert "holds a number of more than 4,300 digits" in answer["content"]
-        model.close()
-
-
-def test_a_text_protocol_call_with_a_number_python_cannot_read_gets_an_error_result(
-    run_agent: RunAgent, model: ScriptedModel
-) -> None:
-    tag = '<tool_call>{"name": "Glob", "arguments": {"pattern": "*", "n": ' + HUGE_DIGITS + "}}</tool_call>"
-    model.script(reply(text(tag)), reply(text("done")))
-
-    done = run_agent("go", tool_protocol="xml")
-
-    assert done.returncode == 0, done.stderr
-    sent = json.dumps(model.requests[1].messages[-1])
-    assert "the tool call holds a number of more than 4,300 digits" in sent
-
-
 # ------------------------------------------------------------------ transcripts and hooks
 
 

@@ -34,6 +34,7 @@ from agentcli.events import (
 from agentcli.executor import ToolExecutor
 from agentcli.loop import INTERRUPTED_MARKER, Agent, LoopConfig
 from agentcli.providers.anthropic import _MessageAssembler
+from agentcli.providers.call_repair import CallIds
 from agentcli.tools import builtin_tools
 from agentcli.tools.registry import ToolRegistry
 
@@ -219,7 +220,7 @@ class Recording:
 
 def test_the_anthropic_provider_reports_a_tool_call_when_its_block_starts() -> None:
     listener = Recording()
-    assembler = _MessageAssembler(listener)
+    assembler = _MessageAssembler(listener, ModelRequest("m", [], [], [], 100), CallIds(set, "toolu_"))
     block = {"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}
 
     assembler.feed({"type": "content_block_start", "index": 0, "content_block": block})

@@ -12,7 +12,11 @@ agentcli's own HTTP layer (`agentcli.providers.http`).
   go through the `anthropic` SDK instead (`agentcli.providers.anthropic_cloud`), imported only
   then: it signs the requests and speaks those platforms' streams. Everything below is shared.
 - **The answer.** Content blocks are rebuilt from the raw stream events as plain dicts, exactly
-  as the API sent them, so they can go back verbatim (thinking signatures included). An
+  as the API sent them, so they can go back verbatim (thinking signatures included). Only what
+  an Anthropic-compatible server got wrong is mended (`agentcli.providers.call_repair`): a
+  tool_use without a usable name becomes `invalid_tool_call`, and an id that is missing, unusable
+  or already in the conversation a fresh `toolu_…` one; an input that is not JSON the API takes
+  back (`NaN`, too deep) becomes `{}` (`agentcli.tool_input`); each such call gets an error result. An
   `error` event is retried when `STREAM_FAULTS` names its type, as are a dropped or silent
   stream and an event that does not parse (`TransientModelError`); the loop does the retrying,
   where the user sees it.
@@ -34,6 +38,7 @@ from agentcli.contracts import JSON, Cancellation, ModelRequest, ModelResponse, 
 from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.body import JsonFragments, encode
+from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
 from agentcli.providers.http import Endpoint, EventStream, HttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
@@ -89,6 +94,7 @@ class AnthropicModel:
         self._timeouts = timeouts or Timeouts()
         self._betas = tuple(betas)
         self._route: Route | None = None
+        self._ids = ConversationIds()
         self._lock = threading.Lock()
 
     def _connect(self) -> Route:
@@ -122,7 +128,7 @@ class AnthropicModel:
                 self._route = None
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
-        assembler = _MessageAssembler(listener)
+        assembler = _MessageAssembler(listener, request, CallIds(lambda: self._ids.taken(request.messages), "toolu_"))
         with self._connect().events(with_cache_breakpoints(request), listener.cancel) as events:
             for event in events:
                 assembler.feed(event)
@@ -188,7 +194,7 @@ def _decoded(stream: EventStream) -> Iterator[JSON]:
             continue
         try:
             data = json.loads(event.data)
-        except ValueError as error:  # a `data:` line cut short or garbled, or a number of over 4,300 digits
+        except (ValueError, RecursionError) as error:  # a `data:` line cut short or garbled, or nested too deep
             raise stream.fault(
                 f"the stream sent an event that is not valid JSON ({error})", "malformed stream"
             ) from None
@@ -209,8 +215,10 @@ class _MessageAssembler:
     loop asks again, as for a dropped connection.
     """
 
-    def __init__(self, listener: StreamListener) -> None:
+    def __init__(self, listener: StreamListener, request: ModelRequest, ids: CallIds) -> None:
         self.listener = listener
+        self.tools = request.tools
+        self.ids = ids
         self.blocks: list[JSON] = []
         self.started: set[int] = set()
         self.partial_json: dict[int, str] = {}
@@ -237,8 +245,9 @@ class _MessageAssembler:
             index = _block_index(event)
             self._place(index, block)
             if block.get("type") == "tool_use":
+                self._check_call(block)
                 self.partial_json[index] = ""
-                self.listener.tool_call_started(str(block.get("name", "")))
+                self.listener.tool_call_started(block["name"])
         elif kind == "content_block_delta":
             index = self._started_index(event)
             self._apply_delta(self.blocks[index], index, event["delta"])
@@ -249,6 +258,13 @@ class _MessageAssembler:
             self._take_usage(event.get("usage") or {})
         elif kind == "message_stop":
             self.stopped = True
+
+    def _check_call(self, block: JSON) -> None:
+        """Give a call a usable id and name (`agentcli.providers.call_repair`) before anything is keyed by its id."""
+        block["id"] = self.ids.claim(block.get("id"))
+        block["name"], problem = checked_name(block.get("name"), self.tools)
+        if problem is not None:
+            self.invalid_inputs[block["id"]] = problem
 
     def _started_index(self, event: JSON) -> int:
         index = _block_index(event)
@@ -288,7 +304,7 @@ class _MessageAssembler:
             except json.JSONDecodeError:
                 return  # left unclosed: treated as cut off
             if problem is not None:
-                self.invalid_inputs[str(block.get("id"))] = problem
+                self.invalid_inputs.setdefault(block["id"], problem)
         elif block.get("type") == "text":
             self.listener.text("")  # the block is whole: a front end can show all of it now
         self.closed.add(index)

@@ -22,10 +22,13 @@ translated here, at the edge, both ways.
   and `exclusiveMaximum`, `enum`s of numbers. A tool without parameters sends none.
 - **The answer** is rebuilt as Anthropic-shaped blocks: consecutive text parts make one text
   block; a `functionCall` part a `tool_use` block with an id of our own (`gemini_call_…`, unique,
-  kept in the conversation); thought parts (`thought: true`) a `thinking` block. A part's
-  `thoughtSignature` is kept on its block (`thought_signature`) and sent back, verbatim, on the
-  same part. A text part with a signature ends its block, so each signature returns with the text
-  it came after; an empty signed part joins the text block before it.
+  kept in the conversation): one without a usable name is named `invalid_tool_call`, and one
+  whose `args` Gemini could not take back (`NaN`, `Infinity`, not an object) gets `{}`, each
+  answered with an error result (`agentcli.providers.call_repair`, `agentcli.tool_input`); thought
+  parts (`thought: true`) a `thinking` block. A part's `thoughtSignature` is kept on its block
+  (`thought_signature`) and sent back, verbatim, on the same part. A text part with a signature
+  ends its block, so each signature returns with the text it came after; an empty signed part
+  joins the text block before it.
 - **Stop reasons.** `STOP` → `end_turn` (`tool_use` when the turn calls tools), `MAX_TOKENS` →
   `max_tokens` (a call ending the turn is then taken as cut off, never run: Gemini cannot say
   whether its arguments were complete), the safety family (`SAFETY`, `RECITATION`, `BLOCKLIST`,
@@ -45,7 +48,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -56,6 +59,7 @@ from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers import MISSING_GEMINI_KEY
 from agentcli.providers.body import encode
+from agentcli.providers.call_repair import checked_name
 from agentcli.providers.http import Endpoint, EventStream, LazyHttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import input_problem
@@ -130,7 +134,7 @@ class GeminiModel:
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         model = request.model.removeprefix("models/")
         path = f"/v1beta/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"
-        assembler = _ResponseAssembler(listener)
+        assembler = _ResponseAssembler(listener, request.tools)
         with self._http.get().stream(path, request_body(request, self._turns), listener.cancel) as stream:
             for chunk in _decoded(stream):
                 assembler.feed(chunk)
@@ -306,7 +310,7 @@ def _decoded(stream: EventStream) -> Iterator[JSON]:
             continue
         try:
             data = json.loads(event.data)
-        except ValueError as error:  # not JSON, or a number of over 4,300 digits
+        except (ValueError, RecursionError) as error:  # not JSON, or nested too deep to read
             raise stream.fault(
                 f"the stream sent a chunk that is not valid JSON ({error})", "malformed stream"
             ) from None
@@ -328,8 +332,9 @@ class _ResponseAssembler:
     and the loop asks again, as for a dropped connection.
     """
 
-    def __init__(self, listener: StreamListener) -> None:
+    def __init__(self, listener: StreamListener, tools: Sequence[JSON]) -> None:
         self.listener = listener
+        self.tools = tools
         self.blocks: list[JSON] = []
         self.open_text: JSON | None = None
         """The text (or thinking) block later text parts join, if any."""
@@ -364,11 +369,12 @@ class _ResponseAssembler:
         if "functionCall" in part:
             self._end_text()
             call = part["functionCall"]
-            name = str(call["name"])
+            name, problem = checked_name(call.get("name"), self.tools)
             args = call.get("args") or {}
             block: JSON = {"type": "tool_use", "id": f"gemini_call_{uuid.uuid4().hex}", "name": name, "input": args}
-            if (problem := input_problem(args)) is not None:
+            if (unusable := input_problem(args)) is not None:
                 block["input"] = {}
+            if (problem := problem or unusable) is not None:
                 self.invalid_inputs[block["id"]] = problem
             self._append(block, signature)
             self.listener.tool_call_started(name)

@@ -15,10 +15,15 @@ own HTTP layer (`agentcli.providers.http`).
   `stream_options.include_usage` for the usage.
 - **The answer.** Text deltas are streamed to the listener; `reasoning_content` / `reasoning`
   deltas are streamed to it as reasoning (shown dimmed) and become a thinking block; tool-call
-  deltas are assembled by `index`, or by `id` when a server sends parallel calls all at index 0.
-  Arguments that are not valid JSON become an invalid input (`ModelResponse.invalid_inputs`):
-  that call gets an error result, the run goes on. `finish_reason` maps to our stop reasons
-  (`FINISH_REASONS`); a call cut off by `length` is marked incomplete, so it is never run.
+  deltas are assembled by `index`, or by `id` when a server sends parallel calls all at index 0
+  (arguments sent as an object rather than its JSON text are taken as they are).
+  Arguments that are not valid JSON, or hold what JSON cannot carry (`NaN`, `Infinity`), become
+  an invalid input (`ModelResponse.invalid_inputs`): that call gets an error result, the run goes
+  on. A call without a usable name is named `invalid_tool_call` and answered the same way; an id
+  that is missing, unusable or already in the conversation (a server numbering its calls
+  `call_0` every turn) is replaced by a fresh one (`agentcli.providers.call_repair`).
+  `finish_reason` maps to our stop reasons (`FINISH_REASONS`); a call cut off by `length` is
+  marked incomplete, so it is never run.
 - **Usage.** `prompt_tokens` includes `prompt_tokens_details.cached_tokens`: those are counted
   as cache reads, the rest as input, so nothing is counted twice.
 - **Errors** are OpenAI's `{"error": {"message", "type", "code"}}` with a status, turned into
@@ -40,6 +45,7 @@ from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener
 from agentcli.conversation import blocks_of, is_text, is_tool_result, is_tool_use, text_block, tool_call
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.body import JsonFragments, encode
+from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
 from agentcli.providers.http import Endpoint, EventStream, LazyHttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
@@ -79,6 +85,7 @@ class OpenAIModel:
         self._api_key = api_key
         self._http = LazyHttpClient(self._endpoint, self._timeouts)
         self._translator = _Translator()
+        self._ids = ConversationIds()
 
     def _endpoint(self) -> Endpoint:
         key = self._api_key or os.environ.get("OPENAI_API_KEY") or None
@@ -103,7 +110,7 @@ class OpenAIModel:
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         client = self._http.get()
         body = self._translator.body(request, official=client.endpoint.base_url == DEFAULT_BASE_URL)
-        assembler = _ChunkAssembler(listener)
+        assembler = _ChunkAssembler(listener, request, CallIds(lambda: self._ids.taken(request.messages), "call_"))
         with client.stream(COMPLETIONS_PATH, body, listener.cancel) as events:
             for chunk in _chunks(events):
                 assembler.feed(chunk)
@@ -219,7 +226,7 @@ def _chunks(stream: EventStream) -> Iterator[JSON]:
             continue
         try:
             data = json.loads(event.data)
-        except ValueError as error:  # not JSON, or a number of over 4,300 digits
+        except (ValueError, RecursionError) as error:  # not JSON, or nested too deep to read
             raise stream.fault(
                 f"the stream sent a chunk that is not valid JSON ({error})", "malformed stream"
             ) from None
@@ -234,9 +241,17 @@ def _chunks(stream: EventStream) -> Iterator[JSON]:
 
 @dataclass
 class _Call:
-    id: str
+    id: str | None
+    """As the server sent it (None until it sends one); `finish` gives the call the id it goes by."""
     name: str = ""
+    odd_name: object = None
+    """A name that was not a string, as sent."""
     arguments: str = ""
+
+    @property
+    def sent_name(self) -> object:
+        """The name as the server sent it: text, something else, or None."""
+        return self.odd_name if self.odd_name is not None else self.name or None
 
 
 @dataclass
@@ -244,10 +259,12 @@ class _ChunkAssembler:
     """Rebuilds the assistant turn from streamed chunks (the first choice's)."""
 
     listener: StreamListener
+    request: ModelRequest
+    ids: CallIds
     text: str = ""
     reasoning: str = ""
     calls: list[_Call] = field(default_factory=list)
-    by_index: dict[int, _Call] = field(default_factory=dict)
+    by_index: dict[object, _Call] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
 
@@ -279,30 +296,41 @@ class _ChunkAssembler:
             self._tool_call_delta(part)
 
     def _tool_call_delta(self, part: JSON) -> None:
-        index = part.get("index", len(self.calls))
-        call_id = part.get("id")
-        known = self.by_index.get(index)
-        if call_id and (known is None or (known.id != call_id and not known.id.startswith("call_agentcli_"))):
-            existing = next((c for c in self.calls if c.id == call_id), None)
-            known = existing or self._start(call_id)
-            self.by_index[index] = known
+        """A piece of a call: a new call at a new index, or at index 0 under a new id (servers that
+        send parallel calls that way); without an index, the call holding its id, if any."""
+        index = part.get("index")
+        key = len(self.calls) if index is None else index  # without an index, each piece may be a call of its own
+        call_id = _server_id(part.get("id"))
+        known = self.by_index.get(key)
+        if call_id is not None and (known is None or known.id not in (None, call_id)):
+            new_index = index is not None and known is None
+            by_id = None if new_index else next((c for c in self.calls if c.id == call_id), None)
+            known = by_id or self._start(call_id)
+            self.by_index[key] = known
         elif known is None:
-            known = self._start(f"call_agentcli_{len(self.calls)}")
-            self.by_index[index] = known
-        elif call_id:
+            known = self._start(None)
+            self.by_index[key] = known
+        elif call_id is not None:
             known.id = call_id
         function = part.get("function") or {}
-        if name := function.get("name"):
+        name = function.get("name")
+        if isinstance(name, str) and name:
             started = not known.name
-            known.name += str(name)
+            known.name += name
             if started:
                 if self.text:
                     self.listener.text("")  # the text block before the calls is whole
                 self.listener.tool_call_started(known.name)
-        known.arguments += str(function.get("arguments") or "")
+        elif name is not None and not isinstance(name, str):
+            known.odd_name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # some servers send the object itself
+            known.arguments += encode(arguments)
+        elif arguments is not None:
+            known.arguments += str(arguments)
 
-    def _start(self, call_id: str) -> _Call:
-        call = _Call(str(call_id))
+    def _start(self, call_id: str | None) -> _Call:
+        call = _Call(call_id)
         self.calls.append(call)
         return call
 
@@ -325,20 +353,29 @@ class _ChunkAssembler:
             content.append(text_block(self.text))
             if not self.calls:
                 self.listener.text("")
-        invalid: dict[str, str] = {}
-        first_call = len(content)
-        for call in self.calls:
-            try:
-                tool_input, problem = parse_tool_input(call.arguments)
-            except json.JSONDecodeError as error:
-                tool_input, problem = {}, f"the arguments are not valid JSON ({error.msg} at character {error.pos})"
-            if problem is not None:
-                invalid[call.id] = problem
-            content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input})
         stop = FINISH_REASONS.get(self.finish_reason, "end_turn")
         if self.calls and stop == "end_turn":
             stop = "tool_use"  # some servers (Ollama) finish a turn of tool calls with "stop"
-        incomplete = first_call + len(self.calls) - 1 if self.calls and stop == "max_tokens" else None
-        if incomplete is not None:
-            invalid.pop(self.calls[-1].id, None)
+        cut = self.calls[-1] if self.calls and stop == "max_tokens" else None
+        incomplete = len(content) + len(self.calls) - 1 if cut is not None else None
+        invalid: dict[str, str] = {}
+        for call in self.calls:
+            call_id = self.ids.claim(call.id)
+            name, problem = checked_name(call.sent_name, self.request.tools)
+            try:
+                tool_input, input_problem = parse_tool_input(call.arguments)
+            except json.JSONDecodeError as error:
+                tool_input = {}
+                input_problem = f"the arguments are not valid JSON ({error.msg} at character {error.pos})"
+            why = problem or input_problem
+            if why is not None and call is not cut:
+                invalid[call_id] = why
+            content.append({"type": "tool_use", "id": call_id, "name": name, "input": tool_input})
         return ModelResponse(content, stop, self.usage, incomplete, invalid)
+
+
+def _server_id(value: object) -> str | None:
+    """A call id as the server sent it: text (a number some servers send read as text), or None."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    return str(value) or None

@@ -9,13 +9,18 @@ tool_result blocks), and only what goes over the wire changes:
 - **The conversation** is sent as text: each tool_use block becomes such a tag in the assistant
   message, and each tool_result a `<tool_response>{"name": ..., "content": "...", "is_error":
   false}</tool_response>` in the user message, in call order, before anything else it holds.
+  Their JSON writes every `</` as `<\\/` (the same string to a JSON reader), so what a result or
+  an argument holds can never end its tag early and stand outside it as if agentcli wrote it.
   The same conversation always reads the same, so the prompt cache still hits.
-- **The answer**: the tags are parsed out of each text block into tool_use blocks (ids of our
-  own), several per answer, and the stop reason becomes `tool_use`; what is left is the prose.
-  While the answer streams, the listener is given the prose only (tag text is held back), and
+- **The answer**: the model's own tags are parsed out of each text block into tool_use blocks
+  (ids of our own), several per answer, and the stop reason becomes `tool_use`; what is left is
+  the prose. A tag the answer quotes in code (a fence, an indented line, a code span, quoting
+  markup) is prose: `agentcli.providers.tool_tags` tells them apart. While the answer streams,
+  the listener is given the prose only (the model's own tags are held back), and
   `tool_call_started` once a tag names its tool.
-- **A malformed tag** (not JSON, no name, an unknown tool, arguments that are not an object,
-  never closed) becomes a call whose input the provider could not use (`invalid_inputs`): the
+- **A malformed tag** (not JSON, JSON no request can carry back (`NaN`, nested too deep: see
+  `agentcli.tool_input`), no name, an unknown tool, arguments that are not an object, never
+  closed) becomes a call whose input the provider could not use (`invalid_inputs`): the
   executor answers it with an error result explaining the expected form, with an example, and
   the loop stops as no-progress after `MALFORMED_ANSWER_LIMIT` such answers in a row
   (`agentcli.progress`). A tag cut off by the output limit is the answer's incomplete block:
@@ -23,7 +28,8 @@ tool_result blocks), and only what goes over the wire changes:
 
 `with_tool_protocol(inner, "native" | "xml" | "auto", native_tools)`: `xml` always uses the
 protocol; `auto` uses it for a model `native_tools(name)` says cannot call tools natively, and
-for a model that answered a native request with tool-call tags instead of calls (from then on).
+for a model that answered a native request with tool-call tags of its own (outside code) and no
+native call (from then on).
 """
 
 from __future__ import annotations
@@ -37,19 +43,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from agentcli.bounds import JSON_DIGITS
 from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, StreamListener
+from agentcli.providers.call_repair import NAME, UNUSABLE_NAME
+from agentcli.providers.tool_tags import CALL_CLOSE, CALL_OPEN, Piece, Tag, TagScanner, pieces
+from agentcli.tool_input import parse_tool_input
 
 __all__ = ["TOOL_PROTOCOLS", "TextToolModel", "ToolProtocol", "with_tool_protocol"]
 
 ToolProtocol = Literal["native", "xml", "auto"]
 TOOL_PROTOCOLS: tuple[ToolProtocol, ...] = ("native", "xml", "auto")
 
-CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 RESPONSE_OPEN, RESPONSE_CLOSE = "<tool_response>", "</tool_response>"
-MALFORMED_CALL = "invalid_tool_call"
-"""The name a call gets when its tag names no usable tool (the API's name rules hold for it)."""
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NAME_SO_FAR = re.compile(r'"name"\s*:\s*"([^"\\]{1,64})"')
 
 
@@ -141,7 +145,14 @@ def _example(tools: Sequence[JSON]) -> str:
 
 
 def _call_tag(name: str, arguments: object) -> str:
-    return f"{CALL_OPEN}{json.dumps({'name': name, 'arguments': arguments}, ensure_ascii=False)}{CALL_CLOSE}"
+    return f"{CALL_OPEN}{_tag_json({'name': name, 'arguments': arguments})}{CALL_CLOSE}"
+
+
+def _tag_json(value: object) -> str:
+    """`value` as the JSON inside a tag, which its content can never end: every `</` is written
+    `<\\/` (the same text to a JSON reader), so no `</tool_response>` or `</tool_call>`, in any
+    case or spacing, stands in it."""
+    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
 
 
 def as_text_messages(messages: Sequence[JSON]) -> list[JSON]:
@@ -183,7 +194,7 @@ def _add_text(blocks: list[JSON], text: str, source: JSON) -> None:
 
 def _response_tag(result: JSON, name: str) -> str:
     body = {"name": name, "content": _result_text(result.get("content", "")), "is_error": bool(result.get("is_error"))}
-    return f"{RESPONSE_OPEN}{json.dumps(body, ensure_ascii=False)}{RESPONSE_CLOSE}"
+    return f"{RESPONSE_OPEN}{_tag_json(body)}{RESPONSE_CLOSE}"
 
 
 def _result_text(content: object) -> str:
@@ -203,7 +214,17 @@ def _result_text(content: object) -> str:
 
 
 def _has_tag(response: ModelResponse) -> bool:
-    return any(block.get("type") == "text" and CALL_OPEN in str(block.get("text", "")) for block in response.content)
+    """Does a text block of `response` hold a call tag of the model's own (outside code)?"""
+    return any(_tags_in(block) is not None for block in response.content)
+
+
+def _tags_in(block: JSON) -> list[Piece] | None:
+    """A text block's prose and tags, or None when it holds no call tag outside code."""
+    text = str(block.get("text", "")) if block.get("type") == "text" else ""
+    if CALL_OPEN not in text:
+        return None
+    found = pieces(text)
+    return found if any(isinstance(piece, Tag) for piece in found) else None
 
 
 def parsed_response(response: ModelResponse, tools: Sequence[JSON]) -> ModelResponse:
@@ -216,10 +237,11 @@ def parsed_response(response: ModelResponse, tools: Sequence[JSON]) -> ModelResp
     cut_tag: int | None = None
     for index, block in enumerate(response.content):
         moved[index] = len(content)
-        if block.get("type") != "text" or CALL_OPEN not in str(block.get("text", "")):
+        found = _tags_in(block)
+        if found is None:
             content.append(block)
             continue
-        for piece in _pieces(str(block["text"])):
+        for piece in found:
             if isinstance(piece, str):
                 if piece.strip():
                     content.append({**block, "text": piece.strip()})
@@ -238,52 +260,26 @@ def parsed_response(response: ModelResponse, tools: Sequence[JSON]) -> ModelResp
     return ModelResponse(content, stop, response.usage, incomplete, invalid)
 
 
-class _Tag:
-    def __init__(self, body: str, closed: bool) -> None:
-        self.body = body
-        self.closed = closed
-
-
-def _pieces(text: str) -> list[str | _Tag]:
-    """`text` split into prose and tags, in order."""
-    pieces: list[str | _Tag] = []
-    position = 0
-    while (start := text.find(CALL_OPEN, position)) >= 0:
-        pieces.append(text[position:start])
-        body_start = start + len(CALL_OPEN)
-        end = text.find(CALL_CLOSE, body_start)
-        if end < 0:
-            pieces.append(_Tag(text[body_start:], closed=False))
-            return pieces
-        pieces.append(_Tag(text[body_start:end], closed=True))
-        position = end + len(CALL_CLOSE)
-    pieces.append(text[position:])
-    return pieces
-
-
-def _call(tag: _Tag, tools: Sequence[JSON]) -> tuple[JSON, str | None]:
+def _call(tag: Tag, tools: Sequence[JSON]) -> tuple[JSON, str | None]:
     """The tool_use block for `tag`, and what is wrong with it (None when it can run)."""
     call_id = f"toolu_text_{uuid.uuid4().hex[:24]}"
     name, arguments, problem = _read_tag(tag, [str(tool.get("name")) for tool in tools])
-    usable = name if name is not None and _TOOL_NAME.match(name) else MALFORMED_CALL
+    usable = name if name is not None and NAME.fullmatch(name) else UNUSABLE_NAME
     block: JSON = {"type": "tool_use", "id": call_id, "name": usable, "input": arguments if problem is None else {}}
     if problem is not None:
         problem = f"{problem}. {_expected_form(tools)}"
     return block, problem
 
 
-def _read_tag(tag: _Tag, tool_names: Sequence[str]) -> tuple[str | None, JSON, str | None]:
+def _read_tag(tag: Tag, tool_names: Sequence[str]) -> tuple[str | None, JSON, str | None]:
     if not tag.closed:
         return None, {}, f"the tool call tag was never closed with {CALL_CLOSE}"
-    body = _unfenced(tag.body)
     try:
-        value = json.loads(body)
+        value, problem = parse_tool_input(_unfenced(tag.body))
     except json.JSONDecodeError as error:
         return None, {}, f"the tool call is not valid JSON ({error.msg} at character {error.pos})"
-    except ValueError:  # JSON, but with a number Python refuses to read
-        return None, {}, f"the tool call holds a number of more than {JSON_DIGITS:,} digits"
-    if not isinstance(value, dict):
-        return None, {}, f"the tool call must be a JSON object, not {type(value).__name__}"
+    if problem is not None:
+        return None, {}, problem.replace("the input", "the tool call", 1)
     name = value.get("name")
     if not isinstance(name, str) or not name:
         return None, {}, 'the tool call has no "name"'
@@ -291,8 +287,10 @@ def _read_tag(tag: _Tag, tool_names: Sequence[str]) -> tuple[str | None, JSON, s
         return name, {}, f"there is no tool named {name!r}; the tools are {', '.join(tool_names)}"
     arguments = value.get("arguments", value.get("parameters", {}))
     if isinstance(arguments, str):  # some models encode the arguments twice
-        with contextlib.suppress(ValueError):
-            arguments = json.loads(arguments)
+        with contextlib.suppress(json.JSONDecodeError):
+            arguments, problem = parse_tool_input(arguments)
+            if problem is not None:
+                return name, {}, problem.replace("the input", '"arguments"', 1)
     if not isinstance(arguments, dict):
         return name, {}, f'"arguments" must be a JSON object, not {type(arguments).__name__}'
     return name, arguments, None
@@ -315,78 +313,44 @@ def _expected_form(tools: Sequence[JSON]) -> str:
 
 
 class _ProseOnly:
-    """The listener the inner model reports to: prose passes through, tag text is held back,
-    and `tool_call_started` is reported once a tag names its tool."""
+    """The listener the inner model reports to: prose passes through (tags the model quotes in
+    code included), its own tags are held back, and `tool_call_started` is reported once a tag
+    names its tool. The tags are told apart as the answer's parse tells them (`TagScanner`)."""
 
     def __init__(self, listener: StreamListener) -> None:
         self._listener = listener
-        self._pending = ""
-        """Text not passed on yet: a tag's body so far, or what may be the start of a tag."""
-        self._in_tag = False
+        self._scanner = TagScanner()
         self._announced = False
-        self._scanned = 0
-        """How much of a tag's body has been searched for its end already."""
+        """The open tag's tool was reported."""
 
     @property
     def cancel(self) -> Cancellation | None:
         return self._listener.cancel
 
     def text(self, delta: str) -> None:
-        if not delta:  # the block ended: what was held back as a possible tag start was prose
-            if not self._in_tag and self._pending:
-                self._listener.text(self._pending)
-            self._pending, self._in_tag, self._scanned = "", False, 0
+        if not delta:  # the block ended: what was held back is settled
+            self._show(self._scanner.finish())
             self._listener.text("")
             return
-        self._pending += delta
-        while self._pending:
-            if self._in_tag:
-                if not self._close_tag():
-                    return
-            elif not self._open_tag():
-                return
+        self._show(self._scanner.feed(delta))
+        if not self._announced:
+            self._announce(self._scanner.open_tag)
 
-    def _open_tag(self) -> bool:
-        """Pass the prose before a tag on; True when a tag opened (there is more to look at)."""
-        start = self._pending.find(CALL_OPEN)
-        if start < 0:
-            keep = _partial_suffix(self._pending, CALL_OPEN)
-            prose, self._pending = (
-                self._pending[: len(self._pending) - keep],
-                self._pending[len(self._pending) - keep :],
-            )
-            if prose:
-                self._listener.text(prose)
-            return False
-        if start:
-            self._listener.text(self._pending[:start])
-        self._pending = self._pending[start + len(CALL_OPEN) :]
-        self._in_tag, self._announced, self._scanned = True, False, 0
-        return True
+    def _show(self, settled: list[Piece]) -> None:
+        for piece in settled:
+            if isinstance(piece, str):
+                self._listener.text(piece)
+            else:
+                self._announce(piece.body)
+                self._announced = False
 
-    def _close_tag(self) -> bool:
-        """Hold the tag's body back; True when it closed (what follows it is looked at next)."""
-        if not self._announced and (found := _NAME_SO_FAR.search(self._pending)):
+    def _announce(self, body: str | None) -> None:
+        if body is not None and not self._announced and (found := _NAME_SO_FAR.search(body)):
             self._announced = True
             self._listener.tool_call_started(found.group(1))
-        end = self._pending.find(CALL_CLOSE, self._scanned)
-        if end < 0:
-            self._scanned = max(0, len(self._pending) - len(CALL_CLOSE) + 1)
-            return False
-        self._pending = self._pending[end + len(CALL_CLOSE) :]
-        self._in_tag, self._scanned = False, 0
-        return True
 
     def tool_call_started(self, name: str) -> None:
         self._listener.tool_call_started(name)
 
     def reasoning(self, delta: str) -> None:
         self._listener.reasoning(delta)
-
-
-def _partial_suffix(text: str, tag: str) -> int:
-    """The length of the longest end of `text` that begins `tag` (a tag perhaps still arriving)."""
-    for length in range(min(len(tag) - 1, len(text)), 0, -1):
-        if tag.startswith(text[-length:]):
-            return length
-    return 0

@@ -9,7 +9,11 @@ session could never go on. So, after the unreadable lines are skipped:
   is shown escaped (`safe_text.valid_unicode`);
 - tool calls whose results were lost are answered with an error result, as interrupted;
 - results whose tool call was lost are dropped; a message left empty is dropped;
-- the conversation starts with a user message (assistant messages before one are dropped).
+- the conversation starts with a user message (assistant messages before one are dropped);
+- what a model server got wrong before agentcli mended it at the provider edge
+  (`agentcli.providers.call_repair`) is mended here too: a call id that an API refuses or that
+  an earlier call holds gets a fresh one, in the call and in its result; a call with an empty
+  name is named `invalid_tool_call`; an input holding NaN or Infinity becomes `{}`.
 
 A message that needed nothing is kept as the very same object, so an undamaged transcript
 is sent byte for byte as before. Each repair is described with its line in the file.
@@ -19,6 +23,7 @@ business: `LoadedTranscript.repairs` answers them and the session records that.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 from agentcli.contracts import JSON
@@ -33,6 +38,7 @@ from agentcli.conversation import (
     tool_use_ids,
     user_message,
 )
+from agentcli.providers.call_repair import UNUSABLE_NAME, CallIds
 from agentcli.safe_text import valid_unicode
 from agentcli.tool_input import input_problem
 
@@ -71,10 +77,16 @@ def repair(entries: list[Entry]) -> tuple[list[JSON], list[str]]:
     messages: list[JSON] = []
     lines: list[int] = []
     notes: list[str] = []
+    ids = CallIds(set, "toolu_")
+    renamed: dict[str, deque[str]] = {}
+    """The ids the last assistant message's calls now have, by the ids they had (empty: none changed)."""
     for entry in entries:
         message = entry.message
         previous = messages[-1] if messages else None
         if message["role"] == "assistant":
+            message, renamed = _with_unique_ids(message, ids)
+            if renamed:
+                notes.append(f"line {entry.line}: tool call ids that repeat or that an API refuses were replaced")
             if previous is None:
                 notes.append(f"line {entry.line}: dropped an assistant message that no user message came before")
                 continue
@@ -83,6 +95,7 @@ def repair(entries: list[Entry]) -> tuple[list[JSON], list[str]]:
                 messages.append(user_message([_lost(call_id) for call_id in lost]))
                 lines.append(entry.line)
         else:
+            message, renamed = _with_results_renamed(message, renamed), {}
             expected = _tool_use_ids(previous) if previous is not None and previous["role"] == "assistant" else []
             fixed, missing, orphans = _answering(message, expected)
             if missing:
@@ -109,6 +122,8 @@ def _readable_block(block: object) -> JSON | None:
     if is_tool_use(block):
         if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
             return None
+        if not block["name"].strip():
+            block = {**block, "name": UNUSABLE_NAME}
         return block if input_problem(block.get("input")) is None else {**block, "input": {}}
     if is_tool_result(block):
         content = block.get("content", "")
@@ -117,6 +132,37 @@ def _readable_block(block: object) -> JSON | None:
         if isinstance(content, str) and valid_unicode(content) != content:
             return {**block, "content": valid_unicode(content)}
     return block
+
+
+def _with_unique_ids(message: JSON, ids: CallIds) -> tuple[JSON, dict[str, deque[str]]]:
+    """`message` with each call's id one no call before it holds and every API accepts (`ids`
+    remembers them); when one had to change, the id each call now has by the id it had, in call
+    order (for the results that answer them), else nothing."""
+    given: dict[str, deque[str]] = {}
+    fixed = []
+    for block in blocks_of(message):
+        if is_tool_use(block):
+            call_id = ids.claim(block["id"])
+            given.setdefault(block["id"], deque()).append(call_id)
+            block = block if call_id == block["id"] else {**block, "id": call_id}
+        fixed.append(block)
+    if all(old == new for old, news in given.items() for new in news):
+        return message, {}
+    return {**message, "content": fixed}, given
+
+
+def _with_results_renamed(message: JSON, given: dict[str, deque[str]]) -> JSON:
+    """`message` with its results carrying the ids their calls were given: the k-th result naming
+    an id answers the k-th call that had it."""
+    if not given:
+        return message
+    blocks = []
+    for block in blocks_of(message):
+        old = result_call_id(block) if is_tool_result(block) else None
+        if old is not None and given.get(old):
+            block = {**block, "tool_use_id": given[old].popleft()}
+        blocks.append(block)
+    return {**message, "content": blocks}
 
 
 def _answering(message: JSON, expected: list[str]) -> tuple[JSON | None, int, int]:
