@@ -418,7 +418,13 @@ class Session:
         self.mcp_tools = self.mcp.source()
         self.budget = Budget(self.token_budget, self.budget_usd)
         self.subagents = SubagentRunner(
-            self, [self.builtins, self.mcp_tools], self.context.facts, transcripts, self.on_event, self.budget
+            self,
+            [self.builtins, self.mcp_tools],
+            self.context.skill_tools,
+            self.context.facts,
+            transcripts,
+            self.on_event,
+            self.budget,
         )
         self.agent = build_agent(
             sources=[self.builtins, own_tools, task_source(self.agent_types, self.subagents), self.mcp_tools],
