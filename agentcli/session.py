@@ -14,8 +14,8 @@ Sub-agents emit from their own threads: the front end's sink is handed one event
 Hooks (`agentcli.hooks`) come from the settings files; the session runs UserPromptSubmit (in
 `prepare`), SessionStart (startup, resume, clear, compact), SessionEnd (clear, close),
 PreCompact, and Notification (before each permission question); its agent and sub-agents run
-the tool and stop events. With `approve_hooks` (the REPL) the checked-in settings' hooks run
-only once the user trusts them (`hooks.trust`).
+the tool and stop events. The checked-in settings' hooks run only once the user trusts them
+(`hooks.trust`): asked through `approve_hooks` (the REPL), else left out unless trusted before.
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
 tool threads, the MCP servers and the model's connections are released then.
 """
@@ -41,6 +41,7 @@ from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import StoppedByHook, UsageError
 from agentcli.events import EventSink, Notice, SerializedSink
 from agentcli.hooks import Hooks, load_hooks
+from agentcli.hooks.trust import ENABLE_ALL_KEY as ENABLE_ALL_HOOKS_KEY
 from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
@@ -97,6 +98,8 @@ class SessionOptions:
     """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
     strict_mcp_config: bool = False
     """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
+    trust_project_hooks: bool = False
+    """`--trust-project-hooks`: run the checked-in settings' hooks without asking (`hooks.trust`)."""
 
 
 def split_rules(values: list[str]) -> list[str]:
@@ -136,7 +139,8 @@ class Session:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
         run) what would be asked is denied or left out.
-        `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run).
+        `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run
+        only if the user trusted them already, see `hooks.trust`).
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
         A `model` given is the session's from then on: `close` closes it."""
         self.options = options
@@ -149,7 +153,12 @@ class Session:
         )
         local_settings = next(path for scope, path in settings_files(cwd) if scope == "local")
         hooks = trusted_config(
-            load_hooks(self.settings.raw), self.settings.get(TRUST_KEY), local_settings, approve_hooks, self._notice
+            load_hooks(self.settings.raw),
+            self.settings.get(TRUST_KEY),
+            local_settings,
+            approve_hooks,
+            self._notice,
+            trusted=options.trust_project_hooks or self.settings.get(ENABLE_ALL_HOOKS_KEY) is True,
         )
         self.hooks = Hooks(
             hooks, cwd, about=self._hook_fields, passthrough=self.env_passthrough, on_notice=self._notice
