@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.cli import commands
-from agentcli.cli.options import MAIN, RUN, STATS, CliCommand, CliOption
+from agentcli.cli.options import ACP, MAIN, RUN, STATS, CliCommand, CliOption
 from agentcli.cli.shared import Subcommand, keep_for_subcommand
 from agentcli.option_typos import check_options
 
@@ -167,6 +167,13 @@ def main_command(ctx: typer.Context, **values: Any) -> None:
 def run(ctx: typer.Context, **values: Any) -> None:
     """Run one prompt to completion and print the answer (scripts and CI)."""
     _finish(commands.run_command, values)
+
+
+@app.command("acp", cls=Subcommand, add_help_option=False)
+@_declared(ACP)
+def acp(ctx: typer.Context, **values: Any) -> None:
+    """Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim, Emacs)."""
+    _finish(commands.acp_command, values)
 
 
 @app.command("stats", cls=Subcommand, add_help_option=False)

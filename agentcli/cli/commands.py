@@ -66,6 +66,15 @@ def run_command(values: Values) -> int:
     return _run_once(_session_options(values), values["prompt"], values)
 
 
+def acp_command(values: Values) -> int:
+    """`agentcli acp`: serve the Agent Client Protocol on stdin/stdout until stdin closes."""
+    if not _has_credential({**values, "continue_session": False, "resume": None}):
+        return 1
+    from agentcli.acp import serve_stdio
+
+    return serve_stdio(_session_options({**values, "continue_session": False, "resume": None}))
+
+
 def stats_command(values: Values) -> int:
     """`agentcli stats`: figures from this project's (or every project's) transcripts."""
     import os

@@ -159,7 +159,12 @@ RUN = CliCommand(
     argument_metavar="PROMPT",
     argument_help="The prompt; `-` or a pipe reads it from stdin.",
 )
-SUBCOMMANDS = {RUN.name: RUN}
+ACP = CliCommand(
+    "acp",
+    tuple(option for option in (*RUN_OPTIONS, HELP) if option not in (OUTPUT_FORMAT, CONTINUE, RESUME)),
+)
+"""`agentcli acp`: the editor chooses the sessions (`session/new`, `session/load`), not the command line."""
+SUBCOMMANDS = {RUN.name: RUN, ACP.name: ACP}
 """The subcommands the light parser reads (the fast path); the others are typer's alone."""
 
 STATS = CliCommand(
