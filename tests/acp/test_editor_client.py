@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli_process import AGENTCLI
-from tests.conftest import cli_env
+
+from tests.conftest import AGENTCLI, cli_env
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.npm_packages import ACP_SDK, Unavailable
 
@@ -57,7 +57,9 @@ def said(turn: dict[str, Any]) -> str:
     return "".join(u["content"]["text"] for u in turn["updates"] if u["sessionUpdate"] == "agent_message_chunk")
 
 
-def test_a_whole_session_from_an_editor(sdk: tuple[str, Path], fake_api: FakeAnthropic, home: Path, project: Path) -> None:
+def test_a_whole_session_from_an_editor(
+    sdk: tuple[str, Path], fake_api: FakeAnthropic, home: Path, project: Path
+) -> None:
     fake_api.script(
         reply(text("Hello from agentcli.")),
         reply(tool_use("Write", {"file_path": "notes.txt", "content": "kept\n"}, id="toolu_write")),
