@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-
 from tests.conftest import AGENTCLI, cli_env
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.npm_packages import ACP_SDK, Unavailable
