@@ -69,6 +69,7 @@ class AcpAgent:
         self.connection: Connection | None = None
         self._sessions: dict[str, _AcpSession] = {}
         self._lock = threading.Lock()
+        self._initialized = threading.Event()
 
     def serve(self, connection: Connection) -> None:
         self.connection = connection
@@ -78,7 +79,10 @@ class AcpAgent:
 
     def request(self, method: str, params: JSON) -> JSON:
         if method == "initialize":
+            self._initialized.set()
             return self._initialize(params)
+        if not self._initialized.is_set():
+            raise RpcError(INVALID_REQUEST, f"Send initialize before {method}.")
         if method == "session/new":
             return self._open(params, resume=None)
         if method == "session/load":
