@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from agentcli.session import SessionOptions
+if TYPE_CHECKING:
+    from agentcli.session import SessionOptions
 
 
-def serve_stdio(options: SessionOptions) -> int:
+def serve_stdio(options: Callable[[], SessionOptions]) -> int:
+    """Serve until stdin closes; `options` makes the command line's session options when the
+    first session opens (see `agent.AcpAgent`)."""
     from agentcli.acp.agent import AcpAgent
     from agentcli.acp.connection import Connection
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
 from agentcli.acp.connection import (
@@ -33,18 +34,17 @@ from agentcli.acp.connection import (
     Connection,
     RpcError,
 )
-from agentcli.acp.permission import ClientPrompter
-from agentcli.acp.prompt import prompt_text
-from agentcli.acp.updates import SessionUpdates
-from agentcli.contracts import JSON, Model
-from agentcli.errors import AgentcliError, Cancelled, MaxTurnsReached, UsageError
-from agentcli.events import Event
-from agentcli.loop import LoopConfig
-from agentcli.permissions.modes import MODES
-from agentcli.session import Session, SessionOptions
-from agentcli.sessions.store import find_session
 
+if TYPE_CHECKING:
+    from agentcli.acp.updates import SessionUpdates
+    from agentcli.contracts import Model
+    from agentcli.events import Event
+    from agentcli.session import Session, SessionOptions
+
+JSON = dict[str, Any]
 PROTOCOL_VERSION = 1
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+"""agentcli's permission modes (`permissions.modes.MODES`), offered as the session's modes."""
 MODE_NAMES = {
     "default": "Ask before changes",
     "acceptEdits": "Accept edits",
@@ -54,15 +54,21 @@ MODE_NAMES = {
 
 
 class AcpAgent:
-    """The protocol's agent side; `make_model` and `retry_base_delay` are for tests (a scripted model)."""
+    """The protocol's agent side; `make_model` and `retry_base_delay` are for tests (a scripted model).
+
+    `initialize` is answered before the session's modules are loaded; they load meanwhile, on a
+    thread of their own, so the editor's next request (`session/new`) does not wait for them either.
+    """
 
     def __init__(
         self,
-        options: SessionOptions,
+        options: Callable[[], SessionOptions],
         *,
         make_model: Callable[[], Model | None] = lambda: None,
-        retry_base_delay: float = LoopConfig.retry_base_delay,
+        retry_base_delay: float | None = None,
     ) -> None:
+        """`options`: the command line's, made when the first session opens (building them loads
+        the session's modules, which `initialize` does not wait for)."""
         self.options = options
         self.make_model = make_model
         self.retry_base_delay = retry_base_delay
@@ -79,7 +85,9 @@ class AcpAgent:
 
     def request(self, method: str, params: JSON) -> JSON:
         if method == "initialize":
-            self._initialized.set()
+            if not self._initialized.is_set():
+                self._initialized.set()
+                threading.Thread(target=_load_session_modules, daemon=True).start()
             return self._initialize(params)
         if not self._initialized.is_set():
             raise RpcError(INVALID_REQUEST, f"Send initialize before {method}.")
@@ -128,13 +136,16 @@ class AcpAgent:
         if not cwd.is_absolute() or not cwd.is_dir():
             raise RpcError(INVALID_PARAMS, f"cwd must be an existing folder, given as an absolute path: {cwd}")
         servers = _mcp_servers(params.get("mcpServers"))
+        from agentcli.errors import AgentcliError, UsageError
+        from agentcli.sessions.store import find_session
+
         if resume is not None:
             try:
                 find_session(cwd, resume)
             except UsageError as error:
                 raise RpcError(RESOURCE_NOT_FOUND, str(error)) from None
         acp = _AcpSession(self.connection, cwd)
-        options = replace(self.options, resume=resume, continue_session=False)
+        options = replace(self.options(), resume=resume, continue_session=False)
         try:
             acp.start(options, servers, self.make_model(), self.retry_base_delay)
         except AgentcliError as error:
@@ -158,9 +169,11 @@ class _AcpSession:
     """One ACP session: an agentcli Session, its updates, and the turn in progress."""
 
     def __init__(self, connection: Connection, cwd: Path) -> None:
+        from agentcli.acp.updates import SessionUpdates
+
         self.connection = connection
         self.cwd = cwd
-        self.updates = SessionUpdates(cwd)
+        self.updates: SessionUpdates = SessionUpdates(cwd)
         self.session: Session | None = None
         self._turn_lock = threading.Lock()
         self._cancelled = threading.Event()
@@ -171,15 +184,22 @@ class _AcpSession:
         assert self.session is not None
         return self.session.id
 
-    def start(self, options: SessionOptions, servers: JSON, model: Model | None, retry_base_delay: float) -> None:
+    def start(
+        self, options: SessionOptions, servers: JSON, model: Model | None, retry_base_delay: float | None
+    ) -> None:
+        from agentcli.acp.permission import ClientPrompter
+        from agentcli.loop import LoopConfig
+        from agentcli.session import Session
+
         if servers:
             handle, self._mcp_file = tempfile.mkstemp(prefix="agentcli-acp-", suffix=".json")
             with os.fdopen(handle, "w") as file:
                 json.dump({"mcpServers": servers}, file)
             options = replace(options, mcp_config=[*options.mcp_config, self._mcp_file])
         prompter = ClientPrompter(self.connection, lambda: self.id, self.updates.pending_call)
+        delay = LoopConfig.retry_base_delay if retry_base_delay is None else retry_base_delay
         self.session = Session(
-            options, self.cwd, self._on_event, model=model, prompter=prompter, retry_base_delay=retry_base_delay
+            options, self.cwd, self._on_event, model=model, prompter=prompter, retry_base_delay=delay
         )
 
     def modes(self) -> JSON:
@@ -190,6 +210,8 @@ class _AcpSession:
         }
 
     def prompt(self, blocks: object) -> JSON:
+        from agentcli.acp.prompt import prompt_text
+
         assert self.session is not None
         text = prompt_text(blocks, self.cwd)
         # A cancelled turn may still be winding down: the next prompt waits for it (not long).
@@ -229,6 +251,8 @@ class _AcpSession:
             os.unlink(self._mcp_file)
 
     def _run_turn(self, text: str, done: Future[str]) -> None:
+        from agentcli.errors import AgentcliError, Cancelled, MaxTurnsReached
+
         assert self.session is not None
         try:
             self.session.run(self.session.prepare(text))
@@ -251,6 +275,10 @@ class _AcpSession:
 
     def _send(self, update: JSON) -> None:
         self.connection.notify("session/update", {"sessionId": self.id, "update": update})
+
+
+def _load_session_modules() -> None:
+    import agentcli.session  # noqa: F401  (loaded ahead of the first session/new)
 
 
 def _history(messages: Sequence[JSON]) -> Iterator[JSON]:

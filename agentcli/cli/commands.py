@@ -68,11 +68,13 @@ def run_command(values: Values) -> int:
 
 def acp_command(values: Values) -> int:
     """`agentcli acp`: serve the Agent Client Protocol on stdin/stdout until stdin closes."""
-    if not _has_credential({**values, "continue_session": False, "resume": None}):
+    values = {**values, "continue_session": False, "resume": None}
+    if not _has_credential(values):
         return 1
+    _check_session_values(values)  # a usage error is reported at once, not at the first session
     from agentcli.acp import serve_stdio
 
-    return serve_stdio(_session_options({**values, "continue_session": False, "resume": None}))
+    return serve_stdio(lambda: _session_options(values))
 
 
 def stats_command(values: Values) -> int:
@@ -113,14 +115,7 @@ def _run_once(base: SessionOptions, prompt: str | None, values: Values) -> int:
 
 def _session_options(values: Values) -> SessionOptions:
     """The options `run` and the REPL share, checked."""
-    if values["permission_mode"] is not None:
-        _check_choice("--permission-mode", values["permission_mode"], PERMISSION_MODES)
-    if values["tool_protocol"] is not None:
-        from agentcli.providers.text_tools import TOOL_PROTOCOLS
-
-        _check_choice("--tool-protocol", values["tool_protocol"], TOOL_PROTOCOLS)
-    if values["continue_session"] and values["resume"] is not None:
-        raise CliUsageError("give --continue or --resume ID, not both.", "--continue")
+    _check_session_values(values)
     from agentcli.session import SessionOptions
 
     return SessionOptions(
@@ -140,6 +135,18 @@ def _session_options(values: Values) -> SessionOptions:
         strict_mcp_config=values["strict_mcp_config"],
         trust_project_hooks=values["trust_project_hooks"],
     )
+
+
+def _check_session_values(values: Values) -> None:
+    """The usage errors in the options `run`, the REPL and `acp` share (CliUsageError)."""
+    if values["permission_mode"] is not None:
+        _check_choice("--permission-mode", values["permission_mode"], PERMISSION_MODES)
+    if values["tool_protocol"] is not None:
+        from agentcli.providers.text_tools import TOOL_PROTOCOLS
+
+        _check_choice("--tool-protocol", values["tool_protocol"], TOOL_PROTOCOLS)
+    if values["continue_session"] and values["resume"] is not None:
+        raise CliUsageError("give --continue or --resume ID, not both.", "--continue")
 
 
 def _has_credential(values: Values) -> bool:
