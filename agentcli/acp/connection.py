@@ -11,8 +11,9 @@ the result or raises `RpcError`. Our own requests (`call`) wait for the client's
 the same id. A line that is not JSON, or not a JSON-RPC message, is answered with the protocol's
 error (when it carries an id) and the connection goes on. A line longer than `MAX_LINE` is
 refused without being held. Writes are whole lines under one lock, so messages from several
-threads never interleave. When stdin closes, waiting calls end with `ConnectionClosed` and
-`handler.closed()` runs.
+threads never interleave. When stdin closes, waiting calls end with `ConnectionClosed`,
+`handler.closed()` runs, the requests still being handled are answered, and `handler.closed()`
+runs again (it must be safe to call twice) for what they opened.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class Connection:
         self._ids = itertools.count()
         self._pending: dict[int, _Pending] = {}
         self._pending_lock = threading.Lock()
+        self._handling: set[threading.Thread] = set()
+        """The threads answering the client's requests."""
         self.closed = threading.Event()
         """Set once stdin has closed."""
 
@@ -87,7 +90,12 @@ class Connection:
                 waiting, self._pending = list(self._pending.values()), {}
             for pending in waiting:
                 pending.done.set()
-            self._handler.closed()
+            self._handler.closed()  # turns in progress are cancelled: their requests end soon
+            with self._pending_lock:
+                handling = list(self._handling)
+            for thread in handling:  # what the client asked for before it left is still answered
+                thread.join()
+            self._handler.closed()  # and what those requests opened is closed too
 
     def notify(self, method: str, params: JSON) -> None:
         self._write({"jsonrpc": "2.0", "method": method, "params": params})
@@ -132,7 +140,10 @@ class Connection:
                     self._error(message_id, INVALID_PARAMS, f"{method}: params must be an object.")
                 return
             if "id" in message:
-                threading.Thread(target=self._answer, args=(message_id, method, params), daemon=True).start()
+                thread = threading.Thread(target=self._answer, args=(message_id, method, params), daemon=True)
+                with self._pending_lock:
+                    self._handling.add(thread)
+                thread.start()
             else:
                 self._notice(method, params)
             return
@@ -147,11 +158,14 @@ class Connection:
             result = self._handler.request(method, params)
         except RpcError as error:
             self._error(message_id, error.code, error.message)
-            return
         except Exception as error:  # a bug of ours: the client gets an answer, the log the details
+            log.exception("%s failed", method)
             self._error(message_id, INTERNAL_ERROR, f"Internal error: {type(error).__name__}: {error}")
-            return
-        self._write({"jsonrpc": "2.0", "id": message_id, "result": result})
+        else:
+            self._write({"jsonrpc": "2.0", "id": message_id, "result": result})
+        finally:
+            with self._pending_lock:
+                self._handling.discard(threading.current_thread())
 
     def _settle(self, message_id: int, message: JSON) -> None:
         with self._pending_lock:

@@ -154,7 +154,9 @@ def test_stdout_carries_only_protocol_messages_and_the_process_ends_with_stdin(
 
     assert done.returncode == 0, done.stderr
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [answer.get("id") for answer in answers] == [1, 2, None]
+    by_id = {answer.get("id"): answer for answer in answers}
+    assert len(answers) == 3 and set(by_id) == {1, 2, None}  # session/new is answered though stdin closed
+    assert by_id[None]["error"]["code"] == -32700
     assert "Traceback" not in done.stderr
 
 
