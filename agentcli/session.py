@@ -5,7 +5,8 @@ message is appended to the session's transcript as it completes; a session can s
 an earlier transcript (`--continue`, `--resume`, `/resume`) and compact its conversation.
 
 The conversation's agent comes from `build_agent`, with the built-in tools, the
-conversation's own (Skill, TodoWrite), Task (`agents.task`: sub-agents, which get the
+conversation's own (Skill, TodoWrite), the user's (AskUserQuestion, ExitPlanMode: they ask
+through the front end's `ask_user`), Task (`agents.task`: sub-agents, which get the
 built-in and MCP tools) and the MCP servers' (`agentcli.mcp`: `self.mcp`; their tools join a
 conversation at its first request, `tools_ready`) as its tool sources. What keeps track of
 it subscribes to its events: the transcript recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`).
@@ -31,6 +32,7 @@ from agentcli.agents.build import build_agent
 from agentcli.agents.sources import builtin_source
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes, task_source
+from agentcli.asking import AsksTheUser
 from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info, unknown_model_notice
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
@@ -70,6 +72,7 @@ from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session,
 from agentcli.sessions.transcript import TranscriptWriter, now
 from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
 from agentcli.skills.trust import SkillTrust
+from agentcli.tools.exit_plan import ApprovedPlan
 
 
 @dataclass
@@ -133,11 +136,13 @@ class Session:
         approve_outside: AsksAboutOutsideFiles | None = None,
         approve_hooks: AsksAboutHooks | None = None,
         approve_mcp_server: AsksAboutProjectServer | None = None,
+        ask_user: AsksTheUser | None = None,
         retry_base_delay: float = LoopConfig.retry_base_delay,
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
-        run) what would be asked is denied or left out.
+        run) what would be asked is denied or left out. `ask_user` puts the model's questions
+        (AskUserQuestion) and plans (ExitPlanMode) to the user; without it nobody can answer.
         `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run
         only if the user trusted them already, see `hooks.trust`).
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
@@ -182,6 +187,7 @@ class Session:
         self._tool_model: Model | None = None
         """`_model` speaking `tool_protocol` (itself for native)."""
         self.retry_base_delay = retry_base_delay
+        self.ask_user = ask_user
         self.builtins = builtin_source()
         self.auto_compact_percent = auto_compact_percent(self.settings)
         self.timeouts = Timeouts.from_setting(self.settings.get(IDLE_SETTING), self.settings.sources.get(IDLE_SETTING))
@@ -229,6 +235,12 @@ class Session:
     @property
     def model_info(self) -> ModelInfo:
         return model_info(self.agent.config.model, self.settings.get(MODELS_SETTING))
+
+    @property
+    def approved_plan(self) -> ApprovedPlan | None:
+        """The plan the user last approved in this conversation (ExitPlanMode), kept across a
+        resume; what a compaction carries into the new conversation."""
+        return self.context.plans.latest
 
     @property
     def usage(self) -> Usage:
@@ -397,6 +409,7 @@ class Session:
             mcp=self.mcp_content,
         )
         own_tools = self.context.tool_source(self.gate, self.builtins)
+        asking = self.context.asking_source(self.gate, self.ask_user)
         self.resumed = loaded
         if loaded is None:
             self.id = str(uuid.uuid4())
@@ -419,6 +432,7 @@ class Session:
                 self.transcript.write({"type": "system", "time": now(), "system": self.context.system})
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
+            self.context.plans.restore(loaded.plan)
         transcripts = project_state_dir(self.cwd) / self.id / "subagents"
         self.mcp_tools = self.mcp.source()
         self.subagents = SubagentRunner(
@@ -428,9 +442,10 @@ class Session:
             self.context.facts,
             transcripts,
             self.on_event,
+            asker=self.ask_user,
         )
         self.agent = build_agent(
-            sources=[self.builtins, own_tools, task_source(self.agent_types, self.subagents), self.mcp_tools],
+            sources=[self.builtins, own_tools, asking, task_source(self.agent_types, self.subagents), self.mcp_tools],
             system=self.context.system,
             model=self.model,
             gate=self.gate,
@@ -440,7 +455,11 @@ class Session:
             hooks=self.hooks,
         )
         self.recorder = TranscriptRecorder(
-            self.transcript, self.agent, self.context.todos, titled=loaded is not None and bool(loaded.title)
+            self.transcript,
+            self.agent,
+            self.context.todos,
+            titled=loaded is not None and bool(loaded.title),
+            plans=self.context.plans,
         )
         self.agent.subscribe(self.recorder)
         self.agent.subscribe(AutoCompaction(self, self._notice))

@@ -1,6 +1,7 @@
 """Agent types: what a Task call may start. Two built in, more defined in Markdown files.
 
-- `general-purpose`: every tool the parent has but Task, for multi-step work.
+- `general-purpose`: every tool the parent has but Task, ExitPlanMode and AskUserQuestion (which a
+  sub-agent has only when its definition names it, see `agents.subagent`), for multi-step work.
 - `Explore`: read-only (Read, Grep, Glob), told to search fast and report with paths and lines.
 - Definitions: `*.md` in `.agentcli/agents/` and `.claude/agents/` (from the working directory
   up to the repository's top, nearest first) and in `$AGENTCLI_HOME/agents/`. The first
@@ -10,7 +11,7 @@
       ---
       name: reviewer
       description: Reviews a change for bugs and missing tests.
-      tools: Read, Grep, Glob     # omitted: every tool but Task
+      tools: Read, Grep, Glob     # omitted: every tool but Task, AskUserQuestion, ExitPlanMode
       model: inherit              # omitted or `inherit`: the parent's model
       maxTurns: 20                # omitted: 50
       ---
@@ -72,7 +73,7 @@ class AgentType:
     prompt: str
     """Its system prompt (the environment facts are added to it)."""
     tools: tuple[str, ...] | None = None
-    """The tools it is offered, by name; None: every tool the parent has but Task."""
+    """The tools it is offered, by name; None: every tool the parent has but Task, AskUserQuestion, ExitPlanMode."""
     model: str | None = None
     """None: the parent's model."""
     max_turns: int = DEFAULT_MAX_TURNS
