@@ -137,11 +137,18 @@ class TerminalPrompter:
         """Implements `asking.AsksTheUser`: the picker, question by question (`ui.question_form`)."""
         form = QuestionForm(request)
         step: Step = "pending"
+        shown = form.index
+
+        def draw() -> QuestionFormView:
+            nonlocal shown
+            if form.index != shown:
+                shown = form.index
+                block.anew()
+            return QuestionFormView(form)
+
         with self._asking(), Redrawn(self.console) as block:
             while step == "pending":
-                step = self._drive(
-                    block, lambda: QuestionFormView(form), lambda key: _unless_pending(form.press(key)), request.cancel
-                )
+                step = self._drive(block, draw, lambda key: _unless_pending(form.press(key)), request.cancel)
                 if step == "needs_text":
                     block.erase()
                     step = form.give_text(self._read_line(TEXT_PROMPT))
@@ -315,6 +322,12 @@ class Redrawn:
         self.rows = text.count("\n")
         if self.rows >= self.console.size.height:  # its top scrolled away: it stays as it is
             self.movable, self.printed, self.rows = False, True, 0
+
+    def anew(self) -> None:
+        """What is drawn next is new (the next question of a form): a terminal that cannot move the
+        cursor prints it too, below the last."""
+        if not self.movable:
+            self.printed = False
 
     def erase(self) -> None:
         if self.rows:
