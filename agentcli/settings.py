@@ -34,6 +34,11 @@ def agentcli_home() -> Path:
     return Path(os.environ.get("AGENTCLI_HOME") or Path.home() / ".agentcli")
 
 
+def claude_home() -> Path:
+    """Claude Code's user folder, `~/.claude`: its commands, agents and skills are read too."""
+    return Path.home() / ".claude"
+
+
 def settings_files(cwd: Path) -> list[tuple[str, Path]]:
     """(scope, path) of every settings file, lowest precedence first."""
     return [
