@@ -39,9 +39,8 @@ from agentcli.mcp.approval import what_it_gets
 from agentcli.mcp.config import ServerConfig
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.permissions.render import SHOW_ALL_KEY, CallPreview, OptionList, PermissionQuestion, preview_limit
-from agentcli.repl.keys import CTRL_C, ESC, EscWatcher, cbreak, read_key
+from agentcli.repl.keys import CTRL_C, DOWN, ENTER, ESC, UP, EscWatcher, cbreak, read_key
 from agentcli.safe_text import for_terminal
-from agentcli.ui.markdown import AnswerMarkdown, terminal_shows_hyperlinks
 from agentcli.ui.question_form import TEXT_PROMPT, QuestionForm, QuestionFormView, Step
 
 REASON_PROMPT = "  Tell the model what to do differently (Enter to skip): "
@@ -56,9 +55,6 @@ PLAN_KEYS_HINT = "↑/↓ and Enter, or press a number; Esc keeps planning"
 OUTSIDE_QUESTION = "Allow agentcli to read these files and send them to the model?"
 HOOKS_QUESTION = "Trust these hooks and run them in this project?"
 MCP_QUESTION = "Start this MCP server and offer its tools to the model?"
-UP = ("\x1b[A", "\x1bOA")
-DOWN = ("\x1b[B", "\x1bOB")
-ENTER = ("\r", "\n")
 ROWS_KEPT_FREE = 4
 """Terminal rows a question leaves free below it: for the reason line, which may wrap."""
 FILES_NAMED = 3
@@ -383,6 +379,8 @@ class PlanView:
         self.plan = plan
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from agentcli.ui.markdown import AnswerMarkdown, terminal_shows_hyperlinks  # off the prompt's start-up
+
         markdown = AnswerMarkdown(for_terminal(self.plan.replace("\r", "")), hyperlinks=terminal_shows_hyperlinks())
         yield Panel(markdown, title="Plan", title_align="left", border_style="cyan")
 

@@ -36,14 +36,11 @@ from rich.text import Text
 
 from agentcli.asking import OTHER, Answers, Question, QuestionsRequest
 from agentcli.permissions.render import POINTER
+from agentcli.repl.keys import CTRL_C, DOWN, ENTER, ESC, UP
 from agentcli.safe_text import for_terminal
 
-UP = ("\x1b[A", "\x1bOA")
-DOWN = ("\x1b[B", "\x1bOB")
-ENTER = ("\r", "\n")
 SPACE = " "
-DECLINE = ("\x1b", "\x03")
-"""Esc, Ctrl-C."""
+DECLINE = (ESC, CTRL_C)
 OTHER_DESCRIPTION = "Type your own answer"
 SINGLE_HINT = "↑/↓ and Enter, or press a number; Esc declines"
 MULTI_HINT = "↑/↓ to move, Space or a number to check, Enter to confirm; Esc declines"
