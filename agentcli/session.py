@@ -242,8 +242,8 @@ class Session:
 
     @property
     def approved_plan(self) -> ApprovedPlan | None:
-        """The plan the user last approved in this conversation (ExitPlanMode), kept across a
-        resume; what a compaction carries into the new conversation."""
+        """The plan the user last approved in this conversation (ExitPlanMode), kept across a resume
+        and a compaction: what a compaction can carry into the new conversation."""
         return self.context.plans.latest
 
     @property
