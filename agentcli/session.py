@@ -34,6 +34,7 @@ from agentcli.agents.sources import builtin_source
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes, task_source
 from agentcli.asking import AsksTheUser
+from agentcli.budget import Budget
 from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info, unknown_model_notice
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
@@ -49,7 +50,7 @@ from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent, mentions_mcp
 from agentcli.mcp.servers import SessionServers
-from agentcli.model_settings import TOKEN_BUDGET_SETTING, budget_usd, check_model_table, tool_protocol
+from agentcli.model_settings import budget_usd, check_model_table, token_budget, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
@@ -186,6 +187,7 @@ class Session:
         check_model_table(self.settings)
         self.tool_protocol = tool_protocol(options.tool_protocol, self.settings)
         self.budget_usd = budget_usd(options.max_budget_usd, self.settings)
+        self.token_budget = token_budget(options.max_budget_tokens, self.settings)
         self._tool_model: Model | None = None
         """`_model` speaking `tool_protocol` (itself for native)."""
         self.retry_base_delay = retry_base_delay
@@ -219,6 +221,8 @@ class Session:
         self.context: SessionContext
         self.agent: Agent
         self.subagents: SubagentRunner
+        self.budget: Budget
+        """What this conversation may spend, drawn on by its agent and every sub-agent."""
         self.transcript: TranscriptWriter
         self.recorder: TranscriptRecorder
         self.resumed: LoadedTranscript | None = None
@@ -438,6 +442,7 @@ class Session:
             self.context.plans.restore(loaded.plan)
         transcripts = project_state_dir(self.cwd) / self.id / "subagents"
         self.mcp_tools = self.mcp.source()
+        self.budget = Budget(self.token_budget, self.budget_usd)
         self.subagents = SubagentRunner(
             self,
             [self.builtins, self.mcp_tools],
@@ -445,6 +450,7 @@ class Session:
             self.context.facts,
             transcripts,
             self.on_event,
+            self.budget,
             asker=self.ask_user,
         )
         own_tools = self.context.tool_source(self.gate, self.builtins, ForkedSkills(self.agent_types, self.subagents))
@@ -458,6 +464,7 @@ class Session:
             ctx=ToolContext(cwd=self.cwd, env_passthrough=self.env_passthrough),
             on_event=self.on_event,
             hooks=self.hooks,
+            budget=self.budget,
         )
         self.recorder = TranscriptRecorder(
             self.transcript,
@@ -529,17 +536,14 @@ class Session:
         return result
 
     def loop_config(self, name: str) -> LoopConfig:
-        """The loop's configuration for the model `name` (its output limits; the run's turn limit and budget)."""
+        """The loop's configuration for the model `name` (its output limits and prices; the run's turn limit)."""
         info = model_info(name, self.settings.get(MODELS_SETTING))
-        budget = self.options.max_budget_tokens or self.settings.get(TOKEN_BUDGET_SETTING) or LoopConfig.token_budget
         return LoopConfig(
             model=name,
             max_output_tokens=min(32_000, info.max_output_tokens),
             model_max_output_tokens=info.max_output_tokens,
             max_turns=self.options.max_turns,
-            token_budget=budget,
             retry_base_delay=self.retry_base_delay,
-            budget_usd=self.budget_usd,
             prices=info,
         )
 
