@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentcli.access import NOTHING, Access
 from agentcli.asking import OTHER, Answers, AsksTheUser, Question, QuestionOption, QuestionsRequest
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.tools.base import BuiltinTool, ToolError, prose
@@ -113,9 +114,7 @@ def answered(questions: tuple[Question, ...], answers: Answers) -> str:
 
 class AskUserQuestionTool(BuiltinTool):
     name = NAME
-    # It changes nothing and runs nothing: no permission needed, allowed in plan mode.
-    read_only = True
-    concurrency_safe = False  # one question on screen at a time, in the model's order
+    concurrency = "exclusive"  # one question on screen at a time, in the model's order
     description = prose(
         """\
 Ask the user one to four multiple-choice questions and wait for the answers. Only for a decision that
@@ -171,6 +170,10 @@ Ask the user one to four multiple-choice questions and wait for the answers. Onl
     def __init__(self, asker: AsksTheUser | None) -> None:
         """`asker`: the front end's, through which the user answers; None: nobody can."""
         self.asker = asker
+
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """It changes nothing and runs nothing: no permission needed, allowed in plan mode."""
+        return NOTHING
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         questions = parse_questions(tool_input.get("questions"))

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from agentcli.access import NOTHING, Access
 from agentcli.asking import AsksTheUser, PlanReview, WorkMode
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.tools.base import BuiltinTool, ToolError, prose
@@ -111,9 +112,7 @@ def keep_planning(feedback: str) -> str:
 
 class ExitPlanModeTool(BuiltinTool):
     name = NAME
-    # It changes no files and runs nothing (the user's answer switches the mode): allowed in plan mode.
-    read_only = True
-    concurrency_safe = False  # a mode switch must come between the calls before it and after it
+    concurrency = "exclusive"  # a mode switch must come between the calls before it and after it
     description = prose(
         """\
 In plan mode, once you have finished planning a task that needs code changes, present the whole plan
@@ -143,6 +142,10 @@ In plan mode, once you have finished planning a task that needs code changes, pr
         self.reviewer = reviewer
         self.plans = plans
         self.on_approved = on_approved
+
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """It changes no files and runs nothing (the user's answer switches the mode): allowed in plan mode."""
+        return NOTHING
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         plan = str(tool_input.get("plan") or "").strip()
