@@ -184,3 +184,43 @@ def test_the_approved_plan_is_back_after_a_resume(project: Path) -> None:
 
     with Session(SessionOptions(resume=session_id), project, lambda event: None, model=model) as resumed:
         assert resumed.approved_plan == ApprovedPlan(PLAN, "default")
+
+
+PLAN_REMINDER = "The plan the user approved in this conversation"
+
+
+@pytest.mark.usefixtures("in_process_env")
+def test_after_a_compaction_the_first_request_carries_the_approved_plan(project: Path) -> None:
+    model = plan_then_write()
+    model.script(reply(text("SUMMARY: greet.py written.")), reply(text("Checked.")))
+    user = ScriptedUser(verdicts=[PlanVerdict("acceptEdits")])
+
+    with plan_session(project, model, user) as session:
+        session.send("add a greeting")
+        assert session.compact().summarised
+        session.send("check it")
+
+    assert all(PLAN_REMINDER not in sent(request) for request in model.requests[:4])  # the model wrote it itself
+    [after] = model.requests[-1].messages[:1]
+    reminder = next(b["text"] for b in after["content"] if PLAN_REMINDER in b.get("text", ""))
+    assert reminder.startswith("<system-reminder>") and PLAN in reminder and "acceptEdits" in reminder
+    assert "Plan mode is" not in json.dumps(model.requests[-1].messages)  # plan mode stays over
+
+
+@pytest.mark.usefixtures("in_process_env")
+def test_a_resumed_conversation_is_not_told_its_plan_again_until_a_compaction(project: Path) -> None:
+    model = plan_then_write()
+    user = ScriptedUser(verdicts=[PlanVerdict("default")])
+    with plan_session(project, model, user) as session:
+        session.send("add a greeting")
+        session_id = session.id
+    model.script(reply(text("Going on.")), reply(text("SUMMARY: greet.py written.")), reply(text("Checked.")))
+
+    with Session(SessionOptions(resume=session_id), project, lambda event: None, model=model) as resumed:
+        resumed.send("go on")
+        assert PLAN_REMINDER not in sent(model.requests[-1])
+        resumed.compact()
+        resumed.send("check it")
+
+    summary = json.dumps(model.requests[-1].messages[0])
+    assert PLAN_REMINDER in summary and "in default mode" in summary and "Add `greet()`" in summary

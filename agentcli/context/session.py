@@ -48,7 +48,8 @@ from agentcli.skills.rules import folder_read_rule
 from agentcli.skills.tool import RunsForkedSkills, SkillTools
 from agentcli.skills.trust import SkillTrust
 from agentcli.tools.ask_user import AskUserQuestionTool
-from agentcli.tools.exit_plan import ApprovedPlans, ExitPlanModeTool, ModeSwitch
+from agentcli.tools.exit_plan import ApprovedPlan, ApprovedPlans, ExitPlanModeTool, ModeSwitch
+from agentcli.tools.exit_plan import render_for_model as render_plan
 from agentcli.tools.read import ReadTool
 from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
 from agentcli.workspace.contract import Workspace
@@ -159,6 +160,13 @@ class SessionContext:
                     changed="",
                     removed="Your task list is now empty.",
                 ),
+                # Likewise: the approval and a resume mark it known, so only a compaction sends it.
+                ReminderSource(
+                    "plan",
+                    lambda: render_plan(self.plans.latest),
+                    changed="",
+                    removed="The plan approved earlier no longer applies.",
+                ),
             ]
         )
         self.todos = TodoList()
@@ -208,10 +216,20 @@ class SessionContext:
 
     def asking_source(self, modes: ModeSwitch, asker: AsksTheUser | None) -> ToolList:
         """AskUserQuestion and ExitPlanMode, asking the user through `asker` (None: nobody can
-        answer); an approved plan switches `modes` (the gate) and needs no mode reminder after."""
+        answer); an approved plan switches `modes` (the gate) and needs no mode or plan reminder
+        after (the model wrote the plan and is told of the mode)."""
         ask = AskUserQuestionTool(asker)
-        exit_plan = ExitPlanModeTool(modes, asker, self.plans, on_approved=lambda: self.reminders.mark_sent("mode"))
+        exit_plan = ExitPlanModeTool(modes, asker, self.plans, on_approved=self._plan_approved)
         return ToolList(SESSION, (ask, exit_plan))
+
+    def _plan_approved(self) -> None:
+        self.reminders.mark_sent("mode")
+        self.reminders.mark_sent("plan")
+
+    def restore_plan(self, plan: ApprovedPlan | None) -> None:
+        """The approved plan of a resumed conversation (its messages or last reminder already show it)."""
+        self.plans.restore(plan)
+        self.reminders.mark_sent("plan")
 
     def restore_todos(self, todos: tuple[Todo, ...]) -> None:
         """The task list of a resumed conversation (its messages or last reminder already show it)."""

@@ -90,7 +90,7 @@ class Conversation:
                 self.transcript.write({"type": "system", "time": now(), "system": self.context.system})
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
-            self.context.plans.restore(loaded.plan)
+            self.context.restore_plan(loaded.plan)
         self.mcp_tools = parts.mcp.source()
         self.budget = Budget(parts.token_budget, parts.budget_usd)
         """What this conversation may spend, drawn on by its agent and every sub-agent."""

@@ -9,8 +9,9 @@ The front end's `asking.AsksTheUser` shows the plan and answers with a `PlanVerd
   in an error result.
 
 On approval the result tells the model it may proceed, so it carries the plan out in the same
-turn; the approved plan is kept in the conversation's `ApprovedPlans` (the transcript records it
-as a `plan` record, a compaction can carry it, `Session.approved_plan` exposes it).
+turn; the approved plan is kept in the conversation's `ApprovedPlans`: the transcript records it
+as a `plan` record (a resume restores it), the first request after a compaction reminds the
+model of it (`render_for_model`), `Session.approved_plan` exposes it.
 
 With no front end to ask (`agentcli run`), the plan is the run's answer: the call's result ends
 the turn (`ToolResult.final_answer`), so the run prints the plan and exits 0 with nothing changed.
@@ -86,6 +87,17 @@ class ApprovedPlans:
         """A resumed conversation's plan (its transcript has it already: not an approval)."""
         with self._lock:
             self._latest = plan
+
+
+def render_for_model(plan: ApprovedPlan | None) -> str:
+    """The approved plan as the model is reminded of it (after a compaction dropped the call that
+    handed it over); "" when none was approved."""
+    if plan is None:
+        return ""
+    return (
+        "The plan the user approved in this conversation (you handed it over with ExitPlanMode; work on it "
+        f"goes on in {plan.mode} mode unless the user said otherwise since):\n\n{plan.text}"
+    )
 
 
 def approved(mode: WorkMode) -> str:
