@@ -17,6 +17,7 @@ from agentcli.ui.question_form import QuestionForm, QuestionFormView
 from tests.ask_helpers import DOWN, ENTER, ESC, SPACE, UP, ScriptedUser, Typed, names, question, results
 from tests.conftest import RunAgent
 from tests.fake_anthropic import validation_error
+from tests.session_helpers import records, transcript_files
 from tests.ui.helpers import make_console, output
 
 LIBRARY = question("Which HTTP library should the client use?", "Library", "httpx", "requests")
@@ -147,6 +148,40 @@ def test_invalid_questions_are_an_error_the_model_can_act_on_and_nothing_is_show
     assert result["is_error"] is True and says in result["content"]
     assert "AskUserQuestion" in result["content"] and ("call it again" in result["content"])
     assert user.asked == []
+
+
+@pytest.mark.usefixtures("in_process_env")
+def test_the_answers_are_in_the_transcript_and_sent_again_after_a_resume(project: Path, home: Path) -> None:
+    user = ScriptedUser(keys=["2"])
+    _, result = asked_in_session(project, user, LIBRARY)
+
+    [path] = transcript_files(home, project)
+    [recorded] = [
+        block
+        for line in records(path)
+        if line["type"] == "message" and isinstance(line["message"]["content"], list)
+        for block in line["message"]["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert recorded == result and '"Which HTTP library should the client use?"="requests"' in recorded["content"]
+    model = ScriptedModel(reply(text("Going on with requests.")), check=validation_error)
+    with Session(SessionOptions(continue_session=True), project, lambda event: None, model=model) as resumed:
+        resumed.send("go on")
+    sent_again = [b for m in model.requests[0].messages for b in m["content"] if b.get("type") == "tool_result"]
+    assert sent_again == [recorded]
+
+
+@pytest.mark.usefixtures("in_process_env")
+def test_in_plan_mode_the_model_may_ask_without_a_permission_question(project: Path) -> None:
+    model = ScriptedModel(reply(ask(LIBRARY)), reply(text("Noted.")), check=validation_error)
+    user = ScriptedUser(keys=["1"])
+    options = SessionOptions(permission_mode="plan")
+
+    with Session(options, project, lambda event: None, model=model, prompter=user, ask_user=user) as session:
+        session.send("plan the client")
+
+    assert user.permissions == [] and len(user.asked) == 1
+    assert '="httpx"' in results(model.requests[1])["toolu_ask"]["content"]
 
 
 def test_in_agentcli_run_no_one_can_answer_and_the_model_goes_on(model: ScriptedModel, run_agent: RunAgent) -> None:
