@@ -246,6 +246,29 @@ def test_a_custom_definition_gives_its_tools_prompt_model_and_turn_limit(
     assert "Its last message: Reading it." in result["content"]
 
 
+def test_a_definition_naming_exit_plan_mode_starts_without_it_and_says_so(project: Path, in_process_env: None) -> None:
+    define(
+        project / ".claude" / "agents",
+        "planner",
+        "---\nname: planner\ndescription: Plans.\ntools: Read, ExitPlanMode, Grep\n---\nPlan it.\n",
+    )
+    model = ScriptedModel(
+        reply(task("Plan it", "planner", id="toolu_task")),
+        reply(text("A plan.")),
+        reply(text("done")),
+        check=validation_error,
+    )
+    events: list[Event] = []
+
+    with Session(SessionOptions(), project, events.append, model=model) as session:
+        session.send("plan")
+
+    assert names(model.requests[1].tools) == ["Read", "Grep"]
+    assert tool_results(model.requests[2])["toolu_task"].get("is_error") is not True
+    [notice] = [e.text for e in events if isinstance(e, Notice) and "planner.md" in e.text]
+    assert "names ExitPlanMode" in notice and "left out" in notice
+
+
 def test_definitions_from_claude_folders_and_invalid_ones_skipped_and_reported_once(
     project: Path, home: Path, in_process_env: None
 ) -> None:
