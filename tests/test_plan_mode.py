@@ -14,7 +14,7 @@ import pytest
 from agentcli.asking import PlanVerdict
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.session import Session, SessionOptions
-from agentcli.tools.exit_plan import ApprovedPlan
+from agentcli.tools.exit_plan import ApprovedPlan, ApprovedPlans, ExitPlanModeTool
 from tests.ask_helpers import ScriptedUser, results, sent
 from tests.conftest import RunAgent
 from tests.fake_anthropic import validation_error
@@ -224,3 +224,25 @@ def test_a_resumed_conversation_is_not_told_its_plan_again_until_a_compaction(pr
 
     summary = json.dumps(model.requests[-1].messages[0])
     assert PLAN_REMINDER in summary and "in default mode" in summary and "Add `greet()`" in summary
+
+
+class Modes:
+    mode = "plan"
+
+
+def test_the_schema_is_claude_codes() -> None:
+    tool = ExitPlanModeTool(Modes(), None, ApprovedPlans())
+    assert tool.name == "ExitPlanMode"
+    assert tool.input_schema["required"] == ["plan"]
+    assert list(tool.input_schema["properties"]) == ["plan"]
+    assert tool.input_schema["properties"]["plan"]["type"] == "string"
+
+
+def test_an_empty_plan_is_an_error_the_model_can_act_on(model: ScriptedModel, run_agent: RunAgent) -> None:
+    model.script(reply(tool_use("ExitPlanMode", {"plan": "  "}, id="toolu_plan")), reply(text("Still planning.")))
+
+    done = run_agent("add a greeting", permission_mode="plan")
+
+    assert done.returncode == 0 and done.stdout == "Still planning.\n"
+    result = results(model.requests[1])["toolu_plan"]
+    assert result["is_error"] is True and "needs the plan itself" in result["content"]
