@@ -71,3 +71,21 @@ def test_an_approved_plan_switches_to_accept_edits_and_the_work_starts(
     repl.wait_for("acceptEdits (shift-tab)")
     assert (project / "greet.py").read_text() == "print('hi')\n"
     assert "approved your plan" in json.dumps(fake_api.requests[1].body["messages"][-1])
+
+
+def test_esc_on_the_picker_declines_the_question_and_the_turn_goes_on(
+    start_repl: StartRepl, fake_api: FakeAnthropic
+) -> None:
+    options = [{"label": "httpx", "description": "Async and sync."}, {"label": "requests", "description": "Familiar."}]
+    question = {"question": "Which HTTP library?", "header": "Library", "options": options, "multiSelect": False}
+    fake_api.script(reply(tool_use("AskUserQuestion", {"questions": [question]})), reply(text("I will wait.")))
+    repl = start_repl()
+
+    repl.submit("set up the client")
+    repl.wait_for("❯ 1. httpx")
+    repl.press("esc")
+
+    screen = repl.wait_for_prompt("I will wait.")  # Esc answered the question; it did not interrupt the turn
+    assert "Interrupted" not in screen and "Which HTTP library?" not in screen
+    [result] = fake_api.requests[1].body["messages"][-1]["content"]
+    assert result["is_error"] is True and "declined to answer" in result["content"]
