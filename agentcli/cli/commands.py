@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.cli.options import OUTPUT_FORMATS, PERMISSION_MODES
+from agentcli.cli.options import INPUT_FORMATS, OUTPUT_FORMATS, PERMISSION_MODES
 
 if TYPE_CHECKING:
     from agentcli.session import SessionOptions
@@ -104,13 +104,33 @@ def stats_command(values: Values) -> int:
 
 def _run_once(base: SessionOptions, prompt: str | None, values: Values) -> int:
     _check_choice("--output-format", values["output_format"], OUTPUT_FORMATS)
+    _check_choice("--input-format", values["input_format"], INPUT_FORMATS)
+    if values["input_format"] == "stream-json":
+        return _run_stream(base, prompt, values)
     text = _read_prompt(prompt)
     from dataclasses import asdict
 
     from agentcli.runner import RunOptions, run_once
 
-    options = RunOptions(**asdict(base), prompt=text, output_format=values["output_format"], verbose=values["verbose"])
+    options = RunOptions(
+        **asdict(base),
+        prompt=text,
+        output_format=values["output_format"],
+        verbose=values["verbose"],
+        permission_prompt_tool=values["permission_prompt_tool"],
+    )
     return run_once(options)
+
+
+def _run_stream(base: SessionOptions, prompt: str | None, values: Values) -> int:
+    """`--input-format stream-json`: the messages come from stdin, the answers go out as stream-json."""
+    if prompt is not None:
+        raise CliUsageError("with --input-format stream-json the messages come from stdin, not PROMPT.", "PROMPT")
+    if values["output_format"] != "stream-json":
+        raise CliUsageError("--input-format stream-json needs --output-format stream-json.", "--output-format")
+    from agentcli.stream_input import run_stream
+
+    return run_stream(base, sys.stdin, sys.stdout, cwd=Path.cwd(), prompt_tool=values["permission_prompt_tool"])
 
 
 def _session_options(values: Values) -> SessionOptions:

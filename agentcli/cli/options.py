@@ -49,6 +49,7 @@ class CliCommand(NamedTuple):
 
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+INPUT_FORMATS = ("text", "stream-json")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
 PRINT = CliOption(
@@ -86,6 +87,21 @@ MAX_TURNS = CliOption(
 )
 OUTPUT_FORMAT = CliOption(
     "output_format", ("--output-format",), "text", "text, json or stream-json.", "FORMAT", default="text"
+)
+INPUT_FORMAT = CliOption(
+    "input_format",
+    ("--input-format",),
+    "text",
+    "text, or stream-json: one JSON user message per line on stdin, all in one session.",
+    "FORMAT",
+    default="text",
+)
+PERMISSION_PROMPT_TOOL = CliOption(
+    "permission_prompt_tool",
+    ("--permission-prompt-tool",),
+    "text",
+    "An MCP tool (mcp__server__tool) that answers what a run would ask the user.",
+    "TOOL",
 )
 MAX_BUDGET_TOKENS = CliOption(
     "max_budget_tokens",
@@ -141,6 +157,8 @@ RUN_OPTIONS = (
     APPEND_SYSTEM_PROMPT,
     MAX_TURNS,
     OUTPUT_FORMAT,
+    INPUT_FORMAT,
+    PERMISSION_PROMPT_TOOL,
     MAX_BUDGET_TOKENS,
     MAX_BUDGET_USD,
     TOOL_PROTOCOL,
@@ -161,7 +179,11 @@ RUN = CliCommand(
 )
 ACP = CliCommand(
     "acp",
-    tuple(option for option in (*RUN_OPTIONS, HELP) if option not in (OUTPUT_FORMAT, CONTINUE, RESUME)),
+    tuple(
+        option
+        for option in (*RUN_OPTIONS, HELP)
+        if option not in (OUTPUT_FORMAT, INPUT_FORMAT, PERMISSION_PROMPT_TOOL, CONTINUE, RESUME)
+    ),
 )
 """`agentcli acp`: the editor chooses the sessions (`session/new`, `session/load`), not the command line."""
 SUBCOMMANDS = {RUN.name: RUN, ACP.name: ACP}
