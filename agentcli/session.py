@@ -67,7 +67,7 @@ from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter, now
-from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
+from agentcli.settings import Settings, agentcli_home, load_settings, own_local_settings
 from agentcli.skills.trust import SkillTrust
 
 
@@ -146,9 +146,12 @@ class Session:
         self.env_passthrough = passthrough_setting(
             self.settings.get(PASSTHROUGH_SETTING), self.settings.sources.get(PASSTHROUGH_SETTING)
         )
-        local_settings = next(path for scope, path in settings_files(cwd) if scope == "local")
         hooks = trusted_config(
-            load_hooks(self.settings.raw), self.settings.get(TRUST_KEY), local_settings, approve_hooks, self._notice
+            load_hooks(self.settings.raw),
+            self.settings.get(TRUST_KEY),
+            own_local_settings(cwd),
+            approve_hooks,
+            self._notice,
         )
         self.hooks = Hooks(
             hooks, cwd, about=self._hook_fields, passthrough=self.env_passthrough, on_notice=self._notice

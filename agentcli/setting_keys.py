@@ -5,11 +5,12 @@ raises at import time for a key not declared here, and `Settings.get` reads only
 keys; `docs/settings.md` lists exactly these keys with this type, default and files (a test
 compares them). A key inside an object is written with a dot: `permissions.allow`.
 
-The files (`agentcli.settings.settings_files`): `user` is `$AGENTCLI_HOME/settings.json`,
-`project` the checked-in `.agentcli/settings.json`, `local` `.agentcli/settings.local.json`.
-A key with `own_only` may be set only by the user's own files (user and local): in the
-project file it is ignored with a notice saying what it would control, since a hostile
-repository controls that file.
+The files (`agentcli.settings.settings_files`): `user` is `$AGENTCLI_HOME/settings.json`
+(and Claude Code's `~/.claude/settings.json`), `project` the checked-in `.agentcli/settings.json`
+(and `.claude/settings.json`), `local` `.agentcli/settings.local.json` (and
+`.claude/settings.local.json`). A key with `own_only` may be set only by the user's own files
+(user and local): in a project file it is ignored with a notice saying what it would control,
+since a hostile repository controls that file.
 
 Adding a key: declare it here, read it through `setting(...)`, and document it in
 docs/settings.md (and on its subject's page).

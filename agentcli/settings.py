@@ -1,7 +1,16 @@
 """Settings files: user, project and local JSON, merged in that order (later wins).
 
+Each scope has two files, Claude Code's and agentcli's own, read in that order, so agentcli's
+wins where both set a key (`settings_files`):
+
+    ~/.claude/settings.json, $AGENTCLI_HOME/settings.json              user
+    .claude/settings.json, .agentcli/settings.json                     project (checked in)
+    .claude/settings.local.json, .agentcli/settings.local.json         local
+
 The keys they may hold, with their types, defaults and files, are declared in
-`agentcli.setting_keys` (and listed in docs/settings.md).
+`agentcli.setting_keys` (and listed in docs/settings.md). A key that is not declared is
+ignored, with one notice per file naming such keys (files written for Claude Code hold many
+keys agentcli has no use for); `$schema` is ignored quietly.
 
 A key whose values add up instead (permission rules, `hooks`) is read from each file's own
 content, `Settings.raw`, which keeps the file every value came from.
@@ -30,17 +39,36 @@ class SettingsFileSkipped(UsageError):
         self.notice = f"Skipped settings file {path}: {why}."
 
 
+QUIETLY_IGNORED = frozenset({"$schema"})
+"""Keys a settings file may hold that agentcli ignores without a word (an editor's schema)."""
+
+
 def agentcli_home() -> Path:
     return Path(os.environ.get("AGENTCLI_HOME") or Path.home() / ".agentcli")
 
 
+def claude_home() -> Path:
+    """Claude Code's user folder, `~/.claude` (or `$CLAUDE_CONFIG_DIR`, as Claude Code has it):
+    its settings, CLAUDE.md, commands, agents and skills are read too."""
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+
+
 def settings_files(cwd: Path) -> list[tuple[str, Path]]:
-    """(scope, path) of every settings file, lowest precedence first."""
+    """(scope, path) of every settings file, lowest precedence first: in each scope Claude
+    Code's file, then agentcli's own."""
     return [
+        ("user", claude_home() / "settings.json"),
         ("user", agentcli_home() / "settings.json"),
+        ("project", cwd / ".claude" / "settings.json"),
         ("project", cwd / ".agentcli" / "settings.json"),
-        ("local", cwd / ".agentcli" / "settings.local.json"),
+        ("local", cwd / ".claude" / "settings.local.json"),
+        ("local", own_local_settings(cwd)),
     ]
+
+
+def own_local_settings(cwd: Path) -> Path:
+    """`.agentcli/settings.local.json`: where agentcli saves the user's answers for this project."""
+    return cwd / ".agentcli" / "settings.local.json"
 
 
 OWN_SCOPES = OWN_FILES
@@ -78,6 +106,11 @@ def load_settings(cwd: Path) -> Settings:
             continue
         if scope not in OWN_SCOPES:
             data = _without_own_keys(data, path, settings.notices)
+        if unknown := [key for key in data if key not in TOP_LEVEL and key not in QUIETLY_IGNORED]:
+            settings.notices.append(
+                f"Ignored in {path}: {', '.join(unknown)} (not settings agentcli uses; docs/settings.md lists them)."
+            )
+            data = {key: value for key, value in data.items() if key not in unknown}
         settings.raw.append((scope, path, data))
         for key, value in data.items():
             settings.values[key] = value
@@ -89,7 +122,8 @@ def _without_own_keys(data: dict[str, Any], path: Path, notices: list[str]) -> d
     for key in OWN_KEYS.keys() & data.keys():
         notices.append(
             f"Ignored {key} in {path}: {OWN_KEYS[key]} only by your own settings "
-            "(.agentcli/settings.local.json or $AGENTCLI_HOME/settings.json), never by the repository's."
+            "(.agentcli/settings.local.json or $AGENTCLI_HOME/settings.json, or Claude Code's "
+            ".claude/settings.local.json or ~/.claude/settings.json), never by the repository's."
         )
     return {key: value for key, value in data.items() if key not in OWN_KEYS}
 

@@ -3,7 +3,8 @@
 - `general-purpose`: every tool the parent has but Task, for multi-step work.
 - `Explore`: read-only (Read, Grep, Glob), told to search fast and report with paths and lines.
 - Definitions: `*.md` in `.agentcli/agents/` and `.claude/agents/` (from the working directory
-  up to the repository's top, nearest first) and in `$AGENTCLI_HOME/agents/`. The first
+  up to the repository's top, nearest first), in `$AGENTCLI_HOME/agents/` and in Claude Code's
+  `~/.claude/agents/`. The first
   definition of a name wins: project over user, `.agentcli/` over `.claude/`, and a definition
   over a built-in type of the same name. A file is YAML frontmatter then the system prompt:
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.regular_file import read_regular_file
-from agentcli.settings import agentcli_home
+from agentcli.settings import agentcli_home, claude_home
 from agentcli.skills.frontmatter import SkillFileError, split_frontmatter
 from agentcli.skills.loader import project_roots
 
@@ -124,7 +125,12 @@ class AgentCatalog:
 def definition_folders(cwd: Path, home: Path | None = None) -> list[Path]:
     """Where definitions live, highest precedence first."""
     folders = [folder for root in project_roots(cwd) for folder in (root / ".agentcli/agents", root / ".claude/agents")]
-    return [*folders, (home or agentcli_home()) / "agents"]
+    return [*folders, *user_definition_folders(home)]
+
+
+def user_definition_folders(home: Path | None = None) -> list[Path]:
+    """The user's own definition folders: agentcli's, then Claude Code's."""
+    return [(home or agentcli_home()) / "agents", claude_home() / "agents"]
 
 
 def definition_files(cwd: Path, home: Path | None = None) -> list[Path]:

@@ -27,7 +27,7 @@ from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import SESSION, Rule, RuleError, RuleSource, parse_rule
 from agentcli.permissions.sources import RuleSet, load_rules, resolve_mode
 from agentcli.permissions.suggest import Suggestion, suggest
-from agentcli.settings import Settings, settings_files
+from agentcli.settings import Settings, own_local_settings
 
 __all__ = ["MODES", "Gate", "build_gate"]
 
@@ -224,5 +224,4 @@ def build_gate(
     """
     rules = load_rules(settings, allowed, disallowed)
     mode = resolve_mode(mode_flag, settings)
-    local = next(path for scope, path in settings_files(cwd) if scope == "local")
-    return Gate(rules, mode, prompter=prompter, local_settings=local, on_notice=on_notice)
+    return Gate(rules, mode, prompter=prompter, local_settings=own_local_settings(cwd), on_notice=on_notice)
