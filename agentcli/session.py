@@ -12,9 +12,11 @@ it subscribes to its events: the transcript recorder (`sessions.recorder`) and a
 Sub-agents emit from their own threads: the front end's sink is handed one event at a time.
 
 Hooks (`agentcli.hooks`) come from the settings files; the session runs UserPromptSubmit (in
-`prepare`), SessionStart (startup, resume, clear, compact), SessionEnd (clear, close),
-PreCompact, and Notification (before each permission question); its agent and sub-agents run
-the tool and stop events. With `approve_hooks` (the REPL) the checked-in settings' hooks run
+`prepare`), SessionStart (startup, resume, clear, compact), SessionEnd (clear, resume, close),
+PreCompact (which may block it) and PostCompact, StopFailure (a turn ended by an API error)
+and Notification (before each permission question); its agent and sub-agents run the tool
+and stop events, the gate PermissionRequest. What background (`async`) hooks said goes to the
+model with the next message. With `approve_hooks` (the REPL) the checked-in settings' hooks run
 only once the user trusts them (`hooks.trust`).
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
 tool threads, the MCP servers and the model's connections are released then.
@@ -37,9 +39,9 @@ from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, Model, ToolContext, Usage
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
-from agentcli.errors import StoppedByHook, UsageError
+from agentcli.errors import ModelAPIError, StoppedByHook, UsageError
 from agentcli.events import EventSink, Notice, SerializedSink
-from agentcli.hooks import Hooks, load_hooks
+from agentcli.hooks import HookOutcome, Hooks, NamesCall, load_hooks
 from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
@@ -48,6 +50,7 @@ from agentcli.mcp.servers import SessionServers
 from agentcli.model_settings import TOKEN_BUDGET_SETTING, budget_usd, check_model_table, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
+from agentcli.permissions.request_hooks import request_fields
 from agentcli.permissions.rules import split_rule_list
 from agentcli.providers import (
     DEFAULT_PROVIDER,
@@ -156,6 +159,8 @@ class Session:
         self.hooks = Hooks(
             hooks, cwd, about=self._hook_fields, passthrough=self.env_passthrough, on_notice=self._notice
         )
+        for text in hooks.notices:  # hook events, types or fields agentcli skipped
+            self._notice(text)
         if prompter is not None and hooks.matching("Notification", "permission_prompt"):
             prompter = _NotifyingPrompter(prompter, self.hooks)
         self.gate: Gate = build_gate(
@@ -166,6 +171,7 @@ class Session:
             split_rules(options.disallowed_tools),
             prompter=prompter,
             on_notice=lambda text: on_event(Notice(text)),
+            permission_hooks=self._permission_request if hooks.matching("PermissionRequest") else None,
         )
         for text in self.settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
             on_event(Notice(text))
@@ -262,7 +268,8 @@ class Session:
             raise StoppedByHook(f"A UserPromptSubmit hook blocked this prompt, so nothing was sent: {why}")
         if mentions_mcp(text):
             self.tools_ready()  # its servers approved and connected (as for the first request) before they are asked
-        prepared = self.context.prepare(text, self.agent.ctx).with_reminders(said.context)
+        heard = [*self.hooks.take_background(), *said.context]
+        prepared = self.context.prepare(text, self.agent.ctx).with_reminders(heard)
         self.recorder.offer_title(text)
         return prepared
 
@@ -287,6 +294,8 @@ class Session:
                 result = self.agent.run(prepared.content)
         except BaseException as stopped:  # an interrupt too: the run record says why it ended
             self.recorder.record_run(stopped)
+            if isinstance(stopped, ModelAPIError):
+                self._stop_failure(stopped)
             if isinstance(stopped, Exception):
                 self.transcript.discard()  # only while the model has never answered: no file to clutter /resume
             raise
@@ -330,7 +339,7 @@ class Session:
     def clear(self) -> None:
         """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
         self._end_conversation()
-        self.hooks.run("SessionEnd", {"reason": "clear"})
+        self.hooks.run("SessionEnd", {"reason": "clear"}, "clear")
         self._begin(None, source="clear")
 
     def resume(self, earlier: SessionInfo) -> None:
@@ -338,15 +347,18 @@ class Session:
         loaded = load_transcript(earlier.path)
         writer = TranscriptWriter.existing(loaded.path, self._notice)  # UsageError while another process has it
         self._end_conversation()
+        self.hooks.run("SessionEnd", {"reason": "resume"}, "resume")
         self._begin(loaded, writer, source="resume")
 
-    def close(self) -> None:
+    def close(self, reason: str = "other") -> None:
         """Release the transcript (and its lock), the tool threads and the model's connections;
-        the session is not used after. Safe to call again."""
+        the session is not used after. Safe to call again. `reason` is the SessionEnd hooks'
+        (`prompt_input_exit` when the user left the REPL at its prompt)."""
         self._end_conversation()
         if not self._ended:
             self._ended = True
-            self.hooks.run("SessionEnd", {"reason": "other"})
+            self.hooks.run("SessionEnd", {"reason": reason}, reason)
+            self.hooks.close()
         self.mcp.close()
         if self._model is not None:
             self._model.close()
@@ -445,8 +457,12 @@ class Session:
 
     def _session_start(self, source: str) -> None:
         """Run the SessionStart hooks; what they say goes to the model with the next user message."""
-        for text in self.hooks.run("SessionStart", {"source": source}, source).context:
+        for text in self.hooks.run("SessionStart", {"source": source, "model": self.model_name}, source).context:
             self.context.reminders.add_once(text)
+
+    def _permission_request(self, request: PermissionRequest, names_call: NamesCall) -> HookOutcome:
+        """Run the PermissionRequest hooks about a call the user would be asked about."""
+        return self.hooks.run("PermissionRequest", request_fields(request), request.tool, names_call=names_call)
 
     def _hook_fields(self) -> JSON:
         """What every hook's input says about the session, as it is now."""
@@ -476,7 +492,10 @@ class Session:
         clearing did not bring the conversation under 3/4 of the threshold. Recorded in the
         transcript as a boundary followed by the new conversation."""
         trigger = "auto" if auto else "manual"
-        self.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, trigger)
+        said = self.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, trigger)
+        if said.blocked:
+            size = self.context_size()
+            return Compacted(self.agent.messages, size, size, blocked=said.reason)
         threshold = self.auto_compact_threshold()
         summarise_above = (threshold or self.model_info.context_window) * 3 // 4 if auto else None
         result = compact_agent(
@@ -490,8 +509,16 @@ class Session:
         if result.changed:
             adopt(self.agent, result)
             self.recorder.record_compaction(result, auto=auto, reminders=self.context.reminders.snapshot())
+            self.hooks.run("PostCompact", {"trigger": trigger, "compact_summary": result.summary}, trigger)
             self._session_start("compact")
         return result
+
+    def _stop_failure(self, error: ModelAPIError) -> None:
+        """Run the StopFailure hooks for a turn an API error ended (for their effects only)."""
+        kind = STOP_FAILURE_KINDS.get(error.status or 0, "server_error" if (error.status or 0) >= 500 else "unknown")
+        message = f"API Error: {str(error).splitlines()[0]}"
+        fields = {"error": kind, "error_details": str(error), "last_assistant_message": message}
+        self.hooks.run("StopFailure", fields, kind)
 
     def loop_config(self, name: str) -> LoopConfig:
         """The loop's configuration for the model `name` (its output limits; the run's turn limit and budget)."""
@@ -507,6 +534,19 @@ class Session:
             budget_usd=self.budget_usd,
             prices=info,
         )
+
+
+STOP_FAILURE_KINDS = {
+    400: "invalid_request",
+    401: "authentication_failed",
+    402: "billing_error",
+    403: "authentication_failed",
+    404: "model_not_found",
+    413: "invalid_request",
+    429: "rate_limit",
+    529: "overloaded",
+}
+"""The StopFailure hooks' `error` (their matcher's subject) for an API error's HTTP status."""
 
 
 class _NotifyingPrompter:

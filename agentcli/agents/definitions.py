@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.hooks.config import HookConfig
 from agentcli.regular_file import read_regular_file
 from agentcli.settings import agentcli_home, claude_home
 from agentcli.skills.frontmatter import SkillFileError, split_frontmatter
@@ -79,6 +80,8 @@ class AgentType:
     max_turns: int = DEFAULT_MAX_TURNS
     source: str = BUILT_IN
     """`built-in`, or the path of its definition file."""
+    hooks: HookConfig | None = None
+    """Its definition's own `hooks`, run while it runs (`Stop` as `SubagentStop`)."""
 
     @property
     def tools_text(self) -> str:

@@ -10,7 +10,10 @@ cannot start sub-agents), its model and its turn limit. The rest it shares with 
 - the token budget: it may spend what the parent has left, and what it spent is added to the
   parent's usage when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
 - the interrupt: its cancel event is linked to the parent's (`Cancellation.linked`);
-- the hooks: PreToolUse and PostToolUse run for its calls, SubagentStop when it would end.
+- the hooks: SubagentStart before its first request (what they say is a reminder in its first
+  message), PreToolUse and PostToolUse for its calls, SubagentStop when it would end; every
+  input also names it (`agent_id`, `agent_type`, `agent_transcript_path`), and its
+  definition's own hooks run too, while it runs.
 
 Its events carry its own id and go straight to the front end, not through the parent's
 subscribers (the parent's transcript and auto-compaction never see them), between the parent's
@@ -37,8 +40,9 @@ from agentcli.agents.build import build_agent
 from agentcli.agents.definitions import BUILT_IN, AgentType
 from agentcli.agents.sources import ToolList, ToolSource, collect_tools
 from agentcli.context.facts import SessionFacts
+from agentcli.context.reminders import system_reminder
 from agentcli.context.system_prompt import environment_text
-from agentcli.contracts import Model, PermissionGate, ToolContext, ToolResult, Usage
+from agentcli.contracts import JSON, Model, PermissionGate, ToolContext, ToolResult, Usage
 from agentcli.conversation import text_block, text_of
 from agentcli.errors import AgentcliError, BudgetExceeded, Cancelled, CostBudgetExceeded, MaxTurnsReached
 from agentcli.events import (
@@ -162,6 +166,10 @@ class SubagentRunner:
             message = f"The agent type {agent_type.name!r}{where} cannot be started: {unusable}"
             return ToolResult(message, is_error=True, summary=f"{agent_type.name}: cannot be started")
         subagent_id = f"{SUBAGENT}-{uuid.uuid4().hex[:12]}"
+        about: JSON = {"agent_id": subagent_id, "agent_type": agent_type.name}
+        if self.transcripts is not None:
+            about["agent_transcript_path"] = str(self.transcripts / f"{subagent_id}.jsonl")
+        hooks = self.parent.hooks.for_agent(agent_type.name, about, agent_type.hooks)
         system = [
             text_block(agent_type.prompt),
             text_block(environment_text(replace(self.facts, model=model))),
@@ -188,7 +196,7 @@ class SubagentRunner:
             ctx=sub_ctx,
             on_event=self.on_event,
             agent_id=subagent_id,
-            hooks=self.parent.hooks,
+            hooks=hooks,
         )
         progress = _Progress()
         agent.subscribe(progress)
@@ -197,7 +205,8 @@ class SubagentRunner:
         self._running[ctx.call_id] = _Running(agent_type, progress, agent)
         error: str | None = None
         try:
-            result = agent.run([text_block(prompt)])
+            started = hooks.run("SubagentStart", {}, agent_type.name)
+            result = agent.run([*(system_reminder(text) for text in started.context), text_block(prompt)])
         except Cancelled:  # the parent was interrupted: it has moved on and does not read this result
             agent.record_interrupt()
             error = INTERRUPTED
@@ -215,6 +224,7 @@ class SubagentRunner:
         finally:
             self._running.pop(ctx.call_id, None)
             agent.close()
+            hooks.close()
             ctx.cancel.unlink(sub_ctx.cancel)
             kept = self._close_transcript(transcript)
             with self._usage_lock:

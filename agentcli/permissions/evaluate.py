@@ -154,6 +154,22 @@ def _matches(rule: Rule, call: Call) -> RuleMatch | None:
     return RuleMatch() if hit else None
 
 
+def rule_names_call(rule: Rule, tool: Tool, tool_input: JSON, ctx: ToolContext) -> bool:
+    """Whether `rule` names this call as a deny or ask rule would (a hook's `if`): any part of a
+    Bash command, any path the call touches. A call whose paths cannot be resolved is named by
+    any rule of its tool (the `if` errs on the side of running the hook)."""
+    try:
+        call = describe_call(tool, tool_input, ctx)
+    except (OSError, ValueError, RuntimeError):
+        return rule.names(tool.name)
+    return rule_catches(rule, call)
+
+
+def rule_catches(rule: Rule, call: Call) -> bool:
+    """Whether `rule` names `call` as a deny or ask rule would (any part of it)."""
+    return _matches(rule, call) is not None
+
+
 def _named(protected: Protected, call: Call, allow: list[Rule]) -> bool:
     """Only an allow rule that names a protected path lets a write to it through (never a mode or `Edit`)."""
     if call.kind == "bash":

@@ -6,7 +6,9 @@ allow the call. Tools never check permissions themselves.
 
 A PreToolUse hook's word comes on the call's context (`ToolContext.hook_permission`; its deny
 never reaches the gate): `ask` asks even where rules and mode allow; `allow` answers in place of
-the user, but never past a deny or ask rule, plan mode or a protected path.
+the user, but never past a deny or ask rule, plan mode or a protected path. PermissionRequest
+hooks (`request_hooks`) run when the user would be asked (or, with nobody to ask, before the
+denial), and may answer in the user's place within the same bounds.
 """
 
 from __future__ import annotations
@@ -14,16 +16,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentcli.contracts import JSON, Decision, PreviewsChange, Tool, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions import messages
-from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate
+from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate, rule_catches
 from agentcli.permissions.modes import MODES, Mode, check_mode, next_mode
 from agentcli.permissions.persist import add_allow_rules
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
+from agentcli.permissions.request_hooks import PermissionHooks, Update, read_update
 from agentcli.permissions.rules import SESSION, Rule, RuleError, RuleSource, parse_rule
 from agentcli.permissions.sources import RuleSet, load_rules, resolve_mode
 from agentcli.permissions.suggest import Suggestion, suggest
@@ -45,8 +48,11 @@ class Gate:
         prompter: Prompter | None = None,
         local_settings: Path | None = None,
         on_notice: Notify | None = None,
+        permission_hooks: PermissionHooks | None = None,
     ) -> None:
         self.rules = rules or RuleSet()
+        self.permission_hooks = permission_hooks
+        """Run before each question (and before a denial for want of anyone to ask)."""
         self._mode: Mode = check_mode(mode)
         self.prompter = prompter
         """None means non-interactive: anything that would be asked is denied."""
@@ -80,15 +86,54 @@ class Gate:
                 )
             if isinstance(judged, Decision):
                 return judged
-            call, checked, request = judged
             if ctx.cancel.is_set():  # queued behind a question while the user interrupted
-                return Decision(False, messages.interrupted(call))
+                return Decision(False, messages.interrupted(judged.call))
+            if (answered := self._hooks_answer(judged)) is not None:
+                return answered
+            if judged.unasked is not None:
+                return judged.unasked
             assert self.prompter is not None
-            return self._apply(self.prompter(request), call, checked)
+            return self._apply(self.prompter(judged.request), judged.call, judged.checked)
 
-    def _judge(
-        self, tool: Tool, tool_input: JSON, ctx: ToolContext
-    ) -> Decision | tuple[Call, dict[Path, Path], PermissionRequest]:
+    def _hooks_answer(self, question: _Question) -> Decision | None:
+        """What the PermissionRequest hooks answer in the user's place; None: no answer."""
+        if self.permission_hooks is None:
+            return None
+        call, verdict = question.call, question.verdict
+        said = self.permission_hooks(question.request, lambda rule: rule_catches(rule, call))
+        if said.interrupt:
+            self.notify("A PermissionRequest hook asked to interrupt the agent; agentcli only denies the call.")
+        if said.behavior == "deny":
+            return Decision(False, messages.hook_denied(call, said.message))
+        if said.behavior != "allow" or verdict.rule is not None or verdict.protected:
+            return None  # a deny or ask rule, or a protected path, is still asked about
+        if said.rewrites_input:
+            self.notify(
+                "A PermissionRequest hook allowed a call with a changed input, which agentcli does not apply: "
+                "asking about the call as it is."
+            )
+            return None
+        for entry in said.updated_permissions:
+            self._update(read_update(entry))
+        return Decision(True, checked_paths=question.checked)
+
+    def _update(self, update: Update) -> None:
+        """Apply a PermissionRequest hook's `updatedPermissions` entry."""
+        if update.unapplied:
+            self.notify(f"Not applied from a PermissionRequest hook: {update.unapplied}.")
+        if update.mode is not None:
+            self._mode = update.mode
+        if update.lasting:  # saved as the user's "don't ask again" answers are
+            self.remember([text for behavior, text in update.rules if behavior == "allow"])
+        for behavior, text in update.rules:
+            if behavior == "allow" and update.lasting:
+                continue
+            try:
+                self.rules.add(parse_rule(text, behavior, SESSION))
+            except RuleError as error:
+                self.notify(f'Not added from a PermissionRequest hook: "{text}" ({error}).')
+
+    def _judge(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision | _Question:
         """The decision, or the question to ask. Describing paths may raise OSError or RuntimeError."""
         call = describe_call(tool, tool_input, ctx)  # resolves each path once: the tool is handed these
         checked = dict(zip(call.paths, call.real_paths, strict=True))
@@ -104,11 +149,16 @@ class Gate:
         if hook is not None and hook.decision == "allow" and verdict.rule is None and not verdict.protected:
             return Decision(True, checked_paths=checked)
         suggestion = None if verdict.outcome == "allow" else suggest(call, verdict)
+        unasked = None
         if self.prompter is None:
             if verdict.outcome == "allow":
-                return Decision(False, messages.hook_asks_non_interactive(call, hook.reason if hook else ""))
-            return Decision(False, messages.non_interactive(call, verdict, suggestion))
-        return call, checked, self._request(call, verdict, suggestion, tool, replace(ctx, checked_paths=checked))
+                unasked = Decision(False, messages.hook_asks_non_interactive(call, hook.reason if hook else ""))
+            else:
+                unasked = Decision(False, messages.non_interactive(call, verdict, suggestion))
+            if self.permission_hooks is None:
+                return unasked
+        request = self._request(call, verdict, suggestion, tool, replace(ctx, checked_paths=checked))
+        return _Question(call, checked, request, verdict, unasked)
 
     def remember(self, rule_texts: Sequence[str]) -> list[Rule]:
         """Allow `rule_texts` from now on; Bash and MCP rules are also saved to local settings (and
@@ -118,17 +168,17 @@ class Gate:
             try:
                 parsed.append(parse_rule(text, "allow", SESSION))
             except RuleError as error:
-                self._notify(f'Not remembered: "{text}" is not a valid rule ({error}).')
+                self.notify(f'Not remembered: "{text}" is not a valid rule ({error}).')
         lasting = [r for r in parsed if r.tool == "Bash" or r.tool.startswith("mcp__")]
         if lasting and self.local_settings is not None:
             texts = ", ".join(r.text for r in lasting)
             try:
                 if add_allow_rules(self.local_settings, [r.text for r in lasting]):
-                    self._notify(f"Saved {texts} to {self.local_settings}.")
+                    self.notify(f"Saved {texts} to {self.local_settings}.")
                 saved = RuleSource("local", str(self.local_settings))
                 parsed = [replace(r, source=saved) if r in lasting else r for r in parsed]
             except (OSError, UsageError) as error:
-                self._notify(f"Could not save {texts} to {self.local_settings}: {error}")
+                self.notify(f"Could not save {texts} to {self.local_settings}: {error}")
         for rule in parsed:
             self.rules.add(rule)
         return parsed
@@ -146,7 +196,7 @@ class Gate:
                 try:
                     rule = parse_rule(text, "allow", source)
                 except RuleError as error:
-                    self._notify(f'Ignored the rule "{text}" from {label}: {error}.')
+                    self.notify(f'Ignored the rule "{text}" from {label}: {error}.')
                     continue
                 if self.rules.add(rule):
                     added.append(rule)
@@ -204,9 +254,22 @@ class Gate:
             cancel=ctx.cancel,
         )
 
-    def _notify(self, text: str) -> None:
+    def notify(self, text: str) -> None:
+        """Tell the user `text`, when someone listens."""
         if self.on_notice is not None:
             self.on_notice(text)
+
+
+@dataclass(frozen=True)
+class _Question:
+    """A call the user would be asked about."""
+
+    call: Call
+    checked: dict[Path, Path]
+    request: PermissionRequest
+    verdict: Verdict
+    unasked: Decision | None
+    """With nobody to ask: the denial, unless a PermissionRequest hook answers."""
 
 
 def build_gate(
@@ -217,6 +280,7 @@ def build_gate(
     disallowed: Sequence[str] = (),
     prompter: Prompter | None = None,
     on_notice: Notify | None = None,
+    permission_hooks: PermissionHooks | None = None,
 ) -> Gate:
     """The gate for a session: rules from the three settings files and the flags, and the mode.
 
@@ -224,4 +288,11 @@ def build_gate(
     """
     rules = load_rules(settings, allowed, disallowed)
     mode = resolve_mode(mode_flag, settings)
-    return Gate(rules, mode, prompter=prompter, local_settings=own_local_settings(cwd), on_notice=on_notice)
+    return Gate(
+        rules,
+        mode,
+        prompter=prompter,
+        local_settings=own_local_settings(cwd),
+        on_notice=on_notice,
+        permission_hooks=permission_hooks,
+    )

@@ -129,6 +129,12 @@ def user_denied(call: Call, reason: str) -> str:
     return f"{head}\nStop and ask the user how to proceed; do not retry it."
 
 
+def hook_denied(call: Call, message: str) -> str:
+    """A call a PermissionRequest hook denied in the user's place."""
+    why = f": {message.strip()}" if message.strip() else "."
+    return f"Permission denied by a PermissionRequest hook for {describe(call)}{why}\n" + DO_NOT_RETRY
+
+
 def hook_asks_non_interactive(call: Call, reason: str) -> str:
     """A denial for a call a PreToolUse hook wants the user to confirm, in a run that cannot ask."""
     why = f" ({reason})" if reason else ""
