@@ -113,6 +113,11 @@ class Hooks:
         """What background hooks that finished since the last call said, for the model."""
         return self._background.take() if self._background is not None else []
 
+    def settle(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the background hooks to finish (what they say is kept
+        for `take_background`); True when none is running."""
+        return self._background.wait(timeout) if self._background is not None else True
+
     def close(self) -> None:
         """Stop the background hooks still running."""
         if self._background is not None:

@@ -53,6 +53,14 @@ class BackgroundHooks:
             said, self._said = self._said, []
         return said
 
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the hooks running now to finish; True if they did."""
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(timeout)
+        return not any(thread.is_alive() for thread in threads)
+
     def close(self) -> None:
         """Kill every background hook still running (its whole process group)."""
         with self._lock:
