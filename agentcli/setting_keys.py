@@ -44,7 +44,11 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
     SettingKey("permissions.allow", "list of rules", "`[]`"),
     SettingKey("permissions.ask", "list of rules", "`[]`"),
     SettingKey("permissions.deny", "list of rules", "`[]`"),
-    SettingKey("permissions.defaultMode", "`default`, `acceptEdits`, `plan` or `bypassPermissions`", "`default`"),
+    SettingKey(
+        "permissions.defaultMode", "`default`, `acceptEdits`, `plan`, `dontAsk` or `bypassPermissions`", "`default`"
+    ),
+    SettingKey("permissions.additionalDirectories", "list of folder paths", "`[]`", OWN_FILES),
+    SettingKey("permissions.disableBypassPermissionsMode", '`"disable"`', "none"),
     SettingKey("hooks", "object: event → list of matcher groups", "none"),
     SettingKey("model", "model name, optionally `provider:model`", "the provider's default"),
     SettingKey("provider", "`anthropic`, `openai`, `gemini` or `ollama`", "`anthropic`"),

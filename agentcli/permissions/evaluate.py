@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from agentcli.contracts import JSON, Tool, ToolContext, literal_path
 from agentcli.permissions.bash_rules import BashPattern, Coverage, RuleMatch, covers, deny_match
 from agentcli.permissions.modes import Mode
 from agentcli.permissions.paths import real_path, within
 from agentcli.permissions.protected import Protected, bash_targets, pattern_names, protected_writes
-from agentcli.permissions.rules import EDIT_FAMILY, READ_FAMILY, Rule
+from agentcli.permissions.rules import EDIT_FAMILY, NAME_FIELDS, READ_FAMILY, Rule
 from agentcli.permissions.sources import RuleSet
 
 CallKind = Literal["read", "edit", "bash", "mcp", "other"]
@@ -37,6 +38,9 @@ class Call:
     project_real: Path
     protected: tuple[Protected, ...] = ()
     """Protected paths the call would write (see `protected`)."""
+    more_folders: tuple[Path, ...] = ()
+    """The session's other working folders (`additionalDirectories`), resolved: inside them is
+    judged as inside the project (protected paths there are protected too)."""
 
     @property
     def command(self) -> str:
@@ -52,11 +56,11 @@ class Call:
         return tuple(p for p in reals if not within(p, self.project_real))
 
     def inside(self, real: Path) -> bool:
-        return within(real, self.project_real)
+        return within(real, self.project_real) or any(within(real, folder) for folder in self.more_folders)
 
     def shown(self, real: Path) -> str:
         """A resolved path as the user reads it: relative to the project when inside it."""
-        if not self.inside(real):
+        if not within(real, self.project_real):
             return str(real)
         rel = real.relative_to(self.project_real).as_posix()
         return rel if rel != "." else "the project"
@@ -127,9 +131,9 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
     if call.paths:
         uncovered = tuple(p for p in call.real_paths if not _path_allowed(p, call, allow, mode))
         return Verdict("ask", uncovered_paths=uncovered) if uncovered else Verdict("allow")
-    if mode == "bypassPermissions" or any(r.tool_wide for r in allow) or _mode_approves(call, mode):
+    if mode == "bypassPermissions" or any(r.tool_wide or _narrowly_names(r, call) for r in allow):
         return Verdict("allow")
-    return Verdict("ask")
+    return Verdict("allow") if _mode_approves(call, mode) else Verdict("ask")
 
 
 def _bash_verdict(call: Call, allow: list[Rule], mode: Mode) -> Verdict:
@@ -143,8 +147,10 @@ def _matches(rule: Rule, call: Call) -> RuleMatch | None:
     """For deny and ask rules: does the rule catch any part of this call? (fails closed)"""
     if not rule.names(call.tool):
         return None
-    if rule.tool_wide:
+    if rule.tool_wide or rule.opaque:  # an uninterpreted specifier names every call (fails closed)
         return RuleMatch()
+    if rule.name is not None or rule.domain is not None:
+        return RuleMatch() if _narrowly_names(rule, call) else None
     if rule.bash is not None:
         return deny_match(call.command, rule.bash) if call.kind == "bash" else None
     pattern = rule.path
@@ -168,6 +174,28 @@ def rule_names_call(rule: Rule, tool: Tool, tool_input: JSON, ctx: ToolContext) 
 def rule_catches(rule: Rule, call: Call) -> bool:
     """Whether `rule` names `call` as a deny or ask rule would (any part of it)."""
     return _matches(rule, call) is not None
+
+
+def _narrowly_names(rule: Rule, call: Call) -> bool:
+    """A Task or Skill rule naming what the call starts, or a WebFetch rule naming a host it contacts."""
+    if not rule.names(call.tool):
+        return False
+    if rule.name is not None:
+        value = call.tool_input.get(NAME_FIELDS.get(rule.tool, ""))
+        return isinstance(value, str) and rule.names_subject(value.removeprefix("/"))
+    return rule.domain is not None and any(rule.names_host(host) for host in call_hosts(call))
+
+
+def call_hosts(call: Call) -> tuple[str, ...]:
+    """The network hosts the call contacts: the host of its `url` input (WebFetch's)."""
+    url = call.tool_input.get("url")
+    if not isinstance(url, str):
+        return ()
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return ()
+    return (host,) if host else ()
 
 
 def _named(protected: Protected, call: Call, allow: list[Rule]) -> bool:

@@ -24,11 +24,12 @@ from agentcli.errors import UsageError
 from agentcli.permissions import messages
 from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate, rule_catches
 from agentcli.permissions.modes import MODES, Mode, check_mode, next_mode
+from agentcli.permissions.paths import real_path
 from agentcli.permissions.persist import add_allow_rules
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.request_hooks import PermissionHooks, Update, read_update
 from agentcli.permissions.rules import SESSION, Rule, RuleError, RuleSource, parse_rule
-from agentcli.permissions.sources import RuleSet, load_rules, resolve_mode
+from agentcli.permissions.sources import RuleSet, additional_directories, bypass_disabled_by, load_rules, resolve_mode
 from agentcli.permissions.suggest import Suggestion, suggest
 from agentcli.settings import Settings, own_local_settings
 
@@ -49,8 +50,14 @@ class Gate:
         local_settings: Path | None = None,
         on_notice: Notify | None = None,
         permission_hooks: PermissionHooks | None = None,
+        more_folders: Sequence[Path] = (),
+        bypass_disabled: bool = False,
     ) -> None:
         self.rules = rules or RuleSet()
+        self.more_folders = tuple(real_path(folder) for folder in more_folders)
+        """Other working folders (`additionalDirectories`): judged as the project is."""
+        self.bypass_disabled = bypass_disabled
+        """`disableBypassPermissionsMode`: nothing may switch to bypassPermissions (a sub-agent's mode)."""
         self.permission_hooks = permission_hooks
         """Run before each question (and before a denial for want of anyone to ask)."""
         self._mode: Mode = check_mode(mode)
@@ -136,6 +143,8 @@ class Gate:
     def _judge(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision | _Question:
         """The decision, or the question to ask. Describing paths may raise OSError or RuntimeError."""
         call = describe_call(tool, tool_input, ctx)  # resolves each path once: the tool is handed these
+        if self.more_folders:
+            call = replace(call, more_folders=self.more_folders)
         checked = dict(zip(call.paths, call.real_paths, strict=True))
         verdict = evaluate(call, self.rules, self._mode)
         hook = ctx.hook_permission
@@ -150,11 +159,12 @@ class Gate:
             return Decision(True, checked_paths=checked)
         suggestion = None if verdict.outcome == "allow" else suggest(call, verdict)
         unasked = None
-        if self.prompter is None:
+        if self.prompter is None or self._mode == "dontAsk":
+            nobody = messages.NON_INTERACTIVE if self.prompter is None else messages.DONT_ASK
             if verdict.outcome == "allow":
                 unasked = Decision(False, messages.hook_asks_non_interactive(call, hook.reason if hook else ""))
             else:
-                unasked = Decision(False, messages.non_interactive(call, verdict, suggestion))
+                unasked = Decision(False, messages.non_interactive(call, verdict, suggestion, nobody))
             if self.permission_hooks is None:
                 return unasked
         request = self._request(call, verdict, suggestion, tool, replace(ctx, checked_paths=checked))
@@ -288,6 +298,7 @@ def build_gate(
     """
     rules = load_rules(settings, allowed, disallowed)
     mode = resolve_mode(mode_flag, settings)
+    folders = additional_directories(settings, cwd)
     return Gate(
         rules,
         mode,
@@ -295,4 +306,6 @@ def build_gate(
         local_settings=own_local_settings(cwd),
         on_notice=on_notice,
         permission_hooks=permission_hooks,
+        more_folders=folders,
+        bypass_disabled=bypass_disabled_by(settings) is not None,
     )

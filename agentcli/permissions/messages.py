@@ -71,8 +71,15 @@ def plan_refusal(call: Call, interactive: bool) -> str:
     )
 
 
-def non_interactive(call: Call, verdict: Verdict, suggestion: Suggestion | None) -> str:
-    """A denial for a call that would need the user's answer in a run that cannot ask."""
+NON_INTERACTIVE = "this run is non-interactive"
+DONT_ASK = "the session is in dontAsk mode, which denies what it would ask about"
+
+
+def non_interactive(
+    call: Call, verdict: Verdict, suggestion: Suggestion | None, nobody_asked: str = NON_INTERACTIVE
+) -> str:
+    """A denial for a call that would need the user's answer where nobody is asked (`nobody_asked`
+    says why: a run that cannot ask, or dontAsk mode)."""
     what = describe(call)
     if verdict.rule is not None:
         rule = verdict.rule
@@ -80,7 +87,12 @@ def non_interactive(call: Call, verdict: Verdict, suggestion: Suggestion | None)
         why = f" ({verdict.unverified})" if verdict.unverified else ""
         return (
             f'Permission denied: {what} {how} the ask rule "{rule.text}" in {source_of(rule)}{why}, so it needs the '
-            "user's confirmation, which a non-interactive run cannot give; remove that ask rule to let it run.\n"
+            + (
+                "user's confirmation, which a non-interactive run cannot give"
+                if nobody_asked == NON_INTERACTIVE
+                else f"user's confirmation, and {nobody_asked}"
+            )
+            + "; remove that ask rule to let it run.\n"
             + DO_NOT_RETRY
         )
     if verdict.protected:
@@ -93,10 +105,10 @@ def non_interactive(call: Call, verdict: Verdict, suggestion: Suggestion | None)
         )
         return (
             f"Permission denied: {what} writes {protected_summary(verdict, call)}, which is asked about every "
-            f"time, and this run is non-interactive. {allow}\n{DO_NOT_RETRY}"
+            f"time, and {nobody_asked}. {allow}\n{DO_NOT_RETRY}"
         )
     how = _how_to_allow(call, verdict, suggestion)
-    return f"Permission denied: {what} needs approval, and this run is non-interactive. {how}\n{DO_NOT_RETRY}"
+    return f"Permission denied: {what} needs approval, and {nobody_asked}. {how}\n{DO_NOT_RETRY}"
 
 
 def _how_to_allow(call: Call, verdict: Verdict, suggestion: Suggestion | None) -> str:

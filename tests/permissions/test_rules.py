@@ -49,7 +49,7 @@ def test_mcp_rules() -> None:
         ("bash(ls)", "did you mean Bash"),
         ("Grep(src/**)", "Read\\(...\\) rules cover Grep"),
         ("mcp__srv(x)", "takes no specifier"),
-        ("Task(x)", "takes no specifier"),
+        ("WebFetch(example.com)", "name a host"),
         ("mcp__", "mcp__server"),
         ("Bash(git * main)", "wildcard"),
         ("Read(~bob/x)", "~user"),
