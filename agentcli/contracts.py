@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
+from agentcli.path_text import from_shown
+
 JSON = dict[str, Any]
 """A JSON object as the Messages API sends and receives it."""
 
@@ -209,8 +211,9 @@ class ToolContext:
     """For one call, set by the executor on its own copy: what a PreToolUse hook said about it."""
 
     def resolve(self, file_path: str) -> Path:
-        """An absolute path for `file_path` (relative paths are taken from `cwd`)."""
-        path = Path(file_path).expanduser()
+        """An absolute path for `file_path` as a tool was given it: relative paths are taken from
+        `cwd`, and a name spelled as the tools show it (`caf\\xe9.txt`) is that name (`path_text`)."""
+        path = Path(from_shown(file_path)).expanduser()
         return path if path.is_absolute() else self.cwd / path
 
     def real_path(self, file_path: str) -> Path:

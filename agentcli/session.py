@@ -428,7 +428,12 @@ class Session:
         transcripts = project_state_dir(self.cwd) / self.id / "subagents"
         self.mcp_tools = self.mcp.source()
         self.subagents = SubagentRunner(
-            self, [self.builtins, self.mcp_tools], self.context.facts, transcripts, self.on_event
+            self,
+            [self.builtins, self.mcp_tools],
+            self.context.skill_tools,
+            self.context.facts,
+            transcripts,
+            self.on_event,
         )
         self.agent = build_agent(
             sources=[self.builtins, own_tools, task_source(self.agent_types, self.subagents), self.mcp_tools],

@@ -24,22 +24,21 @@ Only the standard library is used.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
 import re
 import select
 import socket
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Final, Self, cast
+from typing import Any, Final, cast
+
+from tests import fake_server
+from tests.fake_server import FakeHandler, FakeServer, HttpError, JSONObject, http_error
 
 __all__ = [
     "OVERLOADED_ERROR",
@@ -59,8 +58,6 @@ __all__ = [
     "tool_use",
     "validation_error",
 ]
-
-JSONObject = dict[str, Any]
 
 OVERLOADED_ERROR: Final[JSONObject] = {
     "type": "error",
@@ -148,15 +145,6 @@ class Reply:
         return "end_turn"
 
 
-@dataclass(frozen=True)
-class HttpError:
-    """A scripted plain HTTP error response; build it with :func:`http_error`."""
-
-    status: int
-    body: Mapping[str, Any] | str
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
 def text(value: str) -> TextBlock:
     """A text block for :func:`reply`."""
     return TextBlock(value)
@@ -230,26 +218,14 @@ def reply(
     )
 
 
-def http_error(status: int, body: Mapping[str, Any] | str, headers: Mapping[str, str] | None = None) -> HttpError:
-    """A scripted HTTP error response with a JSON (or raw string) body and extra headers."""
-    return HttpError(status, body, dict(headers or {}))
-
-
 @dataclass
-class RecordedRequest:
+class RecordedRequest(fake_server.RecordedRequest):
     """One HTTP request the fake received, whether it was served or rejected."""
 
-    method: str
-    path: str
-    headers: dict[str, str]
-    """Header names are lower-case."""
-    body: JSONObject
-    """The parsed JSON body; ``{}`` if it was not a JSON object."""
-    raw: bytes
+    method: str = "POST"
+    raw: bytes = b""
     received_at: float = field(default_factory=time.monotonic)
     """``time.monotonic()`` when the request arrived."""
-    status: int = 0
-    """The HTTP status the fake answered with (0 while still being handled)."""
     usage: dict[str, int] | None = None
     """The usage reported to the client, for served replies."""
     disconnected: bool = False
@@ -267,20 +243,14 @@ ScriptEntry = Reply | HttpError | Callable[[RecordedRequest], Reply | HttpError]
 # --------------------------------------------------------------------------- validation
 
 
-class ApiError(Exception):
+class ApiError(fake_server.ApiError):
     """An error response: HTTP status, error type and message."""
-
-    def __init__(self, status: int, error_type: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.error_type = error_type
-        self.message = message
 
     def body(self) -> JSONObject:
         """The JSON body the real API sends for this error."""
         return {
             "type": "error",
-            "error": {"type": self.error_type, "message": self.message},
+            "error": {"type": self.kind, "message": self.message},
             "request_id": _new_id("req_"),
         }
 
@@ -822,11 +792,12 @@ def _new_id(prefix: str) -> str:
 # --------------------------------------------------------------------------- server
 
 
-class FakeAnthropic:
+class FakeAnthropic(FakeServer[ScriptEntry, RecordedRequest]):
     """A scripted fake of the Anthropic Messages API, served on 127.0.0.1.
 
     Use as a context manager (or call :meth:`start` / :meth:`stop`). Queue responses with
-    :meth:`script`; inspect what the client sent in :attr:`requests`.
+    :meth:`script`; inspect what the client sent in :attr:`requests` (every request received,
+    rejected ones included).
 
     Args:
         api_key: if set, requests must carry exactly this key (``x-api-key`` or
@@ -836,60 +807,16 @@ class FakeAnthropic:
     """
 
     def __init__(self, *, api_key: str | None = None, min_cache_tokens: int = 0) -> None:
+        super().__init__(_Handler)
         self.api_key = api_key
         self.cache = PromptCache(min_cache_tokens)
-        self._script: list[ScriptEntry] = []
-        self._requests: list[RecordedRequest] = []
         self._usage_log: list[dict[str, int]] = []
         self._errors: list[Exception] = []
-        self._changed = threading.Condition()
-        self._closing = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # lifecycle
-
-    def start(self) -> Self:
-        """Start serving in a background thread; returns self."""
-        if self._server is not None:
-            raise RuntimeError("FakeAnthropic already started")
-        self._closing.clear()
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name="FakeAnthropic",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving; slow streams still running are cut off."""
-        if self._server is None:
-            return
-        self._closing.set()
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     @property
     def url(self) -> str:
         """Base URL for the client, ``http://127.0.0.1:PORT``."""
-        if self._server is None:
-            raise RuntimeError("FakeAnthropic is not running")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self.address
 
     @property
     def env(self) -> dict[str, str]:
@@ -897,23 +824,6 @@ class FakeAnthropic:
         return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": self.api_key or "test-key"}
 
     # script and records
-
-    def script(self, *entries: ScriptEntry) -> None:
-        """Append responses; each valid ``POST /v1/messages`` consumes the next one."""
-        with self._changed:
-            self._script.extend(entries)
-
-    @property
-    def remaining(self) -> int:
-        """How many scripted entries have not been consumed yet."""
-        with self._changed:
-            return len(self._script)
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """Every request received so far, in order (rejected ones included)."""
-        with self._changed:
-            return list(self._requests)
 
     @property
     def usage_log(self) -> list[dict[str, int]]:
@@ -927,23 +837,7 @@ class FakeAnthropic:
         with self._changed:
             return list(self._errors)
 
-    def wait_for_requests(self, n: int, timeout: float = 30.0) -> list[RecordedRequest]:
-        """Block until at least ``n`` requests were received; raise TimeoutError if not."""
-        with self._changed:
-            if not self._changed.wait_for(lambda: len(self._requests) >= n, timeout):
-                raise TimeoutError(f"expected {n} requests, got {len(self._requests)} within {timeout}s")
-            return list(self._requests)
-
     # used by the request handler
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._changed:
-            self._requests.append(request)
-            self._changed.notify_all()
-
-    def _next_entry(self) -> ScriptEntry | None:
-        with self._changed:
-            return self._script.pop(0) if self._script else None
 
     def _record_error(self, error: Exception) -> None:
         with self._changed:
@@ -960,37 +854,8 @@ class FakeAnthropic:
         if not offered or (self.api_key is not None and self.api_key not in offered):
             raise ApiError(401, "authentication_error", "invalid x-api-key")
 
-    def _sleep(self, seconds: float) -> bool:
-        """Sleep; True if the server is shutting down meanwhile."""
-        return self._closing.wait(seconds) if seconds > 0 else self._closing.is_set()
 
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, fake: FakeAnthropic) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.fake = fake
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    """Without it, small SSE writes meet delayed ACKs and every request waits ~40 ms."""
-    timeout = 30
-
-    @property
-    def fake(self) -> FakeAnthropic:
-        return cast(_Server, self.server).fake
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep test output quiet."""
-
+class _Handler(FakeHandler[FakeAnthropic]):
     def do_GET(self) -> None:
         self._handle()
 
@@ -1003,7 +868,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self._serve(request)
         except ApiError as err:
-            self._send_json(request, err.status, err.body())
+            self.send_json(request, err.status, err.body())
         except (BrokenPipeError, ConnectionResetError):
             request.disconnected = True
             self.close_connection = True
@@ -1014,7 +879,7 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
         path = self.path.split("?", 1)[0]
-        return RecordedRequest(self.command, path, headers, _json_object(raw) or {}, raw)
+        return RecordedRequest(path, headers, _json_object(raw) or {}, method=self.command, raw=raw)
 
     def _serve(self, request: RecordedRequest) -> None:
         vertex = VERTEX_PATH.match(request.path)
@@ -1031,7 +896,7 @@ class _Handler(BaseHTTPRequestHandler):
         _validate(request.body, count_tokens=request.path == COUNT_TOKENS_PATH)
         if request.path == COUNT_TOKENS_PATH:
             tokens = sum(s.tokens for s in _segments(request.body))
-            self._send_json(request, 200, {"input_tokens": tokens})
+            self.send_json(request, 200, {"input_tokens": tokens})
             return
         self._serve_scripted(request, str(request.body["model"]))
 
@@ -1058,7 +923,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise ApiError(500, "api_error", "FakeAnthropic: the script ran out; no reply for this request")
         scripted = entry if isinstance(entry, (Reply, HttpError)) else self._call(entry, request)
         if isinstance(scripted, HttpError):
-            self._send_json(request, scripted.status, scripted.body, scripted.headers)
+            self.send_json(request, scripted.status, scripted.body, scripted.headers)
             return
         usage = {**self.fake.cache.account(request.body), "output_tokens": _output_tokens(scripted)}
         usage.update(scripted.usage or {})
@@ -1081,28 +946,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     # writing responses
 
-    def _send_json(
-        self,
-        request: RecordedRequest,
-        status: int,
-        body: Mapping[str, Any] | str,
-        headers: Mapping[str, str] | None = None,
+    def start_response(
+        self, request: fake_server.RecordedRequest | None, status: int, content_type: str, headers: Mapping[str, str]
     ) -> None:
-        data = (body if isinstance(body, str) else json.dumps(body)).encode()
-        self._start_response(request, status, "application/json", {"content-length": str(len(data)), **(headers or {})})
-        self.wfile.write(data)
-
-    def _start_response(
-        self, request: RecordedRequest, status: int, content_type: str, headers: Mapping[str, str]
-    ) -> None:
-        request.status = status
-        request.request_id = _new_id("req_")
-        self.send_response(status)
-        self.send_header("content-type", content_type)
-        self.send_header("request-id", request.request_id)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
+        """Every response carries a `request-id`, recorded with the request."""
+        request_id = _new_id("req_")
+        if isinstance(request, RecordedRequest):
+            request.request_id = request_id
+        super().start_response(request, status, content_type, {"request-id": request_id, **headers})
 
     def _send_message(self, request: RecordedRequest, model: str, scripted: Reply, usage: Mapping[str, int]) -> None:
         """A non-streamed reply: one JSON Message."""
@@ -1110,10 +961,10 @@ class _Handler(BaseHTTPRequestHandler):
             raise ApiError(529, "overloaded_error", "Overloaded")
         content = [_content_json(b) for b in scripted.blocks]
         data = json.dumps(_message(model, content, scripted.final_stop_reason(), usage)).encode()
-        self._start_response(request, 200, "application/json", {"content-length": str(len(data))})
+        self.start_response(request, 200, "application/json", {"content-length": str(len(data))})
         if scripted.drop_after is not None:
             self.wfile.write(data[: len(data) // 2])
-            self._drop_connection()
+            self.drop_connection()
             return
         self.wfile.write(data)
 
@@ -1124,28 +975,24 @@ class _Handler(BaseHTTPRequestHandler):
         inserted = _insertions(events, scripted)
         stop_at = failure[1] if failure else len(events)
         headers = {"transfer-encoding": "chunked", "cache-control": "no-cache"}
-        self._start_response(request, 200, "text/event-stream; charset=utf-8", headers)
+        self.start_response(request, 200, "text/event-stream; charset=utf-8", headers)
         for position, (name, data) in enumerate(events[:stop_at]):
             if name == "content_block_delta" and self.fake._sleep(scripted.delay):
-                self._drop_connection()
+                self.drop_connection()
                 return
             if position in inserted:
-                self._write_chunk(inserted[position])
-            self._write_chunk(_sse(name, data))
+                self.write_chunk(inserted[position])
+            self.write_chunk(_sse(name, data))
         if failure and failure[0] == "drop":
-            self._drop_connection()
+            self.drop_connection()
             return
         if failure and failure[0] == "stall":
             request.disconnected = self._wait_for_hang_up()
             self.close_connection = True
             return
         if failure:
-            self._write_chunk(_sse("error", dict(OVERLOADED_ERROR)))
-        self.wfile.write(b"0\r\n\r\n")
-
-    def _write_chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
+            self.write_chunk(_sse("error", dict(OVERLOADED_ERROR)))
+        self.end_chunks()
 
     def _wait_for_hang_up(self) -> bool:
         """Send nothing until the client closes the connection (True) or the server stops (False)."""
@@ -1157,10 +1004,3 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:  # reset by the client
                 return True
         return False
-
-    def _drop_connection(self) -> None:
-        """Close the socket without finishing the response body."""
-        self.wfile.flush()
-        self.close_connection = True
-        with contextlib.suppress(OSError):
-            self.connection.shutdown(socket.SHUT_RDWR)

@@ -26,19 +26,28 @@ Only the standard library is used.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import socket
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
-JSONObject = dict[str, Any]
+from tests import fake_server
+from tests.fake_server import FakeHandler, FakeServer, HttpError, JSONObject, http_error
+
+__all__ = [
+    "FakeGemini",
+    "HttpError",
+    "RecordedRequest",
+    "Reply",
+    "call",
+    "error_body",
+    "http_error",
+    "reply",
+    "text",
+    "validation_error",
+]
 
 STREAM_PATH: Final = re.compile(r"^/v1beta/models/([^/:]+):streamGenerateContent$")
 SCHEMA_FIELDS: Final = frozenset(
@@ -99,13 +108,6 @@ class Reply:
     chunk: int = 8
 
 
-@dataclass(frozen=True)
-class HttpError:
-    status: int
-    body: Mapping[str, Any]
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
 def reply(
     *parts: JSONObject,
     finish_reason: str | None = "STOP",
@@ -135,19 +137,11 @@ def call(
     return {**part, "thoughtSignature": signature} if signature else part
 
 
-def http_error(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> HttpError:
-    return HttpError(status, body, dict(headers or {}))
-
-
 @dataclass
-class RecordedRequest:
-    path: str
-    model: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    """Lower-case names."""
-    body: JSONObject
-    status: int = 0
+class RecordedRequest(fake_server.RecordedRequest):
+    model: str = ""
+    """The model named in the path."""
+    query: dict[str, list[str]] = field(default_factory=dict)
 
 
 ScriptEntry = Reply | HttpError | Callable[[RecordedRequest], Reply | HttpError]
@@ -156,10 +150,9 @@ ScriptEntry = Reply | HttpError | Callable[[RecordedRequest], Reply | HttpError]
 # --------------------------------------------------------------------------- validation
 
 
-class ApiError(Exception):
-    def __init__(self, code: int, status: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.status, self.message = code, status, message
+class ApiError(fake_server.ApiError):
+    def body(self) -> JSONObject:
+        return error_body(self.status, self.kind, self.message)
 
 
 def _invalid(message: str) -> ApiError:
@@ -294,159 +287,107 @@ def _call_key(function_call: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- the server
 
 
-class FakeGemini:
+class FakeGemini(FakeServer[ScriptEntry, RecordedRequest]):
     """The fake server; `requests` lists every request received (served or rejected)."""
 
     def __init__(self, api_key: str = "test-key") -> None:
+        super().__init__(_Handler)
         self.api_key = api_key
-        self.requests: list[RecordedRequest] = []
         self.signed_calls: dict[str, str] = {}
         """The signature each functionCall the fake sent was sent with, by `_call_key`."""
-        self._script: list[ScriptEntry] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def script(self, *entries: ScriptEntry) -> None:
-        with self._lock:
-            self._script.extend(entries)
+        return self.address
 
     def served(self) -> list[RecordedRequest]:
         """The requests answered with 200."""
         return [r for r in self.requests if r.status == 200]
 
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _next(self) -> ScriptEntry | None:
-        with self._lock:
-            return self._script.pop(0) if self._script else None
-
-
-def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-            url = urlsplit(self.path)
-            match = STREAM_PATH.match(url.path)
-            try:
-                body = json.loads(raw, parse_constant=_not_json)
-            except (ValueError, RecursionError):
-                body = None
-            request = RecordedRequest(
-                url.path,
-                match.group(1) if match else "",
-                parse_qs(url.query),
-                {k.lower(): v for k, v in self.headers.items()},
-                body if isinstance(body, dict) else {},
-            )
-            with fake._lock:
-                fake.requests.append(request)
-            try:
-                self._serve(request, match is not None, isinstance(body, dict))
-            except ApiError as error:
-                self._send_json(request, error.code, error_body(error.code, error.status, error.message))
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
-
-        def _serve(self, request: RecordedRequest, routed: bool, is_json: bool) -> None:
-            if not routed:
-                raise ApiError(404, "NOT_FOUND", f"models/{request.path} is not found for API version v1beta")
-            key = request.headers.get("x-goog-api-key")
-            if not key:
-                raise ApiError(
-                    403,
-                    "PERMISSION_DENIED",
-                    "Method doesn't allow unregistered callers (callers without established identity). "
-                    "Please use API Key or other form of API consumer identity to call this API.",
-                )
-            if key != fake.api_key:
-                raise _invalid("API key not valid. Please pass a valid API key.")
-            if request.query.get("alt") != ["sse"]:
-                raise _invalid("FakeGemini streams server-sent events only: add ?alt=sse")
-            if not is_json:
-                raise _invalid("Invalid JSON payload received.")
-            _validate(request.body, fake.signed_calls)
-            entry = fake._next()
-            if entry is None:
-                raise ApiError(500, "INTERNAL", "FakeGemini: the script ran out")
-            scripted = entry if isinstance(entry, Reply | HttpError) else entry(request)
-            if isinstance(scripted, HttpError):
-                self._send_json(request, scripted.status, scripted.body, scripted.headers)
-                return
-            self._stream(request, scripted)
-
-        def _send_json(
-            self,
-            request: RecordedRequest,
-            status: int,
-            body: Mapping[str, Any],
-            headers: Mapping[str, str] | None = None,
-        ) -> None:
-            request.status = status
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json; charset=UTF-8")
-            self.send_header("content-length", str(len(data)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _stream(self, request: RecordedRequest, scripted: Reply) -> None:
-            request.status = 200
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            chunks = list(_chunks(scripted, request))
-            for position, chunk in enumerate(chunks):
-                if position == scripted.drop_after:
-                    self.wfile.flush()
-                    self.close_connection = True
-                    with contextlib.suppress(OSError):
-                        self.connection.shutdown(socket.SHUT_RDWR)
-                    return
-                if position == scripted.error_after:
-                    chunk = error_body(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
-                    self._write(chunk)
-                    break
-                self._write(chunk)
-            for part in scripted.parts:
+    def _remember_signatures(self, parts: tuple[JSONObject, ...]) -> None:
+        with self._changed:
+            for part in parts:
                 if "functionCall" in part and part.get("thoughtSignature"):
-                    with fake._lock:
-                        fake.signed_calls[_call_key(part["functionCall"])] = part["thoughtSignature"]
-            self.wfile.write(b"0\r\n\r\n")
+                    self.signed_calls[_call_key(part["functionCall"])] = part["thoughtSignature"]
 
-        def _write(self, chunk: JSONObject) -> None:
-            raw: list[str] = []
-            for candidate in chunk.get("candidates", []):  # each chunk is new; its parts are the script's
-                parts = candidate["content"]["parts"]
-                raw += [part[RAW_ARGS] for part in parts if RAW_ARGS in part]
-                candidate["content"]["parts"] = [{k: v for k, v in part.items() if k != RAW_ARGS} for part in parts]
-            text = json.dumps(chunk)
-            for args in raw:
-                text = text.replace(json.dumps(RAW_ARGS), args, 1)
-            data = f"data: {text}\r\n\r\n".encode()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
 
-    return Handler
+class _Handler(FakeHandler[FakeGemini]):
+    json_type = "application/json; charset=UTF-8"
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        url = urlsplit(self.path)
+        match = STREAM_PATH.match(url.path)
+        try:
+            body = json.loads(raw, parse_constant=_not_json)
+        except (ValueError, RecursionError):
+            body = None
+        request = RecordedRequest(
+            url.path,
+            self.lower_case_headers(),
+            body if isinstance(body, dict) else {},
+            model=match.group(1) if match else "",
+            query=parse_qs(url.query),
+        )
+        self.fake._record(request)
+        try:
+            self._serve(request, match is not None, isinstance(body, dict))
+        except ApiError as error:
+            self.send_json(request, error.status, error.body())
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _serve(self, request: RecordedRequest, routed: bool, is_json: bool) -> None:
+        if not routed:
+            raise ApiError(404, "NOT_FOUND", f"models/{request.path} is not found for API version v1beta")
+        key = request.headers.get("x-goog-api-key")
+        if not key:
+            raise ApiError(
+                403,
+                "PERMISSION_DENIED",
+                "Method doesn't allow unregistered callers (callers without established identity). "
+                "Please use API Key or other form of API consumer identity to call this API.",
+            )
+        if key != self.fake.api_key:
+            raise _invalid("API key not valid. Please pass a valid API key.")
+        if request.query.get("alt") != ["sse"]:
+            raise _invalid("FakeGemini streams server-sent events only: add ?alt=sse")
+        if not is_json:
+            raise _invalid("Invalid JSON payload received.")
+        _validate(request.body, self.fake.signed_calls)
+        entry = self.fake._next_entry()
+        if entry is None:
+            raise ApiError(500, "INTERNAL", "FakeGemini: the script ran out")
+        scripted = entry if isinstance(entry, Reply | HttpError) else entry(request)
+        if isinstance(scripted, HttpError):
+            self.send_json(request, scripted.status, scripted.body, scripted.headers)
+            return
+        self._stream(request, scripted)
+
+    def _stream(self, request: RecordedRequest, scripted: Reply) -> None:
+        self.start_response(request, 200, "text/event-stream", {"transfer-encoding": "chunked"})
+        chunks = list(_chunks(scripted, request))
+        for position, chunk in enumerate(chunks):
+            if position == scripted.drop_after:
+                self.drop_connection()
+                return
+            if position == scripted.error_after:
+                self._write(error_body(503, "UNAVAILABLE", "The model is overloaded. Please try again later."))
+                break
+            self._write(chunk)
+        self.fake._remember_signatures(scripted.parts)
+        self.end_chunks()
+
+    def _write(self, chunk: JSONObject) -> None:
+        raw: list[str] = []
+        for candidate in chunk.get("candidates", []):  # each chunk is new; its parts are the script's
+            parts = candidate["content"]["parts"]
+            raw += [part[RAW_ARGS] for part in parts if RAW_ARGS in part]
+            candidate["content"]["parts"] = [{k: v for k, v in part.items() if k != RAW_ARGS} for part in parts]
+        text = json.dumps(chunk)
+        for args in raw:
+            text = text.replace(json.dumps(RAW_ARGS), args, 1)
+        self.write_chunk(f"data: {text}\r\n\r\n".encode())
 
 
 def _chunks(scripted: Reply, request: RecordedRequest) -> Iterator[JSONObject]:

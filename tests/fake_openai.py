@@ -28,14 +28,15 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from dataclasses import dataclass
+from typing import Any
 
-JSONObject = dict[str, Any]
+from tests import fake_server
+from tests.fake_server import FakeHandler, FakeServer, HttpError, JSONObject, RecordedRequest, http_error
+
+__all__ = ["FakeOpenAI", "HttpError", "RecordedRequest", "Reply", "call", "http_error", "reply", "validation_error"]
+
 COMPLETIONS_PATH = "/v1/chat/completions"
 FUNCTION_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 NO_NAME = object()
@@ -80,13 +81,6 @@ class Reply:
     """Close the connection after this many chunks, without a finish_reason or `[DONE]`."""
 
 
-@dataclass(frozen=True)
-class HttpError:
-    status: int
-    body: JSONObject
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
 def reply(text: str = "", **fields: Any) -> Reply:
     return Reply(text, **fields)
 
@@ -95,22 +89,13 @@ def call(name: Any, arguments: Mapping[str, Any] | str, *, id: Any) -> Call:
     return Call(name, arguments, id)
 
 
-def http_error(status: int, body: JSONObject, headers: Mapping[str, str] | None = None) -> HttpError:
-    return HttpError(status, body, dict(headers or {}))
-
-
-@dataclass
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]
-    body: JSONObject
-
-
-class ApiError(Exception):
+class ApiError(fake_server.ApiError):
     def __init__(self, status: int, message: str, kind: str = "invalid_request_error", code: str | None = None):
-        super().__init__(message)
-        self.status = status
-        self.body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        super().__init__(status, kind, message)
+        self.code = code
+
+    def body(self) -> JSONObject:
+        return {"error": {"message": self.message, "type": self.kind, "param": None, "code": self.code}}
 
 
 def validation_error(body: Mapping[str, Any]) -> str | None:
@@ -249,102 +234,60 @@ def _pieces(text: str, size: int = 7) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-class FakeOpenAI:
+class FakeOpenAI(FakeServer[Reply | HttpError, RecordedRequest]):
+    """The fake server; `requests` lists the requests that passed validation and consumed an entry."""
+
     def __init__(self, *, api_key: str | None = None) -> None:
+        super().__init__(_Handler)
         self.api_key = api_key
-        self._script: list[Reply | HttpError] = []
-        self._requests: list[RecordedRequest] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._server.fake = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
     @property
     def url(self) -> str:
         """The base URL, as OPENAI_BASE_URL takes it."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def script(self, *entries: Reply | HttpError) -> None:
-        with self._lock:
-            self._script.extend(entries)
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """The requests that passed validation and consumed an entry."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
-    def remaining(self) -> int:
-        with self._lock:
-            return len(self._script)
+        return f"{self.address}/v1"
 
     def _take(self, request: RecordedRequest) -> Reply | HttpError:
-        with self._lock:
-            self._requests.append(request)
-            if not self._script:
-                return HttpError(
-                    500, {"error": {"message": "the fake server's script is empty", "type": "server_error"}}
-                )
-            return self._script.pop(0)
+        self._record(request)
+        entry = self._next_entry()
+        if entry is None:
+            return HttpError(500, {"error": {"message": "the fake server's script is empty", "type": "server_error"}})
+        return entry
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
+class _Handler(FakeHandler[FakeOpenAI]):
     def do_POST(self) -> None:
-        fake: FakeOpenAI = self.server.fake  # type: ignore[attr-defined]
+        fake = self.fake
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         if self.path != COMPLETIONS_PATH:
-            self._json(404, {"error": {"message": f"Unknown path {self.path}", "type": "invalid_request_error"}})
+            self.send_json(
+                None, 404, {"error": {"message": f"Unknown path {self.path}", "type": "invalid_request_error"}}
+            )
             return
         key = (self.headers.get("authorization") or "").removeprefix("Bearer ")
         if fake.api_key is not None and key != fake.api_key:
             message = f"Incorrect API key provided: {key[:3]}***. You can find your API key at the platform."
-            self._json(401, ApiError(401, message, code="invalid_api_key").body)
+            self.send_json(None, 401, ApiError(401, message, code="invalid_api_key").body())
             return
         try:
             body = json.loads(raw, parse_constant=_not_json)
             _validate(body)
         except (ValueError, RecursionError):
-            self._json(400, ApiError(400, "We could not parse the JSON body of your request.").body)
+            self.send_json(None, 400, ApiError(400, "We could not parse the JSON body of your request.").body())
             return
         except ApiError as error:
-            self._json(error.status, error.body)
+            self.send_json(None, error.status, error.body())
             return
-        entry = fake._take(RecordedRequest(self.path, dict(self.headers.items()), body))
+        request = RecordedRequest(self.path, self.lower_case_headers(), body)
+        entry = fake._take(request)
         if isinstance(entry, HttpError):
-            self._json(entry.status, entry.body, entry.headers)
+            self.send_json(request, entry.status, entry.body, entry.headers)
             return
-        self._stream(entry, body["model"])
+        self._stream(request, entry, body["model"])
 
-    def _json(self, status: int, body: JSONObject, headers: Mapping[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _stream(self, scripted: Reply, model: str) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("x-request-id", "req_fake_openai")
-        self.send_header("connection", "close")
-        self.end_headers()
+    def _stream(self, request: RecordedRequest, scripted: Reply, model: str) -> None:
+        self.start_response(
+            request, 200, "text/event-stream", {"x-request-id": "req_fake_openai", "connection": "close"}
+        )
         self.close_connection = True
         for n, chunk in enumerate(_chunks(scripted, model)):
             if scripted.drop_after is not None and n >= scripted.drop_after:

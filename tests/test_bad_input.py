@@ -71,6 +71,54 @@ def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_the_session_goes_on(
     assert model.rejected == [] and len(model.requests) == 3
 
 
+def test_a_name_a_tool_shows_escaped_can_be_passed_back_to_every_tool(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    """Glob shows `caf\\xe9.txt`; Read, Edit, Write, Grep's and Glob's path take that spelling back.
+    A name typed with a real backslash (`caf\\xe9.txt` in UTF-8) has a spelling of its own."""
+    root = os.fsencode(project)
+    make_bad_file(project)
+    os.mkdir(os.path.join(root, b"d\xe9p"))
+    with open(os.path.join(root, b"d\xe9p", b"inner.txt"), "wb") as file:
+        file.write(b"inner needle\n")
+    (project / "caf\\xe9.txt").write_text("decoy\n")  # a backslash, typed: valid UTF-8
+    decoy = "caf\\x5cxe9.txt"
+    model.script(
+        reply(tool_use("Glob", {"pattern": "**/*.txt"}, id="toolu_glob")),
+        reply(
+            tool_use("Read", {"file_path": SHOWN}, id="toolu_read"),
+            tool_use("Read", {"file_path": decoy}, id="toolu_decoy"),
+            tool_use("Grep", {"pattern": "needle", "path": "d\\xe9p", "output_mode": "content"}, id="toolu_grep"),
+            tool_use("Glob", {"pattern": "*.txt", "path": "d\\xe9p"}, id="toolu_glob_in"),
+        ),
+        reply(
+            tool_use("Edit", {"file_path": SHOWN, "old_string": "needle", "new_string": "thread"}, id="toolu_edit"),
+            tool_use("Write", {"file_path": "d\\xe9p/new.txt", "content": "written\n"}, id="toolu_write"),
+        ),
+        reply(tool_use("Bash", {"command": "cat $'caf\\xe9.txt'"}, id="toolu_bash")),
+        reply(text("Done.")),
+    )
+
+    done = run_agent("work on the odd files", permission_mode="bypassPermissions")
+
+    assert done.returncode == 0, done.stderr
+    assert model.rejected == []
+    results = {r["tool_use_id"]: r for request in model.requests for r in tool_results(request.messages)}
+    assert not any(r.get("is_error") for r in results.values()), results
+    listing = results["toolu_glob"]["content"]
+    assert {SHOWN, decoy, "d\\xe9p/inner.txt"} <= set(listing.splitlines())
+    assert "pass it to Read, Write, Edit, Glob and Grep as shown" in listing
+    assert "needle" in results["toolu_read"]["content"] and "decoy" in results["toolu_decoy"]["content"]
+    assert "inner needle" in results["toolu_grep"]["content"]
+    assert results["toolu_glob_in"]["content"].startswith("d\\xe9p/inner.txt")
+    with open(os.path.join(root, BAD_NAME), "rb") as file:
+        assert file.read() == b"thread\n"
+    with open(os.path.join(root, b"d\xe9p", b"new.txt"), "rb") as file:
+        assert file.read() == b"written\n"
+    assert (project / "caf\\xe9.txt").read_text() == "decoy\n"
+    assert "thread" in results["toolu_bash"]["content"]
+
+
 def test_a_prompt_with_a_byte_that_is_not_utf8_is_sent_escaped(run_agent: RunAgent, model: ScriptedModel) -> None:
     model.script(reply(text("Noted.")))
 

@@ -6,20 +6,23 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import typer.main
 
 from agentcli.cli import app as cli_app
-from agentcli.cli import commands
+from agentcli.cli import commands, mcp_list
+from agentcli.cli import mcp as cli_mcp
 from agentcli.cli.argv import parse
 from agentcli.cli.options import MAIN, RUN, CliCommand, CliOption
 
 
 def typer_reads(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[str, dict[str, Any]] | int:
     """The command typer runs for `argv` and the values it hands it, or the exit code when it
-    runs none (a usage error, help)."""
+    runs none (a usage error, help). `mcp list` hands on its MCP options, `mcp add` and
+    `mcp remove` their server's name (nothing is written)."""
     called: list[tuple[str, dict[str, Any]]] = []
 
     def recorder(name: str) -> Any:
@@ -29,8 +32,21 @@ def typer_reads(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[str, 
 
         return record
 
+    def list_servers(cwd: Path, flag_files: list[Path], strict: bool) -> tuple[str, list[str]]:
+        called.append(("mcp list", {"mcp_config": [str(f) for f in flag_files] or None, "strict_mcp_config": strict}))
+        return "", []
+
+    def edit(name: str) -> Any:
+        return lambda path, server, *rest, **more: called.append((name, {"name": server}))
+
     monkeypatch.setattr(commands, "main_command", recorder("agentcli"))
     monkeypatch.setattr(commands, "run_command", recorder("run"))
+    monkeypatch.setattr(commands, "stats_command", recorder("stats"))
+    monkeypatch.setattr(mcp_list, "server_report", list_servers)
+    monkeypatch.setattr(cli_mcp, "add_server", edit("mcp add"))
+    monkeypatch.setattr(cli_mcp, "remove_server", edit("mcp remove"))
+    monkeypatch.setattr(cli_mcp, "server_names", lambda path: {"demo"})
+    monkeypatch.setattr(cli_mcp, "_approve", lambda name: "")
     with pytest.raises(SystemExit) as done:
         cli_app.app(argv, prog_name="agentcli")
     if called:
@@ -101,6 +117,14 @@ def accepted_command_lines(command: CliCommand) -> Iterator[list[str]]:
         yield ["run", "--", "--model"]
         yield ["run", "--model", "m", "--", "-"]
         yield ["run"]
+        # agentcli's options before `run`: each in every spelling, and given on both sides
+        shared = CliCommand(None, tuple(option for option in MAIN.options if option in RUN.options))
+        for line in accepted_command_lines(shared):
+            if line:
+                yield [*line, "run", "hi"]
+        yield ["--model", "a", "run", "--model", "b", "hi"]
+        yield ["--allowed-tools", "Read", "run", "--allowed-tools", "Edit", "hi", "--allowed-tools", "Bash"]
+        yield ["-c", "--output-format", "json", "run", "--output-format", "stream-json", "hi"]
     else:
         yield []
 
@@ -147,7 +171,8 @@ def test_every_option_typer_knows_is_in_the_table() -> None:
         ["run", "a", "b"],  # an argument too many
         ["hi"],  # no such command
         ["-p", "hi", "extra"],
-        ["--model", "x", "run", "hi"],  # agentcli's options before a subcommand
+        ["-p", "x", "run", "hi"],  # an option before `run` that `run` does not take
+        ["--model", "x", "stats"],  # before another subcommand
         ["--", "run", "hi"],
         ["run", "--max-turns", "0", "hi"],  # numbers typer must judge
         ["run", "--max-turns", "-1", "hi"],
@@ -201,3 +226,91 @@ def test_the_corpus_covers_every_option_and_spelling() -> None:
     for option in (*MAIN.options, *RUN.options):
         if option.takes != "help":
             assert set(option.flags) <= given, option.name
+
+
+# ------------------------------------------------------------------ options before or after a subcommand
+
+SHARED = [option for option in MAIN.options if option in RUN.options and option.takes != "help"]
+"""The options the REPL and `run` share: accepted before a subcommand as after it, or refused."""
+SUBCOMMANDS: dict[str, tuple[list[str], list[str], frozenset[str]]] = {
+    "run": (["run"], ["hi"], frozenset(option.name for option in SHARED)),
+    "stats": (["stats"], [], frozenset()),
+    "mcp list": (["mcp", "list"], [], frozenset({"mcp_config", "strict_mcp_config"})),
+    "mcp add": (["mcp", "add"], ["demo", "--", "python", "server.py"], frozenset()),
+    "mcp remove": (["mcp", "remove"], ["demo"], frozenset()),
+}
+"""Each subcommand: its words, the arguments it needs, and which shared options it takes."""
+
+
+def given(option: CliOption) -> tuple[list[str], Any]:
+    """`option` on a command line, and the value a command receives for it."""
+    if option.takes == "flag":
+        return [option.flags[0]], True
+    value = _value(option)
+    if option.takes == "texts":
+        return [option.flags[0], value], [value]
+    if option.takes in ("number", "amount"):
+        return [option.flags[0], value], int(value) if option.takes == "number" else float(value)
+    return [option.flags[0], value], value
+
+
+@pytest.mark.parametrize("option", SHARED, ids=lambda option: option.flags[0])
+@pytest.mark.parametrize("subcommand", SUBCOMMANDS)
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_shared_option_before_or_after_a_subcommand_is_taken_or_refused_never_ignored(
+    option: CliOption,
+    subcommand: str,
+    where: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    words, arguments, takes = SUBCOMMANDS[subcommand]
+    flag_and_value, value = given(option)
+    argv = [*flag_and_value, *words, *arguments] if where == "before" else [*words, *flag_and_value, *arguments]
+
+    reading = typer_reads(argv, monkeypatch)
+
+    if option.name in takes:
+        assert not isinstance(reading, int), capsys.readouterr().err
+        name, values = reading
+        assert name == subcommand and values[option.name] == value
+        if subcommand == "run":
+            assert light_reads(argv) == reading  # the fast path reads it alike
+    else:
+        assert reading == 2  # a usage error; the command did not run
+        err = " ".join(capsys.readouterr().err.split())
+        assert option.flags[0] in err
+        if where == "before":
+            assert (
+                f"{option.flags[0]} was given before the subcommand, and agentcli {subcommand} does not take it" in err
+            )
+        assert light_reads(argv) is None
+
+
+BOTH_SIDES: list[tuple[list[str], str, Any]] = [
+    (["--model", "a", "run", "--model", "b", "hi"], "model", "b"),  # the last one given counts
+    (["--max-turns", "3", "run", "hi", "--max-turns", "5"], "max_turns", 5),
+    (["--allowed-tools", "Read", "run", "--allowed-tools", "Edit", "hi"], "allowed_tools", ["Read", "Edit"]),
+    (["--mcp-config", "a.json", "mcp", "list", "--mcp-config", "b.json"], "mcp_config", ["a.json", "b.json"]),
+    (["--strict-mcp-config", "mcp", "list"], "strict_mcp_config", True),
+]
+
+
+@pytest.mark.parametrize(("argv", "name", "value"), BOTH_SIDES, ids=[" ".join(case[0]) for case in BOTH_SIDES])
+def test_an_option_given_on_both_sides_counts_as_given_twice(
+    argv: list[str], name: str, value: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reading = typer_reads(argv, monkeypatch)
+    assert not isinstance(reading, int)
+    assert reading[1][name] == value
+    if argv[-1] == "hi":
+        assert light_reads(argv) == reading
+
+
+def test_print_before_run_is_refused(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    assert light_reads(["-p", "x", "run", "hi"]) is None
+    assert typer_reads(["-p", "x", "run", "hi"], monkeypatch) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "-p was given before the subcommand, and agentcli run does not take it" in err

@@ -10,7 +10,10 @@ from typing import Any
 
 from agentcli.catalog import model_info
 from agentcli.contracts import Usage
-from tests.conftest import RunCli, StartRepl
+from agentcli.providers import scripted
+from agentcli.providers.scripted import ScriptedModel
+from agentcli.stats.command import stats_text
+from tests.conftest import RunAgent, RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 
 UTC = {"TZ": "UTC"}
@@ -188,7 +191,10 @@ def test_generated_transcripts_give_their_known_counts(run_cli: RunCli, home: Pa
     assert figures["stops"]["done"] == 2 and figures["stops"]["max_turns"] == 1
     assert sum(figures["stops"].values()) == 3
     assert figures["cut_off"] == 1
-    assert figures["tool_calls"] == {"total": 5, "in_subagents": 1, "unrecorded": 0}
+    assert figures["tool_calls"] == {
+        "total": 5, "in_subagents": 1, "unrecorded": 0, "failed": 2, "failed_share": 0.4, "denied": 1,
+        "denied_share": 0.2,
+    }  # fmt: skip
     assert figures["tools"]["Edit"] == {
         "calls": 2, "errors": 1, "error_share": 0.5, "denied": 0, "denial_share": 0.0, "median_ms": 3,
         "failures": {"not_unique": 1},
@@ -278,6 +284,103 @@ def test_an_older_transcript_reports_what_it_did_not_record_as_unknown(
     assert figures["tokens"]["total"] == 1210  # usage was recorded before the new fields
     shown = run_cli("stats", env=UTC).stdout
     assert "—" in shown and "not recorded" in shown
+
+
+def test_the_run_wide_failed_and_denied_calls_are_counted_and_new_transcripts_lack_nothing(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    (project / "notes.txt").write_text("hello\n")
+    model.script(
+        scripted.reply(scripted.tool_use("Read", {"file_path": "notes.txt"})),
+        scripted.reply(scripted.tool_use("Read", {"file_path": "absent.txt"})),  # fails
+        scripted.reply(scripted.tool_use("Bash", {"command": "rm -rf build"})),  # denied: no rule allows it in run
+        scripted.reply(scripted.tool_use("Glob", {"pattern": "*.txt"})),
+        scripted.reply(scripted.text("Done.")),
+    )
+    assert run_agent("look around").returncode == 0
+    model.script(scripted.reply(scripted.text("Hello.")))  # a turn without tool calls
+    assert run_agent("hi").returncode == 0
+
+    figures = json.loads(stats_text(project, all_projects=False, since=None, as_json=True, width=100))
+    shown = stats_text(project, all_projects=False, since=None, as_json=False, width=100)
+
+    assert figures["tool_calls"] == {
+        "total": 4, "in_subagents": 0, "unrecorded": 0, "failed": 2, "failed_share": 0.5, "denied": 1,
+        "denied_share": 0.25,
+    }  # fmt: skip
+    assert figures["not_recorded"] == []
+    assert re.search(r"Tool calls failed\s+2 of 4 \(50%\)\n", shown), shown
+    assert re.search(r"Tool calls denied\s+1 of 4 \(25%\)\n", shown), shown
+    assert "not recorded" not in shown and "—" not in shown, shown
+
+
+def test_a_session_without_tool_calls_shows_nothing_unknown(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    model.script(scripted.reply(scripted.text("Hello.")))
+    assert run_agent("hi").returncode == 0
+
+    shown = stats_text(project, all_projects=False, since=None, as_json=False, width=100)
+
+    assert re.search(r"Tool calls failed\s+0\n", shown) and re.search(r"Tool calls denied\s+0\n", shown), shown
+    assert re.search(r"claude-sonnet-5-5\s+1\s.*\s0\s+0\s*\n", shown), shown  # 0 invalid inputs, 0 unknown tools
+    assert "—" not in shown and "not recorded" not in shown, shown
+
+
+def test_a_session_whose_tasks_did_not_finish_says_so(home: Path, project: Path, in_process_env: None) -> None:
+    from agentcli.context.paths import project_state_dir
+
+    when = "2026-03-01T10:00:00+00:00"
+    write(
+        project_state_dir(project, home / ".agentcli") / "cut.jsonl",
+        header("cut"),
+        prompt(when),
+        answer(when, spent=usage(100, 10), requests=[request(10, 20, "end_turn")]),
+        {"type": "run", "time": when, "stop": "interrupted", "turns": 1},
+    )
+
+    shown = stats_text(project, all_projects=False, since=None, as_json=False, width=100)
+
+    assert re.search(r"Turns per finished task\s+none finished\n", shown) and "—" not in shown, shown
+
+
+def test_what_older_transcripts_did_not_record_is_named(home: Path, project: Path, in_process_env: None) -> None:
+    from agentcli.context.paths import project_state_dir
+
+    when = "2026-03-01T10:00:00+00:00"
+    folder = project_state_dir(project, home / ".agentcli")
+    write(
+        folder / "old.jsonl",
+        header("old"),
+        prompt(when),
+        answer(when, ("a", "Edit"), ("b", "Bash"), spent=usage(1000, 100)),
+        results(when, ("a", True), ("b", False)),
+        answer(when, spent=usage(100, 10)),
+    )
+    write(
+        folder / "new.jsonl",
+        header("new"),
+        prompt(when),
+        answer(when, ("c", "Bash"), spent=usage(100, 10), requests=[request(10, 20)]),
+        results(when, ("c", True), calls={"c": {"failure": "denied"}}),
+        {"type": "run", "time": when, "stop": "done", "turns": 1},
+    )
+
+    figures = json.loads(stats_text(project, all_projects=False, since=None, as_json=True, width=200))
+    shown = stats_text(project, all_projects=False, since=None, as_json=False, width=200)
+
+    assert figures["not_recorded"] == ["calls"]  # the new session recorded its task and its request
+    assert figures["tool_calls"]["failed"] == 2 and figures["tool_calls"]["failed_share"] == round(2 / 3, 4)
+    assert figures["tool_calls"]["denied"] == 1 and figures["tool_calls"]["denied_share"] == 1.0  # of the recorded
+    assert "— not recorded: 2 tool calls' durations, denials and failure kinds." in shown
+    assert "tasks and how they stopped" not in shown
+    (folder / "new.jsonl").unlink()
+    older = stats_text(project, all_projects=False, since=None, as_json=False, width=200)
+    assert (
+        "— not recorded: tasks and how they stopped; model request timings and answers cut off; 2 tool calls' "
+        "durations, denials and failure kinds." in older
+    )
+    assert re.search(r"Tool calls denied\s+—\n", older), older
 
 
 def test_an_empty_project_says_so_and_exits_0(run_cli: RunCli) -> None:

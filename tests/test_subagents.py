@@ -149,7 +149,9 @@ def test_sub_agents_cannot_start_sub_agents(model: ScriptedModel, run_agent: Run
 
     assert run_agent("go", permission_mode="bypassPermissions").returncode == 0
     assert "Task" not in names(model.requests[1].tools)
-    assert names(model.requests[1].tools) == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite"]
+    # general-purpose: every tool the parent has but Task.
+    assert names(model.requests[1].tools) == [name for name in names(model.requests[0].tools) if name != "Task"]
+    assert names(model.requests[1].tools) == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "Skill", "TodoWrite"]
     nested = tool_results(model.requests[2])["toolu_nested"]
     assert nested["is_error"] and "Unknown tool 'Task'" in nested["content"]
 
@@ -340,6 +342,87 @@ def test_sub_agents_questions_name_them_and_come_one_at_a_time(project: Path, in
 
     assert [r.asked_label for r in asked] == ["general-purpose · Bash(ls -R)"] * 2
     assert all(r.heading == "general-purpose · Bash command" for r in asked)
+
+
+# ------------------------------------------------------------------ skills
+
+STAMP = "---\ndescription: Stamps the project.\nallowed-tools: Bash(touch:*)\n---\nStamp the project with touch."
+
+
+def test_a_sub_agents_skill_grants_its_allowed_tools_to_its_own_calls_only(
+    model: ScriptedModel, run_agent: RunAgent, project: Path
+) -> None:
+    """Sub-agent A runs /stamp (allowed-tools: Bash(touch:*)) and may touch; its sibling B, asking
+    while A's grant is in force, and the parent, after A ended, are asked as usual: in `run`, denied."""
+    (project / ".commands").mkdir()
+    (project / ".commands" / "stamp.md").write_text(STAMP)
+    a_granted, b_tried = threading.Event(), threading.Event()
+
+    def serve(request: ModelRequest) -> Reply | BaseException:
+        messages = request.messages
+        prompt = texts(messages[0])[-1]
+        if "Task" in names(request.tools):  # the parent
+            if len(messages) == 1:
+                return reply(task("A", "general-purpose", id="toolu_a"), task("B", "general-purpose", id="toolu_b"))
+            if len(messages) == 3:
+                return reply(tool_use("Bash", {"command": "touch by-parent"}, id="toolu_parent"))
+            return reply(text("done"))
+        if prompt == "A":
+            if len(messages) == 1:
+                return reply(tool_use("Skill", {"skill": "stamp"}, id="toolu_skill"))
+            if len(messages) == 3:
+                a_granted.set()
+                if not b_tried.wait(WAIT_S):
+                    return ModelAPIError("B never tried its command")
+                return reply(tool_use("Bash", {"command": "touch by-a"}, id="toolu_touch_a"))
+            return reply(text("A stamped."))
+        if len(messages) == 1:
+            if not a_granted.wait(WAIT_S):
+                return ModelAPIError("A never ran its skill")
+            return reply(tool_use("Bash", {"command": "touch by-b"}, id="toolu_touch_b"))
+        b_tried.set()
+        return reply(text("B was refused."))
+
+    model.script(*[serve] * 8)
+
+    ran = run_agent("stamp it")
+
+    assert ran.returncode == 0, ran.stderr
+    assert (project / "by-a").exists()
+    assert not (project / "by-b").exists()
+    assert not (project / "by-parent").exists()
+    sub_a = next(r for r in model.requests if "Task" not in names(r.tools) and texts(r.messages[0])[-1] == "A")
+    # The sub-agent is told which skills there are, as its parent was.
+    assert "- /stamp: Stamps the project." in texts(sub_a.messages[0])[0]
+    b_result = next(tool_results(r)["toolu_touch_b"] for r in model.requests if "toolu_touch_b" in tool_results(r))
+    assert b_result["is_error"] and "Permission denied" in b_result["content"]
+    parent_result = tool_results(model.requests[-1])["toolu_parent"]
+    assert parent_result["is_error"] and "Permission denied" in parent_result["content"]
+
+
+def test_a_skill_a_sub_agent_writes_and_runs_grants_nothing(
+    model: ScriptedModel, run_agent: RunAgent, project: Path
+) -> None:
+    helper = "---\nallowed-tools: Bash\n---\nHelper: !`touch bang`\n"
+    model.script(
+        reply(task("set up a helper", "general-purpose", id="toolu_task")),
+        reply(tool_use("Write", {"file_path": ".commands/helper.md", "content": helper}, id="toolu_write")),
+        reply(tool_use("Skill", {"skill": "helper"}, id="toolu_skill")),
+        reply(tool_use("Bash", {"command": "touch later"}, id="toolu_bash")),
+        reply(text("The helper did not work.")),
+        reply(text("done")),
+    )
+    allowed = ["Write(./.commands/helper.md)"]
+
+    ran = run_agent("go", permission_mode="acceptEdits", allowed_tools=allowed, output_format="stream-json")
+
+    assert ran.returncode == 0, ran.stderr
+    assert (project / ".commands" / "helper.md").read_text() == helper
+    assert not (project / "bang").exists() and not (project / "later").exists()
+    skill_result = tool_results(model.requests[3])["toolu_skill"]
+    assert skill_result["is_error"] and "/helper's allowed-tools are not in force" in skill_result["content"]
+    bash_result = tool_results(model.requests[4])["toolu_bash"]
+    assert bash_result["is_error"] and "Permission denied" in bash_result["content"]
 
 
 # ------------------------------------------------------------------ interrupts

@@ -2,11 +2,15 @@
 
 A sub-agent is an `Agent` built like any other (`build_agent`), with what its type says
 (`definitions.AgentType`): its system prompt followed by the session's environment facts, its
-tools (the parent's shared sources, minus any the type leaves out; never Task, so sub-agents
-cannot start sub-agents), its model and its turn limit. The rest it shares with its parent:
+tools (the parent's shared sources and a Skill tool and task list of its own, minus any the type
+leaves out; never Task, so sub-agents cannot start sub-agents), its model and its turn limit.
+With the Skill tool, its first message lists the skills, as the parent's did. The rest it
+shares with its parent:
 
 - the permission gate, so the same mode and rules apply and its questions queue with everyone
-  else's (the question names it: `ToolContext.agent_label`);
+  else's (the question names it: `ToolContext.agent_label`); the allowed-tools of a skill it
+  runs hold for its own calls only, until it ends (`permissions.gate.AgentGate`), and only when
+  the skill file is trusted (`skills.trust`), as for the parent;
 - the token budget: it may spend what the parent has left, and what it spent is added to the
   parent's usage when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
 - the interrupt: its cancel event is linked to the parent's (`Cancellation.linked`);
@@ -56,13 +60,16 @@ from agentcli.events import (
 )
 from agentcli.hooks import Hooks
 from agentcli.loop import Agent, LoopConfig, RunResult
+from agentcli.permissions.gate import AgentGate
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.transcript import TranscriptWriter
+from agentcli.skills.tool import SkillTool, SkillTools
 from agentcli.tools.todo import TodoList, TodoWriteTool
 
 LAST_TEXT_CHARS = 500
 """Of the sub-agent's last text, quoted in an error result."""
 SUBAGENT = "subagent"
+SKILL_TOOL = "Skill"
 INTERRUPTED = "it was interrupted by the user"
 
 
@@ -133,15 +140,17 @@ class SubagentRunner:
         self,
         parent: Parent,
         sources: Sequence[ToolSource],
+        skills: SkillTools,
         facts: SessionFacts,
         transcripts: Path | None,
         on_event: EventSink,
     ) -> None:
-        """`sources`: the parent's tools a sub-agent may have (never Task); `facts`: the session's,
-        for the system prompt; `transcripts`: the folder for their transcripts (None: none written);
-        `on_event`: the front end."""
+        """`sources`: the parent's tools a sub-agent may have (never Task); `skills`: what its own
+        Skill tool is made from; `facts`: the session's, for the system prompt; `transcripts`: the
+        folder for their transcripts (None: none written); `on_event`: the front end."""
         self.parent = parent
         self.sources = sources
+        self.skills = skills
         self.facts = facts
         self.transcripts = transcripts
         self.on_event = on_event
@@ -151,21 +160,19 @@ class SubagentRunner:
         self._running: dict[str, _Running] = {}
         """The sub-agents running now, by the id of their Task call."""
 
-    def tool_names(self) -> list[str]:
-        """Every tool a sub-agent may be given."""
-        return collect_tools(self._sources()).names()
-
     def run(self, agent_type: AgentType, description: str, prompt: str, ctx: ToolContext) -> ToolResult:
         """Run a sub-agent of `agent_type` on `prompt` to its end; `ctx` is the Task call's."""
         parent = self.parent.agent
         model = agent_type.model or parent.config.model
+        subagent_id = f"{SUBAGENT}-{uuid.uuid4().hex[:12]}"
+        gate = AgentGate(self.parent.gate)  # its skills' allowed-tools hold for its own calls only
+        skill = self.skills.tool(gate, lambda text: self.on_event(Notice(text, agent_id=subagent_id)))
         try:
-            tools = collect_tools(self._sources(), agent_type.tools)
+            tools = collect_tools(self._sources(skill), agent_type.tools)
         except ValueError as unusable:  # a definition naming a tool there is not
             where = "" if agent_type.source == BUILT_IN else f" ({agent_type.source})"
             message = f"The agent type {agent_type.name!r}{where} cannot be started: {unusable}"
             return ToolResult(message, is_error=True, summary=f"{agent_type.name}: cannot be started")
-        subagent_id = f"{SUBAGENT}-{uuid.uuid4().hex[:12]}"
         about: JSON = {"agent_id": subagent_id, "agent_type": agent_type.name}
         if self.transcripts is not None:
             about["agent_transcript_path"] = str(self.transcripts / f"{subagent_id}.jsonl")
@@ -191,7 +198,7 @@ class SubagentRunner:
             sources=[ToolList(SUBAGENT, tuple(tools))],
             system=system,
             model=self.parent.model,
-            gate=self.parent.gate,
+            gate=gate,
             config=config,
             ctx=sub_ctx,
             on_event=self.on_event,
@@ -204,9 +211,11 @@ class SubagentRunner:
         parent.emit(SubagentStarted(subagent_id, ctx.call_id, agent_type.name, description))
         self._running[ctx.call_id] = _Running(agent_type, progress, agent)
         error: str | None = None
+        skills = self.skills.listing() if SKILL_TOOL in tools.names() else ""
         try:
             started = hooks.run("SubagentStart", {}, agent_type.name)
-            result = agent.run([*(system_reminder(text) for text in started.context), text_block(prompt)])
+            reminders = [*([skills] if skills else []), *started.context]
+            result = agent.run([*(system_reminder(text) for text in reminders), text_block(prompt)])
         except Cancelled:  # the parent was interrupted: it has moved on and does not read this result
             agent.record_interrupt()
             error = INTERRUPTED
@@ -223,6 +232,7 @@ class SubagentRunner:
             return self._failed(agent_type, error, progress, agent.usage)
         finally:
             self._running.pop(ctx.call_id, None)
+            skill.invoker.turn_rules.end()
             agent.close()
             hooks.close()
             ctx.cancel.unlink(sub_ctx.cancel)
@@ -255,9 +265,9 @@ class SubagentRunner:
             return None
         return self._failed(running.agent_type, INTERRUPTED, running.progress, running.agent.usage)
 
-    def _sources(self) -> list[ToolSource]:
-        """The parent's shared sources and a task list of the sub-agent's own."""
-        return [*self.sources, ToolList(SUBAGENT, (TodoWriteTool(TodoList()),))]
+    def _sources(self, skill: SkillTool) -> list[ToolSource]:
+        """The parent's shared sources, then the sub-agent's own Skill tool and task list."""
+        return [*self.sources, ToolList(SUBAGENT, (skill, TodoWriteTool(TodoList())))]
 
     def _transcript(self, agent: Agent, subagent_id: str, model: str, description: str) -> TranscriptWriter | None:
         if self.transcripts is None:

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.cli import commands
 from agentcli.cli.options import MAIN, RUN, STATS, CliCommand, CliOption
+from agentcli.cli.shared import Subcommand, keep_for_subcommand
 from agentcli.option_typos import check_options
 
 if TYPE_CHECKING:
@@ -76,14 +77,6 @@ class _Group(TyperGroup):
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         check_options(ctx, self.get_params(ctx), args, interspersed=False)
-        return super().parse_args(ctx, args)
-
-
-class _Command(TyperCommand):
-    """`agentcli run`: a mistyped option gets the real one suggested."""
-
-    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
-        check_options(ctx, self.get_params(ctx), args, interspersed=True)
         return super().parse_args(ctx, args)
 
 
@@ -165,16 +158,17 @@ app = typer.Typer(
 def main_command(ctx: typer.Context, **values: Any) -> None:
     if ctx.invoked_subcommand is None:
         _finish(commands.main_command, values)
+    keep_for_subcommand(ctx, values)
 
 
-@app.command("run", cls=_Command, add_help_option=False, epilog=RUN_EPILOG)
+@app.command("run", cls=Subcommand, add_help_option=False, epilog=RUN_EPILOG)
 @_declared(RUN)
 def run(ctx: typer.Context, **values: Any) -> None:
     """Run one prompt to completion and print the answer (scripts and CI)."""
     _finish(commands.run_command, values)
 
 
-@app.command("stats", cls=_Command, add_help_option=False)
+@app.command("stats", cls=Subcommand, add_help_option=False)
 @_declared(STATS)
 def stats(ctx: typer.Context, **values: Any) -> None:
     """Figures from your sessions' transcripts: turns per task, tool failures, stops, tokens, cost, latency."""

@@ -1,12 +1,13 @@
 """Reading the command line without typer, for the calls that must start fast.
 
-`parse(argv)` reads the plain calls of the REPL, `-p` and `run` from the option table
+`parse(argv)` reads the plain calls of the REPL, `-p` and `run` (with agentcli's options
+before `run` too, handed on as `agentcli.cli.shared` says) from the option table
 (`agentcli.cli.options`) and returns the values typer would hand the command. Anything else
 it declines (None), and typer then reads the command line itself: `--help`, a subcommand
-other than `run`, options before `run`, short flags run together (`-cv`), a number typer
-reads more leniently than digits (`+3`, `1_000`), and every mistake. So usage errors, their
-messages and the typo suggestions are typer's, word for word, and `tests/test_cli_parsing.py`
-checks that whatever is accepted here typer reads alike.
+other than `run`, an option before `run` that `run` does not take (`-p`), short flags run
+together (`-cv`), a number typer reads more leniently than digits (`+3`, `1_000`), and every
+mistake. So usage errors, their messages and the typo suggestions are typer's, word for word,
+and `tests/test_cli_parsing.py` checks that whatever is accepted here typer reads alike.
 
 As typer does: an option's value is the next argument whatever it looks like
 (`--append-system-prompt --be-brief`), `--` ends the options of `run`, `-` is an argument.
@@ -28,31 +29,52 @@ class Parsed(NamedTuple):
 
 def parse(argv: Sequence[str]) -> Parsed | None:
     """`argv` (without the program's name) read as typer reads it, or None to leave it to typer."""
-    if argv and argv[0] in SUBCOMMANDS:
-        command = SUBCOMMANDS[argv[0]]
-        read = _read(command, argv[1:], interspersed=True)
-        arguments_allowed = 1
-    else:  # agentcli's own options: the first argument that is not one would name a subcommand
-        command = MAIN
-        read = _read(command, argv, interspersed=False)
-        arguments_allowed = 0
+    # agentcli's own options: the first argument that is not one would name a subcommand
+    read = _read(MAIN, argv, interspersed=False)
     if read is None:
         return None
-    values, arguments = read
-    if values.get("version"):
-        return Parsed(command, values)  # answered before anything else is looked at
-    if len(arguments) > arguments_allowed:
+    given, arguments = read
+    if given.get("version"):
+        return Parsed(MAIN, _with_defaults(MAIN, given))  # answered before anything else is looked at
+    if not arguments:
+        return Parsed(MAIN, _with_defaults(MAIN, given))
+    command = SUBCOMMANDS.get(arguments[0])
+    if command is None:
+        return None  # another subcommand, or an argument too many
+    taken = {option.name: option for option in command.options}
+    if any(name not in taken for name in given):
+        return None  # an option the subcommand does not take: typer says so
+    read = _read(command, arguments[1:], interspersed=True)
+    if read is None:
         return None
+    own, arguments = read
+    if len(arguments) > 1:
+        return None
+    values = _with_defaults(command, _handed_on(given, own, taken))
     if command.argument is not None:
         values[command.argument] = arguments[0] if arguments else None
     return Parsed(command, values)
 
 
+def _handed_on(before: dict[str, Any], own: dict[str, Any], taken: dict[str, CliOption]) -> dict[str, Any]:
+    """The options given before a subcommand and its own (see `agentcli.cli.shared`)."""
+    merged = {**before, **own}
+    for name, value in before.items():
+        if taken[name].takes == "texts" and name in own:
+            merged[name] = [*value, *own[name]]
+    return merged
+
+
+def _with_defaults(command: CliCommand, given: dict[str, Any]) -> dict[str, Any]:
+    return {**{option.name: _initial(option) for option in command.options}, **given}
+
+
 def _read(command: CliCommand, args: Sequence[str], *, interspersed: bool) -> tuple[dict[str, Any], list[str]] | None:
-    """The options' values and the arguments among `args`; None for anything typer must judge.
-    Without `interspersed`, reading stops at the first argument (the rest is a subcommand's)."""
+    """The values of the options given and the arguments among `args`; None for anything typer
+    must judge. Without `interspersed`, reading stops at the first argument (the rest is a
+    subcommand's)."""
     by_flag = {flag: option for option in command.options for flag in option.flags}
-    values: dict[str, Any] = {option.name: _initial(option) for option in command.options}
+    values: dict[str, Any] = {}
     arguments: list[str] = []
     pending = list(args)
     while pending:
@@ -97,7 +119,7 @@ def _split(arg: str) -> tuple[str, str | None]:
 def _take(option: CliOption, value: str, values: dict[str, Any]) -> bool:
     """Store `value` for `option`; False when typer must judge it."""
     if option.takes == "texts":
-        values[option.name] = [*(values[option.name] or []), value]
+        values[option.name] = [*values.get(option.name, []), value]
     elif option.takes == "number":
         if not (value.isascii() and value.isdigit()):
             return False

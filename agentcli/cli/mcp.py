@@ -1,6 +1,7 @@
 """`agentcli mcp list|add|remove`: the MCP servers of this project and of the user.
 
     agentcli mcp list                                   each server: scope, transport, status, tools
+                                                        (--mcp-config FILE, --strict-mcp-config: as a session)
     agentcli mcp add NAME -- COMMAND [ARGS...]          a stdio server (--env K=V, repeatable)
     agentcli mcp add --transport http NAME URL          an http (or sse) server (--header 'K: V')
     agentcli mcp remove NAME                            (--scope when both files have it)
@@ -23,6 +24,8 @@ from typing import Annotated, Any
 import typer
 
 from agentcli.cli.commands import echo
+from agentcli.cli.options import MCP_CONFIG, STRICT_MCP_CONFIG
+from agentcli.cli.shared import Subcommand
 from agentcli.mcp.config import PROJECT_FILE, TRANSPORTS, USER_FILE, Transport
 from agentcli.mcp.edit import ConfigEditError, add_server, remove_server, server_names
 from agentcli.output.streams import write_err
@@ -55,18 +58,23 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
-@mcp_app.command("list")
-def list_command() -> None:
+@mcp_app.command("list", cls=Subcommand)
+def list_command(
+    mcp_config: Annotated[
+        list[str] | None, typer.Option(*MCP_CONFIG.flags, metavar=MCP_CONFIG.metavar, help=MCP_CONFIG.help)
+    ] = None,
+    strict_mcp_config: Annotated[bool, typer.Option(*STRICT_MCP_CONFIG.flags, help=STRICT_MCP_CONFIG.help)] = False,
+) -> None:
     """Each server: scope, transport, status (connected, failed, needs approval, disabled) and its tools."""
     from agentcli.cli.mcp_list import server_report
 
-    report, notices = server_report(Path.cwd())
+    report, notices = server_report(Path.cwd(), [Path(file) for file in mcp_config or []], strict_mcp_config)
     for notice in notices:
         write_err(sys.stderr, notice)
     raise typer.Exit(echo(report))
 
 
-@mcp_app.command("add", no_args_is_help=True)
+@mcp_app.command("add", cls=Subcommand, no_args_is_help=True)
 def add_command(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The server's name (tools become mcp__NAME__tool).")],
     target: Annotated[
@@ -95,7 +103,7 @@ def add_command(
     raise typer.Exit(echo(said))
 
 
-@mcp_app.command("remove", no_args_is_help=True)
+@mcp_app.command("remove", cls=Subcommand, no_args_is_help=True)
 def remove_command(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The server to remove.")],
     scope: Annotated[

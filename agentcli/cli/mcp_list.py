@@ -5,12 +5,14 @@
       tools: echo, shout
 
 The servers are those a session in this directory would have (`SessionServers`): the same
-files, approvals and connect timeout; none is asked about, and all are stopped before the
+files (with `--mcp-config` and `--strict-mcp-config` as a session takes them), approvals and
+connect timeout; none is asked about, and all are stopped before the
 report is printed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from agentcli.mcp.approval import ENABLE_ALL_KEY, ENABLED_KEY
@@ -29,13 +31,14 @@ NEEDS_APPROVAL = (
 )
 
 
-def server_report(cwd: Path) -> tuple[str, list[str]]:
-    """The report, and the notices met on the way (files or servers skipped)."""
+def server_report(cwd: Path, flag_files: Sequence[Path] = (), strict: bool = False) -> tuple[str, list[str]]:
+    """The report, and the notices met on the way (files or servers skipped). `flag_files` and
+    `strict` are `--mcp-config` and `--strict-mcp-config`, as a session takes them."""
     notices: list[str] = []
     settings = load_settings(cwd)
     mode = resolve_mode(None, settings)
     servers = SessionServers(
-        settings, cwd, [], False, mode=lambda: mode, local_settings=None, ask=None, on_notice=notices.append
+        settings, cwd, flag_files, strict, mode=lambda: mode, local_settings=None, ask=None, on_notice=notices.append
     )
     try:
         if servers.manager is None:

@@ -39,7 +39,7 @@ from agentcli.settings import agentcli_home
 from agentcli.skills.invoke import SkillInvoker
 from agentcli.skills.listing import render_skill_list
 from agentcli.skills.loader import Skill, SkillCatalog, load_skills
-from agentcli.skills.tool import SkillTool
+from agentcli.skills.tool import SkillTools
 from agentcli.skills.trust import SkillTrust
 from agentcli.tools.read import ReadTool
 from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
@@ -147,6 +147,7 @@ class SessionContext:
         self.skill_trust.begin(self.skills)
         self.on_notice = on_notice
         self._invoker: SkillInvoker | None = None
+        self._skill_tools: SkillTools | None = None
         self._reported_unreadable: set[Path] = set()
 
     def skills(self) -> SkillCatalog:
@@ -159,9 +160,18 @@ class SessionContext:
         and its files are read with its Read tool. Needed before `prepare` runs a /command."""
         tools = {tool.name: tool for tool in alongside.tools()}
         read = tools.get("Read") or ReadTool()
-        self._invoker = SkillInvoker(gate, tools.get("Bash"), read, self.skill_trust, self.outside, self.on_notice)
+        self._skill_tools = SkillTools(self.skills, tools.get("Bash"), read, self.skill_trust, self.outside)
+        skill = self._skill_tools.tool(gate, self.on_notice)
+        self._invoker = skill.invoker
         todo = TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks"))
-        return ToolList(SESSION, (SkillTool(self.skills, self._invoker), todo))
+        return ToolList(SESSION, (skill, todo))
+
+    @property
+    def skill_tools(self) -> SkillTools:
+        """What the Skill tool of each sub-agent is made from (after `tool_source`)."""
+        if self._skill_tools is None:
+            raise RuntimeError("SessionContext.tool_source() must be called before starting sub-agents")
+        return self._skill_tools
 
     def restore_todos(self, todos: tuple[Todo, ...]) -> None:
         """The task list of a resumed conversation (its messages or last reminder already show it)."""

@@ -79,7 +79,8 @@ def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
         kind = "read"
     else:
         kind = "other"
-    paths = tuple(literal_path(ctx.resolve(str(p))) for p in tool.touched_paths(tool_input, ctx))
+    # touched_paths resolved them already (`ToolContext.resolve`): resolving again would unescape twice
+    paths = tuple(literal_path(ctx.cwd / p) for p in tool.touched_paths(tool_input, ctx))
     if not paths and kind in ("read", "edit"):
         paths = (literal_path(ctx.cwd),)
     reals = tuple(real_path(p) for p in paths)

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agentcli.contracts import JSON, Decision, PreviewsChange, Tool, ToolContext
+from agentcli.contracts import JSON, Decision, PermissionGate, PreviewsChange, Tool, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions import messages
 from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate, rule_catches
@@ -33,7 +33,7 @@ from agentcli.permissions.sources import RuleSet, additional_directories, bypass
 from agentcli.permissions.suggest import Suggestion, suggest
 from agentcli.settings import Settings, own_local_settings
 
-__all__ = ["MODES", "Gate", "build_gate"]
+__all__ = ["MODES", "AgentGate", "Gate", "build_gate"]
 
 Notify = Callable[[str], None]
 
@@ -83,9 +83,13 @@ class Gate:
 
     def check(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision:
         """An allowed call's Decision carries the real paths judged, which the tool must use."""
+        return self.check_granting((), tool, tool_input, ctx)
+
+    def check_granting(self, granted: Sequence[Rule], tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision:
+        """`check`, with the allow rules `granted` in force for this one call (an `AgentGate`'s)."""
         with self._lock:  # one question at a time, in call order, also across sub-agents
             try:
-                judged = self._judge(tool, tool_input, ctx)
+                judged = self._judge(tool, tool_input, ctx, granted)
             except (OSError, ValueError, RuntimeError) as error:  # e.g. a path too long or a symlink loop
                 why = messages.one_line(getattr(error, "strerror", None) or str(error))
                 return Decision(
@@ -140,13 +144,16 @@ class Gate:
             except RuleError as error:
                 self.notify(f'Not added from a PermissionRequest hook: "{text}" ({error}).')
 
-    def _judge(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision | _Question:
+    def _judge(
+        self, tool: Tool, tool_input: JSON, ctx: ToolContext, granted: Sequence[Rule]
+    ) -> Decision | _Question:
         """The decision, or the question to ask. Describing paths may raise OSError or RuntimeError."""
         call = describe_call(tool, tool_input, ctx)  # resolves each path once: the tool is handed these
         if self.more_folders:
             call = replace(call, more_folders=self.more_folders)
         checked = dict(zip(call.paths, call.real_paths, strict=True))
-        verdict = evaluate(call, self.rules, self._mode)
+        rules = RuleSet([*self.rules.rules, *granted]) if granted else self.rules
+        verdict = evaluate(call, rules, self._mode)
         hook = ctx.hook_permission
         hook_asks = hook is not None and hook.decision == "ask"
         if verdict.outcome == "allow" and not hook_asks:
@@ -199,23 +206,8 @@ class Gate:
 
         Deny and ask rules still win. Invalid rules are skipped with a notice.
         """
-        source = RuleSource("session", label)
-        added: list[Rule] = []
-        with self._lock:
-            for text in rule_texts:
-                try:
-                    rule = parse_rule(text, "allow", source)
-                except RuleError as error:
-                    self.notify(f'Ignored the rule "{text}" from {label}: {error}.')
-                    continue
-                if self.rules.add(rule):
-                    added.append(rule)
-        try:
+        with _held(self.rules, self._lock, rule_texts, label, self.notify):
             yield
-        finally:
-            with self._lock:
-                for rule in added:
-                    self.rules.remove(rule)
 
     def _apply(self, answer: Answer, call: Call, checked: dict[Path, Path]) -> Decision:
         if answer.choice == "no":
@@ -265,7 +257,7 @@ class Gate:
         )
 
     def notify(self, text: str) -> None:
-        """Tell the user `text`, when someone listens."""
+        """Tell the user `text` (a rule not saved or ignored), when someone listens."""
         if self.on_notice is not None:
             self.on_notice(text)
 
@@ -280,6 +272,63 @@ class _Question:
     verdict: Verdict
     unasked: Decision | None
     """With nobody to ask: the denial, unless a PermissionRequest hook answers."""
+
+
+class AgentGate:
+    """One sub-agent's view of the session's gate: the same rules, mode and questions, plus allow
+    rules granted to this agent alone (`temporary_allow`: the allowed-tools of the skills it
+    runs). They are handed to `Gate.check_granting` with each of its calls, inside the gate's
+    lock, so no other agent's call (its parent's, a sibling's) is ever judged by them; they end
+    with the block, at the latest when the sub-agent does (its gate is dropped with it).
+
+    Over a gate that takes no granted rules (a test's), its grants are never in force."""
+
+    def __init__(self, gate: PermissionGate) -> None:
+        self.gate = gate
+        self.granted = RuleSet()
+        self._lock = threading.Lock()
+
+    def check(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision:
+        if not isinstance(self.gate, Gate):
+            return self.gate.check(tool, tool_input, ctx)
+        with self._lock:
+            granted = tuple(self.granted.rules)
+        return self.gate.check_granting(granted, tool, tool_input, ctx)
+
+    @contextmanager
+    def temporary_allow(self, rule_texts: Sequence[str], label: str = "a skill") -> Iterator[None]:
+        """Like `Gate.temporary_allow`, for this agent's calls only."""
+        notify = self.gate.notify if isinstance(self.gate, Gate) else _ignore
+        with _held(self.granted, self._lock, rule_texts, label, notify):
+            yield
+
+
+@contextmanager
+def _held(
+    rule_set: RuleSet, lock: threading.Lock | threading.RLock, rule_texts: Sequence[str], label: str, notify: Notify
+) -> Iterator[None]:
+    """`rule_texts` as allow rules of `rule_set` until the block exits; invalid ones skipped with a notice."""
+    source = RuleSource("session", label)
+    added: list[Rule] = []
+    with lock:
+        for text in rule_texts:
+            try:
+                rule = parse_rule(text, "allow", source)
+            except RuleError as error:
+                notify(f'Ignored the rule "{text}" from {label}: {error}.')
+                continue
+            if rule_set.add(rule):
+                added.append(rule)
+    try:
+        yield
+    finally:
+        with lock:
+            for rule in added:
+                rule_set.remove(rule)
+
+
+def _ignore(text: str) -> None:
+    return None
 
 
 def build_gate(

@@ -44,11 +44,10 @@ translated here, at the edge, both ways.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -59,7 +58,7 @@ from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers import MISSING_GEMINI_KEY
 from agentcli.providers.body import encode
 from agentcli.providers.call_repair import checked_name
-from agentcli.providers.http import Endpoint, EventStream, LazyHttpClient, stream_error
+from agentcli.providers.http import Endpoint, LazyHttpClient
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import input_problem
 
@@ -135,7 +134,7 @@ class GeminiModel:
         path = f"/v1beta/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"
         assembler = _ResponseAssembler(listener, request.tools)
         with self._http.get().stream(path, request_body(request, self._turns), listener.cancel) as stream:
-            for chunk in _decoded(stream):
+            for chunk in stream.json_chunks(STREAM_FAULTS):
                 assembler.feed(chunk)
         return assembler.finish()
 
@@ -300,28 +299,6 @@ def _image(block: JSON) -> JSON:
 
 
 # ----------------------------------------------------------------------------- the answer
-
-
-def _decoded(stream: EventStream) -> Iterator[JSON]:
-    """The stream's chunks (`GenerateContentResponse`s); an error inside it raised as one of our errors."""
-    for event in stream:
-        if not event.data.strip():
-            continue
-        try:
-            data = json.loads(event.data)
-        except (ValueError, RecursionError) as error:  # not JSON, or nested too deep to read
-            raise stream.fault(
-                f"the stream sent a chunk that is not valid JSON ({error})", "malformed stream"
-            ) from None
-        if isinstance(data, list) and len(data) == 1:  # an error sent as a one-element array
-            data = data[0]
-        if not isinstance(data, dict):
-            raise stream.fault(
-                f"the stream sent a chunk that is not a JSON object ({type(data).__name__})", "malformed stream"
-            )
-        if "error" in data:
-            raise stream_error(data, STREAM_FAULTS, stream.request_id)
-        yield data
 
 
 class _ResponseAssembler:

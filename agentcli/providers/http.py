@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from agentcli.contracts import Cancellation
+from agentcli.contracts import JSON, Cancellation
 from agentcli.errors import Cancelled, ModelAPIError, TransientModelError
 from agentcli.providers.retry import retry_after, should_retry, status_fault
 from agentcli.providers.timeouts import Timeouts
@@ -123,6 +123,33 @@ class EventStream:
     def fault(self, message: str, fault: str) -> TransientModelError:
         """A retryable fault of this stream, carrying its request id."""
         return TransientModelError(message, fault=fault, request_id=self.request_id)
+
+    def json_chunks(self, faults: Mapping[str, str], *, done: str | None = None) -> Iterator[JSON]:
+        """Each event's data as a JSON object (events without data skipped), up to one whose data
+        is `done` (OpenAI's `[DONE]`). A one-element array is read as the object in it (how Gemini
+        sends an error). An object with an `error` is raised as `stream_error(…, faults)`;
+        data that is not a JSON object is a malformed stream."""
+        for event in self:
+            data = event.data.strip()
+            if done is not None and data == done:
+                return
+            if not data:
+                continue
+            try:
+                chunk = json.loads(data)
+            except (ValueError, RecursionError) as error:  # not JSON, or nested too deep to read
+                raise self.fault(
+                    f"the stream sent a chunk that is not valid JSON ({error})", "malformed stream"
+                ) from None
+            if isinstance(chunk, list) and len(chunk) == 1:
+                chunk = chunk[0]
+            if not isinstance(chunk, dict):
+                raise self.fault(
+                    f"the stream sent a chunk that is not a JSON object ({type(chunk).__name__})", "malformed stream"
+                )
+            if "error" in chunk:
+                raise stream_error(chunk, faults, self.request_id)
+            yield chunk
 
 
 class HttpClient:

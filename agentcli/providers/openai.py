@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from agentcli import __version__
@@ -45,7 +44,7 @@ from agentcli.conversation import blocks_of, is_text, is_tool_result, is_tool_us
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.body import JsonFragments, encode
 from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
-from agentcli.providers.http import Endpoint, EventStream, LazyHttpClient, stream_error
+from agentcli.providers.http import Endpoint, LazyHttpClient
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import parse_tool_input
 
@@ -111,7 +110,7 @@ class OpenAIModel:
         body = self._translator.body(request, official=client.endpoint.base_url == DEFAULT_BASE_URL)
         assembler = _ChunkAssembler(listener, request, CallIds(lambda: self._ids.taken(request.messages), "call_"))
         with client.stream(COMPLETIONS_PATH, body, listener.cancel) as events:
-            for chunk in _chunks(events):
+            for chunk in events.json_chunks(STREAM_FAULTS, done="[DONE]"):
                 assembler.feed(chunk)
         return assembler.finish()
 
@@ -214,28 +213,6 @@ def _user_part(block: JSON) -> JSON | None:
             url = str(source.get("url", ""))
         return {"type": "image_url", "image_url": {"url": url}}
     return None  # thinking and other provider-specific blocks are not sent back
-
-
-def _chunks(stream: EventStream) -> Iterator[JSON]:
-    """The stream's JSON chunks up to `[DONE]`; an error object raised as one of our errors."""
-    for event in stream:
-        if event.data.strip() == "[DONE]":
-            return
-        if not event.data.strip():
-            continue
-        try:
-            data = json.loads(event.data)
-        except (ValueError, RecursionError) as error:  # not JSON, or nested too deep to read
-            raise stream.fault(
-                f"the stream sent a chunk that is not valid JSON ({error})", "malformed stream"
-            ) from None
-        if not isinstance(data, dict):
-            raise stream.fault(
-                f"the stream sent a chunk that is not a JSON object ({type(data).__name__})", "malformed stream"
-            )
-        if "error" in data:
-            raise stream_error(data, STREAM_FAULTS, stream.request_id)
-        yield data
 
 
 @dataclass

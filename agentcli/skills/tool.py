@@ -1,13 +1,23 @@
-"""The Skill tool: lets the model run a skill when the user asks for it in plain words."""
+"""The Skill tool: lets the model run a skill when the user asks for it in plain words.
+
+Each agent of a conversation has its own Skill tool (`SkillTools.tool`), judged by its own
+gate: a skill a sub-agent runs grants its allowed-tools to that sub-agent's calls only
+(`permissions.gate.AgentGate`), for as long as it runs. Which skill files may grant at all
+(`skills.trust`) and which outside files were approved are the conversation's, shared.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.context.outside import OutsideFiles
+from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult
 from agentcli.skills.frontmatter import SkillFileError
-from agentcli.skills.invoke import SkillInvoker
+from agentcli.skills.invoke import Notify, SkillInvoker
+from agentcli.skills.listing import render_skill_list
 from agentcli.skills.loader import SkillCatalog, unknown_message
+from agentcli.skills.trust import SkillTrust
 from agentcli.tools.base import BuiltinTool, ToolError
 
 
@@ -53,3 +63,25 @@ class SkillTool(BuiltinTool):
         except SkillFileError as error:
             raise ToolError(str(error)) from None
         return ToolResult(f"Skill /{name} ({skill.path}):\n\n{text}", summary=f"Loaded /{name}")
+
+
+@dataclass(frozen=True)
+class SkillTools:
+    """What the Skill tools of one conversation share; `tool` makes one for an agent."""
+
+    load: Callable[[], SkillCatalog]
+    """The skills as they are on disk now."""
+    bash: Tool | None
+    """What a skill's `!` commands run with (each checked by the agent's gate as a Bash call)."""
+    read: Tool
+    """What a model-supplied `@path` is checked as."""
+    trust: SkillTrust
+    outside: OutsideFiles
+
+    def tool(self, gate: PermissionGate, on_notice: Notify) -> SkillTool:
+        """A Skill tool whose skills' `!` commands and allowed-tools go through `gate`."""
+        return SkillTool(self.load, SkillInvoker(gate, self.bash, self.read, self.trust, self.outside, on_notice))
+
+    def listing(self) -> str:
+        """The body of the skills <system-reminder> (see `render_skill_list`); "" when there are none."""
+        return render_skill_list(self.load())

@@ -14,7 +14,10 @@ What counts how:
 - A task is one prompt's run (a `run` record); a finished task is one that stopped `done`.
 - Figures that need what older transcripts do not record (`run`, `requests`, `calls`) are null
   ("unknown") when no transcript in the period recorded them, never 0; shares count only the
-  calls that were recorded that way.
+  calls that were recorded that way. `not_recorded` names what is missing for that reason
+  (`tasks`, `requests`, `calls`), and is empty for transcripts of this agentcli.
+- A failed tool call is one whose result was an error (denials included); a denied one was
+  refused by the permission gate or a hook. The run-wide counts and shares are in `tool_calls`.
 - `--since` keeps the records written since then (a session that started earlier counts with its
   later records). Days are local calendar days of the records' times.
 
@@ -311,11 +314,7 @@ def figures(tally: Tally) -> JSON:
         },
         "stops": _stops(tally.runs),
         "cut_off": sum(r.stop_reason == "max_tokens" for r in tally.requests) if recorded_requests else None,
-        "tool_calls": {
-            "total": len(main),
-            "in_subagents": sum(c.subagent for c in main),
-            "unrecorded": sum(not c.recorded for c in main),
-        },
+        "tool_calls": _calls(main),
         "tools": _tools(main),
         "edit": _edits([c for c in main if c.tool == "Edit"]),
         "models": _models(tally),
@@ -328,6 +327,15 @@ def figures(tally: Tally) -> JSON:
         "compactions": _compactions(tally.compactions),
         "per_session": [_session(s) for s in sorted(tally.sessions, key=lambda s: (min(s.days), s.id))],
         "per_day": _days(tally.sessions),
+        "not_recorded": [
+            what
+            for what, missing in (
+                ("tasks", not tally.runs),
+                ("requests", not recorded_requests),
+                ("calls", any(not c.recorded for c in main)),
+            )
+            if missing and tally.sessions
+        ],
     }
 
 
@@ -348,6 +356,21 @@ def _stops(runs: list[tuple[str, int]]) -> JSON | None:
         return None
     counts = Counter(stop if stop in STOPS else "error" for stop, _ in runs)
     return {stop: counts[stop] for stop in STOPS}
+
+
+def _calls(calls: list[_Call]) -> JSON:
+    recorded = [c for c in calls if c.recorded]
+    failed = sum(c.error for c in calls)
+    denied = sum(c.failure in DENIALS for c in recorded)
+    return {
+        "total": len(calls),
+        "in_subagents": sum(c.subagent for c in calls),
+        "unrecorded": len(calls) - len(recorded),
+        "failed": failed,
+        "failed_share": _share(failed, len(calls)),
+        "denied": denied if recorded or not calls else None,  # 0 of no calls is known
+        "denied_share": _share(denied, len(recorded)),
+    }
 
 
 def _tools(calls: list[_Call]) -> JSON:
@@ -394,9 +417,10 @@ def _models(tally: Tally) -> JSON:
         report[name] = {
             "requests": len(requests),
             "tool_calls": len(calls),
-            "invalid_input": invalid if recorded else None,
+            # Known (0) for a model that made no tool calls; unknown when its calls were not recorded.
+            "invalid_input": invalid if recorded or not calls else None,
             "invalid_input_rate": _share(invalid, len(recorded)),
-            "unknown_tool": sum(c.failure == "unknown_tool" for c in recorded) if recorded else None,
+            "unknown_tool": sum(c.failure == "unknown_tool" for c in recorded) if recorded or not calls else None,
             "cut_off": sum(r.stop_reason == "max_tokens" for r in requests) if requests else None,
             **_latency(requests),
         }

@@ -2,7 +2,8 @@
 
 `report` is the whole of `agentcli stats`; `card` the REPL's `/stats` for one session (the same
 figures without the per-day and per-session tables). A figure the transcripts did not record
-(null in the JSON) shows as `—`, explained under the report.
+(null in the JSON) shows as `—`, and the note under the report says what older transcripts left
+out (`not_recorded`); a share of nothing (no calls, no input) shows as `—` too.
 """
 
 from __future__ import annotations
@@ -56,12 +57,15 @@ def _overview(figures: JSON) -> Table:
     table.add_column(justify="right")
     per_task = figures["turns_per_task"]
     tokens = figures["tokens"]
+    calls = figures["tool_calls"]
     rows = [
         ("Sessions", _n(figures["sessions"])),
         ("Turns", _n(figures["turns"])),
         ("Tasks (prompts run)", _n(figures["tasks"])),
-        ("Turns per finished task", f"median {_n(per_task['median'])}, p90 {_n(per_task['p90'])}"),
+        ("Turns per finished task", _per_task(per_task)),
         ("Answers cut off (max_tokens)", _n(figures["cut_off"])),
+        ("Tool calls failed", _of(calls["failed"], calls["total"], calls["failed_share"])),
+        ("Tool calls denied", _of(calls["denied"], calls["total"] - calls["unrecorded"], calls["denied_share"])),
         ("Tokens", f"{tokens['total']:,} ({tokens['output']:,} output)"),
         ("Cache-read share of input", _percent(figures["cache_read_share"])),
         ("Cost", f"${figures['cost_usd']:.4f}"),
@@ -91,7 +95,9 @@ def _tools(figures: JSON) -> Table | None:
         table.add_column(column, justify="left" if column in ("Tool", "") else "right")
     top = max(tool["calls"] for tool in tools.values())
     for name, tool in tools.items():
-        median = UNKNOWN if tool["median_ms"] is None else f"{tool['median_ms']:,} ms"
+        median = f"{tool['median_ms']:,} ms" if tool["median_ms"] is not None else ""  # none of them ran
+        if tool["denied"] is None:  # its calls were not recorded
+            median = UNKNOWN
         table.add_row(
             name,
             str(tool["calls"]),
@@ -125,7 +131,7 @@ def _models(figures: JSON) -> Table | None:
             str(model["requests"]),
             _spread(model["first_token_ms"]),
             _spread(model["request_ms"]),
-            UNKNOWN if invalid is None else f"{invalid} ({_percent(model['invalid_input_rate'])})",
+            _count_and_share(invalid, model["invalid_input_rate"]),
             _n(model["unknown_tool"]),
         )
     return table
@@ -178,13 +184,23 @@ def _sessions(figures: JSON) -> Table | None:
     return table
 
 
-def _notes(figures: JSON) -> Text:
-    lines = [
-        f"{UNKNOWN} not recorded: these transcripts come from an agentcli that did not record it yet.",
-    ]
+NOT_RECORDED = {
+    "tasks": "tasks and how they stopped",
+    "requests": "model request timings and answers cut off",
+    "calls": "{unrecorded:,} tool calls' durations, denials and failure kinds",
+}
+"""What each `not_recorded` entry of the figures leaves unknown, for the note under the report."""
+
+
+def _notes(figures: JSON) -> Text | None:
+    lines: list[str] = []
     calls = figures["tool_calls"]
-    if calls["unrecorded"]:
-        lines.append(f"{calls['unrecorded']} tool calls come from such transcripts: no duration, denial or kind.")
+    if figures["not_recorded"]:
+        missing = "; ".join(NOT_RECORDED[what].format(**calls) for what in figures["not_recorded"])
+        lines.append(
+            f"{UNKNOWN} not recorded: {missing}. Older transcripts (from an agentcli before it recorded them) "
+            "do not hold these; sessions from now on do."
+        )
     sub = figures["subagents"]
     if sub["transcripts"]:
         lines.append(
@@ -194,11 +210,32 @@ def _notes(figures: JSON) -> Text:
         )
     if figures["unpriced_models"]:
         lines.append(f"No price known for: {', '.join(figures['unpriced_models'])} (counted as $0).")
-    return Text("\n".join(lines), style="dim")
+    return Text("\n".join(lines), style="dim") if lines else None
 
 
 def _n(value: int | None) -> str:
     return UNKNOWN if value is None else f"{value:,}"
+
+
+def _count_and_share(count: int | None, share: float | None) -> str:
+    """`1 (17%)`; just `0` when there was nothing to count; `—` when the count is unknown."""
+    if count is None:
+        return UNKNOWN
+    return str(count) if share is None else f"{count} ({_percent(share)})"
+
+
+def _of(count: int | None, whole: int, share: float | None) -> str:
+    """`2 of 7 (29%)`; `0` of none; `—` when the count is unknown."""
+    if count is None:
+        return UNKNOWN
+    return f"{count:,} of {whole:,} ({_percent(share)})" if whole else "0"
+
+
+def _per_task(per_task: JSON) -> str:
+    """`median 3, p90 7`; `none finished`; `—` when the transcripts did not record tasks."""
+    if per_task["finished"] == 0:
+        return "none finished"
+    return f"median {_n(per_task['median'])}, p90 {_n(per_task['p90'])}"
 
 
 def _percent(share: float | None) -> str:

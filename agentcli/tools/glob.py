@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.path_text import ESCAPED_NOTE, is_escaped
 from agentcli.tools.base import BuiltinTool, ToolError, with_notices
 from agentcli.tools.globs import AnchoredGlob, literal_prefix
 from agentcli.tools.ignore import IgnoreRules, walk_files
@@ -72,6 +73,8 @@ class GlobTool(BuiltinTool):
             )
         found.sort(key=lambda item: (-item[0], item[1]))
         lines = [name for _, name in found[:MAX_RESULTS]]
+        if any(is_escaped(name) for name in lines):
+            lines.append(f"\n{ESCAPED_NOTE}")
         if len(found) > MAX_RESULTS:
             more = len(found) - MAX_RESULTS
             lines.append(f"\n[{more:,} more files matched; narrow the pattern or path to see them.]")

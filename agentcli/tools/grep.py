@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.path_text import ESCAPED_NOTE, is_escaped
 from agentcli.tools.base import BuiltinTool, ToolError, with_notices
 from agentcli.tools.globs import FILE_TYPES, type_globs
 from agentcli.tools.paths import not_found, shown_str
@@ -170,11 +171,12 @@ def render(hits: Results, query: SearchQuery, cwd: Path, limit: int, *, numbers:
     files = len(hits.paths)
     if not files:
         return ToolResult("No matches found.", summary="No matches")
-    order, name = _naming(hits.paths, query, str(cwd))
+    order, naming = _naming(hits.paths, query, str(cwd))
+    name = _ShownNames(naming)
     if query.mode == "files_with_matches":
         mtimes = hits.mtimes()
         newest = heapq.nsmallest(limit, range(files), key=lambda i: (-mtimes[i], order(i)))  # sorted(...)[:limit]
-        listing = _cap(((name(i), False) for i in newest), limit, files, "files")
+        listing = name.noted(_cap(((name(i), False) for i in newest), limit, files, "files"))
         return ToolResult(listing, summary=f"Found {files} file{_s(files)}", output=listing)
     ordered = sorted(range(files), key=order)
     lines = hits.matched_lines
@@ -185,7 +187,25 @@ def render(hits: Results, query: SearchQuery, cwd: Path, limit: int, *, numbers:
     else:
         entries = _content_entries(((name(i), hits.hits(i)) for i in ordered), query, numbers)
         listing = _cap(entries, limit, hits.line_count, "lines")
+    listing = name.noted(listing)
     return ToolResult(listing, summary=summary, output=listing)
+
+
+class _ShownNames:
+    """The shown name of the file at each index, noting whether one was an escaped spelling."""
+
+    def __init__(self, name: Callable[[int], str]) -> None:
+        self.name = name
+        self.escaped = False
+
+    def __call__(self, index: int) -> str:
+        shown = self.name(index)
+        self.escaped = self.escaped or is_escaped(shown)
+        return shown
+
+    def noted(self, listing: str) -> str:
+        """`listing`, with how to pass an escaped name back when it showed one (`ESCAPED_NOTE`)."""
+        return f"{listing}\n\n{ESCAPED_NOTE}" if self.escaped else listing
 
 
 def _naming(paths: Sequence[str], query: SearchQuery, cwd: str) -> tuple[Callable[[int], str], Callable[[int], str]]:

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from agentcli.contracts import ToolContext
+from agentcli.path_text import shown_name
 from agentcli.tools.base import ToolError
 from agentcli.tools.ignore import IgnoreRules, walk_files
 
@@ -16,20 +17,21 @@ SUGGESTION_SCAN_LIMIT = 20_000
 
 
 def shown(path: Path, cwd: Path) -> str:
-    """`path` relative to the project when inside it, else absolute."""
+    """`path` relative to the project when inside it, else absolute, spelled as a tool takes it
+    back (a name that is not UTF-8 escaped: `agentcli.path_text`)."""
     try:
         rel = path.relative_to(cwd)
     except ValueError:
-        return str(path)
-    return str(rel) if rel.parts else "."
+        return shown_name(str(path))
+    return shown_name(str(rel)) if rel.parts else "."
 
 
 def shown_str(path: str, cwd: str) -> str:
     """Like `shown`, for the plain strings searches produce."""
     if path.startswith(cwd + "/"):
-        return path[len(cwd) + 1 :]
+        return shown_name(path[len(cwd) + 1 :])
     rel = os.path.relpath(path, cwd)
-    return path if rel == ".." or rel.startswith("../") else rel
+    return shown_name(path if rel == ".." or rel.startswith("../") else rel)
 
 
 def not_found(path: Path, ctx: ToolContext, what: str = "File") -> ToolError:
@@ -95,6 +97,6 @@ def _same_name(name: str, cwd: Path) -> list[str]:
         else:
             names.setdefault(base, []).append(rel)
     if exact:
-        return sorted(exact, key=lambda r: (r.count("/"), r))
+        return [shown_name(rel) for rel in sorted(exact, key=lambda r: (r.count("/"), r))]
     close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.75)
-    return [rel for base in close for rel in sorted(names[base])][:3]
+    return [shown_name(rel) for base in close for rel in sorted(names[base])][:3]

@@ -1,7 +1,8 @@
 """Write: create a file, or replace one the model has Read (atomically).
 
 The file is reached through `beneath.open_folder` from the path the gate checked: the old
-content, the guard's check and the replacement all go through one folder handle.
+content, the guard's check and the replacement all go through one folder handle. A path longer
+than the system takes (`limits`) is refused before any folder is made.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agentcli.tools.base import BuiltinTool, ToolError
 from agentcli.tools.beneath import Folder, new_file_mode, open_folder
 from agentcli.tools.diff import diff_texts
 from agentcli.tools.guard import fingerprint, remember, require_fresh
+from agentcli.tools.limits import clipped, too_long
 from agentcli.tools.paths import shown
 from agentcli.tools.textfile import decode, encode
 
@@ -55,6 +57,8 @@ class WriteTool(BuiltinTool):
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         name = shown(ctx.resolve(tool_input["file_path"]), ctx.cwd)
         target = ctx.real_path(tool_input["file_path"])
+        if problem := too_long(target):
+            raise ToolError(f"Could not write {clipped(name)}: {problem} Nothing was written.")
         with contextlib.ExitStack() as stack:
             with _could_not_write(name, target):
                 folder = stack.enter_context(open_folder(target.parent, "written", create=True))

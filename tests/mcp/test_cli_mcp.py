@@ -6,6 +6,9 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
+from agentcli.cli.app import app
 from tests.conftest import RunCli
 from tests.mcp.helpers import DEMO_SERVER, stdio_server, write_config
 
@@ -140,3 +143,18 @@ def test_list_without_servers_says_how_to_add_one(run_cli: RunCli, project: Path
 
     assert done.returncode == 0
     assert done.stdout.startswith("No MCP servers configured. Add one with `agentcli mcp add")
+
+
+def test_list_takes_mcp_config_and_strict_mcp_config_before_or_after_it(
+    project: Path, home: Path, in_process_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(home / ".agentcli" / "mcp.json", mine={"command": "absent-program"})
+    write_config(project / "servers.json", demo=stdio_server())
+
+    with pytest.raises(SystemExit) as done:
+        app(["--mcp-config", "servers.json", "mcp", "list", "--strict-mcp-config"], prog_name="agentcli")
+
+    shown = capsys.readouterr().out
+    assert done.value.code == 0
+    assert shown.startswith("demo · flag · stdio · connected\n") and "tools: echo, shout" in shown
+    assert "mine" not in shown  # --strict-mcp-config: only the --mcp-config servers

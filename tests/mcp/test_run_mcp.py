@@ -65,7 +65,8 @@ def test_an_error_result_and_an_image_reach_the_model(
         reply(text("ok")),
     )
 
-    done = run_cli("run", "--mcp-config", str(config), "--allowed-tools", "mcp__demo", "go")
+    # agentcli's options may come before `run` as after it
+    done = run_cli("--mcp-config", str(config), "run", "--allowed-tools", "mcp__demo", "go")
 
     assert done.returncode == 0, done.stderr
     failed, picture = _results(fake_api, 1)

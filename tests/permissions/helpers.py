@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.contracts import JSON, Decision, ToolContext
+from agentcli.contracts import JSON, Decision, PermissionGate, ToolContext
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.permissions.rules import Behavior, RuleSource, parse_rule
@@ -62,7 +62,7 @@ class Recorder:
         return self.answers.pop(0) if self.answers else Answer.yes()
 
 
-def check(gate: Gate, tool: str, tool_input: JSON, cwd: Path) -> Decision:
+def check(gate: PermissionGate, tool: str, tool_input: JSON, cwd: Path) -> Decision:
     return gate.check(TOOLS[tool], tool_input, ToolContext(cwd=cwd))
 
 

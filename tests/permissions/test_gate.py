@@ -10,7 +10,7 @@ import pytest
 
 from agentcli.contracts import Cancellation, Decision, ToolContext
 from agentcli.errors import UsageError
-from agentcli.permissions.gate import Gate
+from agentcli.permissions.gate import AgentGate, Gate
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from tests.permissions.helpers import TOOLS, Recorder, check, outcome, rules
 from tests.waiting import CEILING, wait_until
@@ -295,6 +295,21 @@ def test_temporary_rules_last_for_the_block(project: Path) -> None:
     assert not check(gate, "Bash", {"command": "make test"}, project).allowed
     assert check(gate, "Bash", {"command": "ls"}, project).allowed  # a rule it already had stays
     assert notices and 'Ignored the rule "Bash("' in notices[0]
+
+
+def test_an_agent_gates_temporary_rules_hold_for_its_calls_only(project: Path) -> None:
+    notices: list[str] = []
+    gate = Gate(rules(deny=("Bash(rm:*)",)), on_notice=notices.append)
+    mine, sibling = AgentGate(gate), AgentGate(gate)
+    with mine.temporary_allow(["Bash(make:*)", "Bash(rm:*)", "Bash("], label="/build"):
+        assert check(mine, "Bash", {"command": "make test"}, project).allowed
+        assert not check(mine, "Bash", {"command": "rm x"}, project).allowed  # deny still wins
+        assert not check(sibling, "Bash", {"command": "make test"}, project).allowed
+        assert not check(gate, "Bash", {"command": "make test"}, project).allowed
+    assert not check(mine, "Bash", {"command": "make test"}, project).allowed
+    assert notices and 'Ignored the rule "Bash(" from /build' in notices[0]
+    gate.mode = "acceptEdits"  # the session's mode is the sub-agent's too
+    assert check(mine, "Write", {"file_path": "n.txt", "content": ""}, project).allowed
 
 
 def test_paths_that_cannot_be_checked_are_denied_not_crashed_on(project: Path) -> None:

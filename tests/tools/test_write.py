@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,30 @@ def test_os_errors_are_reported_without_a_traceback(ctx: ToolContext, monkeypatc
     result = call(WRITE, ctx, {"file_path": "/srv/locked.txt", "content": "x"})
     assert result.is_error
     assert result.content == "Write failed: Permission denied: /srv/locked.txt."
+
+
+def test_a_path_longer_than_path_max_is_refused_before_any_folder_is_made(ctx: ToolContext, repo: Path) -> None:
+    deep = "a/" * 2100 + "f.txt"  # each name is short; the whole is over 4,096 bytes
+
+    result = call(WRITE, ctx, {"file_path": deep, "content": "x"})
+
+    made = (repo / "a").exists()
+    if made:  # what is being refused: pytest's own clean-up (shutil.rmtree) would overflow its stack on it
+        subprocess.run(["rm", "-rf", str(repo / "a")], check=True)
+    assert not made
+    assert result.is_error
+    assert "this system takes paths of at most 4,095 (PATH_MAX)" in result.content
+    assert "Use a shorter path, with fewer or shorter folder names. Nothing was written." in result.content
+    assert len(result.content) < 600  # the path is not quoted whole
+
+
+def test_a_name_longer_than_name_max_is_refused_before_any_folder_is_made(ctx: ToolContext, repo: Path) -> None:
+    result = call(WRITE, ctx, {"file_path": "new/" + "y" * 300 + "/f.txt", "content": "x"})
+
+    assert result.is_error
+    assert "is 300 bytes long, and this file system takes names of at most 255 (NAME_MAX)" in result.content
+    assert "Use a shorter file or folder name." in result.content
+    assert not (repo / "new").exists()
+    longest = "z" * 255
+    assert not call(WRITE, ctx, {"file_path": longest, "content": "x"}).is_error
+    assert (repo / longest).read_text() == "x"
