@@ -47,6 +47,7 @@ from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent, mentions_mcp
 from agentcli.mcp.servers import SessionServers
+from agentcli.model_aliases import ALIASES_SETTING, INHERIT, check_aliases_setting, resolve_alias, unmapped
 from agentcli.model_settings import TOKEN_BUDGET_SETTING, budget_usd, check_model_table, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
@@ -56,6 +57,7 @@ from agentcli.providers import (
     DEFAULT_PROVIDER,
     MODEL_SETTING,
     PROVIDER_SETTING,
+    PROVIDERS,
     Choice,
     ProviderSettings,
     choose,
@@ -177,6 +179,7 @@ class Session:
             on_event(Notice(text))
         self._model = model
         check_model_table(self.settings)
+        check_aliases_setting(self.settings.get(ALIASES_SETTING), self.settings.sources.get(ALIASES_SETTING))
         self.tool_protocol = tool_protocol(options.tool_protocol, self.settings)
         self.budget_usd = budget_usd(options.max_budget_usd, self.settings)
         self._tool_model: Model | None = None
@@ -222,7 +225,8 @@ class Session:
         elif options.continue_session:
             earlier = latest_session(cwd)
         loaded = load_transcript(earlier.path) if earlier else None
-        self.provider, self.model_name = choose_provider(options, self.settings, loaded)
+        self.provider, named = choose_provider(options, self.settings, loaded)
+        self.model_name = self._model_or_error(named, self.provider)
         self._notice_if_unknown(self.model_name)
         self._begin(loaded, source="resume" if earlier else "startup")
 
@@ -286,8 +290,8 @@ class Session:
         self.tools_ready()
         config = self.agent.config
         session_model = config.model
-        if prepared.model:
-            config.model = prepared.model
+        if prepared.model and prepared.model != INHERIT:
+            config.model = self.resolve_model(prepared.model) or session_model
         self.recorder.prompt_reminders(self.context.reminders.snapshot())
         try:
             with self.context.turn(prepared):
@@ -318,7 +322,8 @@ class Session:
         (`openai:gpt-5`) switches to it (the old client is closed, the new one made at the next
         request). The transcript records the change, so `--continue` goes on with it. UsageError
         for an unknown provider or one whose credentials are missing; then nothing changes."""
-        provider, model_name = choose(name, self.provider)
+        provider, named = choose(name, self.provider)
+        model_name = self._model_or_error(named, provider)
         if provider != self.provider:
             if problem := credential_problem(provider):
                 raise UsageError(problem)
@@ -331,6 +336,26 @@ class Session:
         self.agent.config = self.loop_config(model_name)
         self.transcript.write({"type": "model", "time": now(), "provider": provider, "model": model_name})
         self._notice_if_unknown(model_name)
+
+    def resolve_model(self, name: str) -> str | None:
+        """The model `name` stands for with this session's provider (an alias resolved,
+        `agentcli.model_aliases`); None, after a notice saying how to map it, for an alias the
+        provider has no model for (the caller goes on with the model it has)."""
+        resolved = self._resolved(name, self.provider)
+        if resolved is None:
+            self._notice(unmapped(name, self.provider) + f" Going on with {self.model_name}.")
+        return resolved
+
+    def _model_or_error(self, name: str, provider: str) -> str:
+        """`name` resolved for `provider`; a UsageError when it is an alias with no model there."""
+        resolved = self._resolved(name, provider)
+        if resolved is None:
+            raise UsageError(unmapped(name, provider))
+        return resolved
+
+    def _resolved(self, name: str, provider: str) -> str | None:
+        default = PROVIDERS[provider].default_model if provider in PROVIDERS else None
+        return resolve_alias(name, provider, self.settings.get(ALIASES_SETTING), default_model=default)
 
     def _notice_if_unknown(self, name: str) -> None:
         if note := unknown_model_notice(name, self.settings.get(MODELS_SETTING)):

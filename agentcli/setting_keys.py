@@ -53,6 +53,7 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
     SettingKey("model", "model name, optionally `provider:model`", "the provider's default"),
     SettingKey("provider", "`anthropic`, `openai`, `gemini` or `ollama`", "`anthropic`"),
     SettingKey("models", "object: model name → fields", "the built-in table"),
+    SettingKey("modelAliases", "object: provider → object: alias → model name", "the built-in table"),
     SettingKey("toolProtocol", "`native`, `xml` or `auto`", "`native`"),
     SettingKey("maxBudgetUsd", "number above 0 (dollars)", "none (no dollar budget)"),
     SettingKey("tokenBudget", "whole number (tokens)", "10,000,000"),

@@ -43,6 +43,7 @@ from typing import Protocol
 from agentcli.agents.build import build_agent
 from agentcli.agents.definitions import BUILT_IN, AgentType
 from agentcli.agents.sources import ToolList, ToolSource, collect_tools
+from agentcli.agents.tool_choice import choose_tools
 from agentcli.context.facts import SessionFacts
 from agentcli.context.reminders import system_reminder
 from agentcli.context.system_prompt import environment_text
@@ -61,9 +62,11 @@ from agentcli.events import (
 from agentcli.hooks import Hooks
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.permissions.gate import AgentGate
+from agentcli.permissions.modes import check_mode
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.transcript import TranscriptWriter
 from agentcli.skills.tool import SkillTool, SkillTools
+from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.todo import TodoList, TodoWriteTool
 
 LAST_TEXT_CHARS = 500
@@ -97,6 +100,10 @@ class Parent(Protocol):
 
     def loop_config(self, model: str) -> LoopConfig:
         """The loop configuration the session uses for `model` (output limits, retries, budget)."""
+        ...
+
+    def resolve_model(self, name: str) -> str | None:
+        """The model `name` stands for (an alias resolved); None, after a notice, for one with no model."""
         ...
 
 
@@ -159,17 +166,22 @@ class SubagentRunner:
         self._usage_by_model: dict[str, Usage] = {}
         self._running: dict[str, _Running] = {}
         """The sub-agents running now, by the id of their Task call."""
+        self._said: set[str] = set()
+        """Notices about agent types said already (each once)."""
 
     def run(self, agent_type: AgentType, description: str, prompt: str, ctx: ToolContext) -> ToolResult:
         """Run a sub-agent of `agent_type` on `prompt` to its end; `ctx` is the Task call's."""
         parent = self.parent.agent
-        model = agent_type.model or parent.config.model
+        model = parent.config.model
+        if agent_type.model is not None:
+            model = self.parent.resolve_model(agent_type.model) or model
         subagent_id = f"{SUBAGENT}-{uuid.uuid4().hex[:12]}"
-        gate = AgentGate(self.parent.gate)  # its skills' allowed-tools hold for its own calls only
+        mode = None if agent_type.permission_mode is None else check_mode(agent_type.permission_mode)
+        gate = AgentGate(self.parent.gate, mode)  # its skills' allowed-tools hold for its own calls only
         skill = self.skills.tool(gate, lambda text: self.on_event(Notice(text, agent_id=subagent_id)))
         try:
-            tools = collect_tools(self._sources(skill), agent_type.tools)
-        except ValueError as unusable:  # a definition naming a tool there is not
+            tools = self._tools(agent_type, self._sources(skill))
+        except ValueError as unusable:  # two sources with one name, or nothing its `tools:` names
             where = "" if agent_type.source == BUILT_IN else f" ({agent_type.source})"
             message = f"The agent type {agent_type.name!r}{where} cannot be started: {unusable}"
             return ToolResult(message, is_error=True, summary=f"{agent_type.name}: cannot be started")
@@ -208,13 +220,13 @@ class SubagentRunner:
         progress = _Progress()
         agent.subscribe(progress)
         transcript = self._transcript(agent, subagent_id, model, description)
-        parent.emit(SubagentStarted(subagent_id, ctx.call_id, agent_type.name, description))
+        parent.emit(SubagentStarted(subagent_id, ctx.call_id, agent_type.name, description, agent_type.color or ""))
         self._running[ctx.call_id] = _Running(agent_type, progress, agent)
         error: str | None = None
         skills = self.skills.listing() if SKILL_TOOL in tools.names() else ""
         try:
             started = hooks.run("SubagentStart", {}, agent_type.name)
-            reminders = [*([skills] if skills else []), *started.context]
+            reminders = [*([skills] if skills else []), *self._preloaded(agent_type), *started.context]
             result = agent.run([*(system_reminder(text) for text in reminders), text_block(prompt)])
         except Cancelled:  # the parent was interrupted: it has moved on and does not read this result
             agent.record_interrupt()
@@ -264,6 +276,42 @@ class SubagentRunner:
         if running is None:
             return None
         return self._failed(running.agent_type, INTERRUPTED, running.progress, running.agent.usage)
+
+    def _tools(self, agent_type: AgentType, sources: list[ToolSource]) -> ToolRegistry:
+        """What `agent_type` is offered (`tool_choice`); `tools:` entries naming no tool there is
+        are left out with one notice; ValueError when nothing it names is there."""
+        choice = choose_tools(collect_tools(sources).names(), agent_type.tools, agent_type.disallowed_tools)
+        if choice.unknown:
+            listed = ", ".join(choice.unknown)
+            if not choice.names:
+                raise ValueError(f"none of the tools its `tools:` names is there ({listed}).")
+            self._say_once(
+                f"The agent type {agent_type.name!r} ({agent_type.source}) names tools agentcli does not have "
+                f"({listed}); it starts with the others."
+            )
+        return collect_tools(sources, choice.names)
+
+    def _preloaded(self, agent_type: AgentType) -> list[str]:
+        """The text of the skills its definition preloads (`skills:`), one reminder each."""
+        if not agent_type.skills:
+            return []
+        catalog = self.skills.load()
+        texts = []
+        for name in agent_type.skills:
+            found = catalog.get(name.removeprefix("/"))
+            if found is None or found.disable_model_invocation:
+                why = "there is no such skill" if found is None else "it may be run only by the user"
+                self._say_once(f"The agent type {agent_type.name!r} preloads the skill {name!r}, but {why}.")
+                continue
+            texts.append(
+                f"The skill /{found.name} ({found.path}) is loaded for you; follow it:\n\n{found.body.strip()}"
+            )
+        return texts
+
+    def _say_once(self, text: str) -> None:
+        if text not in self._said:
+            self._said.add(text)
+            self.on_event(Notice(text))
 
     def _sources(self, skill: SkillTool) -> list[ToolSource]:
         """The parent's shared sources, then the sub-agent's own Skill tool and task list."""

@@ -63,6 +63,12 @@ class AgentTypes:
                 if (invalid.path, invalid.problem) not in self._reported:
                     self._reported.add((invalid.path, invalid.problem))
                     self.on_notice(f"Skipped an agent definition: {invalid.problem}")
+            for agent_type in self._catalog.types:
+                if agent_type.notes and (Path(agent_type.source), " ".join(agent_type.notes)) not in self._reported:
+                    self._reported.add((Path(agent_type.source), " ".join(agent_type.notes)))
+                    self.on_notice(
+                        f"The agent type {agent_type.name!r} ({agent_type.source}): {'; '.join(agent_type.notes)}."
+                    )
         return self._catalog
 
     def _files_signature(self) -> tuple[tuple[str, int, int], ...]:

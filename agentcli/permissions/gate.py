@@ -85,11 +85,14 @@ class Gate:
         """An allowed call's Decision carries the real paths judged, which the tool must use."""
         return self.check_granting((), tool, tool_input, ctx)
 
-    def check_granting(self, granted: Sequence[Rule], tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision:
-        """`check`, with the allow rules `granted` in force for this one call (an `AgentGate`'s)."""
+    def check_granting(
+        self, granted: Sequence[Rule], tool: Tool, tool_input: JSON, ctx: ToolContext, mode: Mode | None = None
+    ) -> Decision:
+        """`check`, with the allow rules `granted` in force for this one call, and in `mode` where
+        the session allows it (`mode_for`): an `AgentGate`'s."""
         with self._lock:  # one question at a time, in call order, also across sub-agents
             try:
-                judged = self._judge(tool, tool_input, ctx, granted)
+                judged = self._judge(tool, tool_input, ctx, granted, self.mode_for(mode))
             except (OSError, ValueError, RuntimeError) as error:  # e.g. a path too long or a symlink loop
                 why = messages.one_line(getattr(error, "strerror", None) or str(error))
                 return Decision(
@@ -144,8 +147,15 @@ class Gate:
             except RuleError as error:
                 self.notify(f'Not added from a PermissionRequest hook: "{text}" ({error}).')
 
+    def mode_for(self, wanted: Mode | None) -> Mode:
+        """The mode a sub-agent's calls are judged in: the one its definition asks for while the
+        session is in default mode (bypassPermissions not once it is turned off), else the session's."""
+        if wanted is None or self._mode != "default":
+            return self._mode
+        return self._mode if wanted == "bypassPermissions" and self.bypass_disabled else wanted
+
     def _judge(
-        self, tool: Tool, tool_input: JSON, ctx: ToolContext, granted: Sequence[Rule]
+        self, tool: Tool, tool_input: JSON, ctx: ToolContext, granted: Sequence[Rule], mode: Mode
     ) -> Decision | _Question:
         """The decision, or the question to ask. Describing paths may raise OSError or RuntimeError."""
         call = describe_call(tool, tool_input, ctx)  # resolves each path once: the tool is handed these
@@ -153,7 +163,7 @@ class Gate:
             call = replace(call, more_folders=self.more_folders)
         checked = dict(zip(call.paths, call.real_paths, strict=True))
         rules = RuleSet([*self.rules.rules, *granted]) if granted else self.rules
-        verdict = evaluate(call, rules, self._mode)
+        verdict = evaluate(call, rules, mode)
         hook = ctx.hook_permission
         hook_asks = hook is not None and hook.decision == "ask"
         if verdict.outcome == "allow" and not hook_asks:
@@ -166,7 +176,7 @@ class Gate:
             return Decision(True, checked_paths=checked)
         suggestion = None if verdict.outcome == "allow" else suggest(call, verdict)
         unasked = None
-        if self.prompter is None or self._mode == "dontAsk":
+        if self.prompter is None or mode == "dontAsk":
             nobody = messages.NON_INTERACTIVE if self.prompter is None else messages.DONT_ASK
             if verdict.outcome == "allow":
                 unasked = Decision(False, messages.hook_asks_non_interactive(call, hook.reason if hook else ""))
@@ -283,8 +293,10 @@ class AgentGate:
 
     Over a gate that takes no granted rules (a test's), its grants are never in force."""
 
-    def __init__(self, gate: PermissionGate) -> None:
+    def __init__(self, gate: PermissionGate, mode: Mode | None = None) -> None:
+        """`mode`: the one its definition asks for (`permissionMode`; see `Gate.mode_for`)."""
         self.gate = gate
+        self.mode = mode
         self.granted = RuleSet()
         self._lock = threading.Lock()
 
@@ -293,7 +305,7 @@ class AgentGate:
             return self.gate.check(tool, tool_input, ctx)
         with self._lock:
             granted = tuple(self.granted.rules)
-        return self.gate.check_granting(granted, tool, tool_input, ctx)
+        return self.gate.check_granting(granted, tool, tool_input, ctx, self.mode)
 
     @contextmanager
     def temporary_allow(self, rule_texts: Sequence[str], label: str = "a skill") -> Iterator[None]:
