@@ -16,8 +16,8 @@ Hooks (`agentcli.hooks`) come from the settings files; the session runs UserProm
 PreCompact (which may block it) and PostCompact, StopFailure (a turn ended by an API error)
 and Notification (before each permission question); its agent and sub-agents run the tool
 and stop events, the gate PermissionRequest. What background (`async`) hooks said goes to the
-model with the next message. With `approve_hooks` (the REPL) the checked-in settings' hooks run
-only once the user trusts them (`hooks.trust`).
+model with the next message. The checked-in settings' hooks run only once the user trusts them
+(`hooks.trust`): asked through `approve_hooks` (the REPL), else left out unless trusted before.
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
 tool threads, the MCP servers and the model's connections are released then.
 """
@@ -42,6 +42,7 @@ from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import ModelAPIError, StoppedByHook, UsageError
 from agentcli.events import EventSink, Notice, SerializedSink
 from agentcli.hooks import HookOutcome, Hooks, NamesCall, load_hooks
+from agentcli.hooks.trust import ENABLE_ALL_KEY as ENABLE_ALL_HOOKS_KEY
 from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
@@ -101,6 +102,8 @@ class SessionOptions:
     """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
     strict_mcp_config: bool = False
     """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
+    trust_project_hooks: bool = False
+    """`--trust-project-hooks`: run the checked-in settings' hooks without asking (`hooks.trust`)."""
 
 
 def split_rules(values: list[str]) -> list[str]:
@@ -140,7 +143,8 @@ class Session:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
         run) what would be asked is denied or left out.
-        `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run).
+        `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run
+        only if the user trusted them already, see `hooks.trust`).
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
         A `model` given is the session's from then on: `close` closes it."""
         self.options = options
@@ -157,6 +161,7 @@ class Session:
             own_local_settings(cwd),
             approve_hooks,
             self._notice,
+            trusted=options.trust_project_hooks or self.settings.get(ENABLE_ALL_HOOKS_KEY) is True,
         )
         self.hooks = Hooks(
             hooks, cwd, about=self._hook_fields, passthrough=self.env_passthrough, on_notice=self._notice

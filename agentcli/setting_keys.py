@@ -61,6 +61,7 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
     SettingKey("streamIdleTimeoutSeconds", "number above 0 (seconds)", "90"),
     SettingKey("mcpTimeout", "whole number (milliseconds)", "30,000"),
     SettingKey("maxMcpOutputTokens", "whole number (tokens)", "25,000"),
+    SettingKey("mcpToolTimeout", "whole number (milliseconds)", "600,000 (10 minutes)"),
     SettingKey("mcpToolSearchThreshold", "number from 0 to 100 (percent)", "10"),
     SettingKey(
         "subprocessEnvPassthrough",
@@ -75,6 +76,13 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         "projectHooksTrust",
         '`{"sha256": …, "trusted": true\\|false}`',
         "none (asked in the REPL)",
+        OWN_FILES,
+        "the project's hooks are trusted to run",
+    ),
+    SettingKey(
+        "enableAllProjectHooks",
+        "`true` or `false`",
+        "`false`",
         OWN_FILES,
         "the project's hooks are trusted to run",
     ),

@@ -17,7 +17,7 @@ from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.sessions.store import find_session
 from tests.conftest import RunAgent
 from tests.hooks_helpers import hook_command, hook_entry, hook_script, logged, write_settings
-from tests.test_hooks import Recorder, project_hooks, results_sent, session, texts_sent
+from tests.test_hooks import Recorder, project_hooks, results_sent, session, texts_sent, trust_project_hooks
 from tests.waiting import wait_until
 
 
@@ -25,6 +25,7 @@ def test_what_agentcli_cannot_run_is_skipped_with_one_notice_and_the_rest_runs(
     model: ScriptedModel, project: Path, tmp_path: Path, in_process_env: None
 ) -> None:
     log = tmp_path / "pre.log"
+    trust_project_hooks(project)
     settings = write_settings(
         project / ".claude" / "settings.json",
         {

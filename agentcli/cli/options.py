@@ -111,6 +111,12 @@ MCP_CONFIG = CliOption(
 STRICT_MCP_CONFIG = CliOption(
     "strict_mcp_config", ("--strict-mcp-config",), "flag", "Only the --mcp-config servers (no .mcp.json, no user ones)."
 )
+TRUST_PROJECT_HOOKS = CliOption(
+    "trust_project_hooks",
+    ("--trust-project-hooks",),
+    "flag",
+    "Run the hooks of the project's checked-in .agentcli/settings.json without asking.",
+)
 VERSION = CliOption("version", ("--version", "-v"), "version", "Show the version.")
 HELP = CliOption("help_", ("--help", "-h"), "help", "Show this message and exit.")
 
@@ -131,6 +137,7 @@ RUN_OPTIONS = (
     RESUME,
     MCP_CONFIG,
     STRICT_MCP_CONFIG,
+    TRUST_PROJECT_HOOKS,
 )
 MAIN = CliCommand(None, (PRINT, *RUN_OPTIONS, VERSION, HELP))
 RUN = CliCommand(

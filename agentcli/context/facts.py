@@ -8,16 +8,26 @@ from __future__ import annotations
 
 import datetime
 import platform
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
+from agentcli.capped_output import run_capped
 from agentcli.context.paths import memory_dir
 from agentcli.credentials import child_environment
 
 GIT_TIMEOUT_S = 3.0
 MAX_STATUS_LINES = 30
 RECENT_COMMITS = 5
+GIT_OUTPUT_LIMIT = 16 * 1024
+"""Bytes of a git command's output read (the rest is dropped as it comes): a repository's
+status or commit subjects may be any size."""
+MAX_LINE_CHARS = 300
+"""A longer status line or commit subject is cut (a commit subject may be megabytes long)."""
+
+
+class GitTimedOut(Exception):
+    pass
 
 
 @dataclass(frozen=True)
@@ -51,44 +61,62 @@ def git_snapshot(cwd: Path) -> str:
     """Branch, short status and the last few commit subjects; or why there are none."""
     try:
         status = _git(cwd, "status", "--short", "--branch")
-    except subprocess.TimeoutExpired:
+    except GitTimedOut:
         return f"A git repository, but `git status` took over {GIT_TIMEOUT_S:g} s; run it yourself if you need it."
     if status is None:
         return "Not a git repository."
-    lines = status.splitlines()
+    lines = status.lines
     branch = lines[0].removeprefix("## ") if lines and lines[0].startswith("## ") else "(unknown)"
     changes = lines[1:] if lines and lines[0].startswith("## ") else lines
-    if len(changes) > MAX_STATUS_LINES:
-        more = len(changes) - MAX_STATUS_LINES
+    if len(changes) > MAX_STATUS_LINES or not status.complete:
+        more = f"{len(changes) - MAX_STATUS_LINES}" if status.complete else "many"
         changes = [*changes[:MAX_STATUS_LINES], f"... and {more} more (run `git status` for all)"]
     try:
         log = _git(cwd, "log", f"-{RECENT_COMMITS}", "--format=%h %s")
-    except subprocess.TimeoutExpired:
-        log = None
+        commits = "\n".join(log.lines).strip() if log else ""
+    except GitTimedOut:
+        commits = f"(`git log` took over {GIT_TIMEOUT_S:g} s)"
     parts = [
         f"Branch: {branch}",
         "Status:",
         "\n".join(changes) if changes else "(clean)",
         "Recent commits:",
-        log.strip() if log and log.strip() else "(no commits yet)",
+        commits or "(no commits yet)",
     ]
     return "\n".join(parts)
 
 
-def _git(cwd: Path, *args: str) -> str | None:
-    """stdout of a git command; None when it fails or git is missing (raises TimeoutExpired)."""
+class GitOutput(NamedTuple):
+    lines: list[str]
+    """Each at most MAX_LINE_CHARS long, or cut there with `…` (the last one too when the output went on)."""
+    complete: bool
+    """False when the output went on past GIT_OUTPUT_LIMIT bytes."""
+
+
+def _git(cwd: Path, *args: str) -> GitOutput | None:
+    """The lines a git command printed, read up to GIT_OUTPUT_LIMIT bytes; None when it fails or
+    git is missing (raises GitTimedOut)."""
     env = {**child_environment(), "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        done = subprocess.run(
+        done = run_capped(
             ["git", "-c", "core.quotepath=off", *args],
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
+            limit=GIT_OUTPUT_LIMIT,
             timeout=GIT_TIMEOUT_S,
+            stop_when_full=True,
         )
     except OSError:
         return None
-    return done.stdout if done.returncode == 0 else None
+    if done.timed_out:
+        raise GitTimedOut
+    if done.exit_code != 0 and not done.stopped:
+        return None
+    lines = [_short(line) for line in done.stdout.decode("utf-8", errors="replace").splitlines()]
+    if done.stdout_cut and lines and not lines[-1].endswith("…"):
+        lines[-1] += "…"  # it went on
+    return GitOutput(lines, complete=not done.stdout_cut)
+
+
+def _short(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…"

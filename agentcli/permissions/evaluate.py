@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from agentcli.contracts import JSON, Tool, ToolContext, literal_path
+from agentcli.contracts import JSON, FromMcpServer, McpOrigin, Tool, ToolContext, literal_path
 from agentcli.permissions.bash_rules import BashPattern, Coverage, RuleMatch, covers, deny_match
 from agentcli.permissions.modes import Mode
 from agentcli.permissions.paths import real_path, within
@@ -38,6 +38,8 @@ class Call:
     project_real: Path
     protected: tuple[Protected, ...] = ()
     """Protected paths the call would write (see `protected`)."""
+    origin: McpOrigin | None = None
+    """For an MCP tool: its server's and its own names as configured and listed."""
     more_folders: tuple[Path, ...] = ()
     """The session's other working folders (`additionalDirectories`), resolved: inside them is
     judged as inside the project (protected paths there are protected too)."""
@@ -68,10 +70,11 @@ class Call:
 
 def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
     name = tool.name
+    origin = tool.origin if isinstance(tool, FromMcpServer) else None
     kind: CallKind
     if name == "Bash":
         kind = "bash"
-    elif name.startswith("mcp__"):
+    elif origin is not None or name.startswith("mcp__"):
         kind = "mcp"
     elif name in EDIT_FAMILY:
         kind = "edit"
@@ -92,7 +95,7 @@ def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
         written = bash_targets(command, ctx.cwd) if isinstance(command, str) else []
     project_real = real_path(ctx.cwd)
     protected = protected_writes(written, ctx.cwd)
-    return Call(name, tool_input, kind, tool.read_only, ctx.cwd, paths, reals, project_real, protected)
+    return Call(name, tool_input, kind, tool.read_only, ctx.cwd, paths, reals, project_real, protected, origin)
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
     for rule in rules.of("ask"):
         if match := _matches(rule, call):
             return Verdict("ask", rule=rule, unverified=match.unverified)
-    allow = [r for r in rules.of("allow") if r.names(call.tool)]
+    allow = [r for r in rules.of("allow") if r.names(call.tool, call.origin)]
     if call.protected:
         unnamed = tuple(p for p in call.protected if not _named(p, call, allow))
         if unnamed:
@@ -146,7 +149,7 @@ def _bash_verdict(call: Call, allow: list[Rule], mode: Mode) -> Verdict:
 
 def _matches(rule: Rule, call: Call) -> RuleMatch | None:
     """For deny and ask rules: does the rule catch any part of this call? (fails closed)"""
-    if not rule.names(call.tool):
+    if not rule.names(call.tool, call.origin):
         return None
     if rule.tool_wide or rule.opaque:  # an uninterpreted specifier names every call (fails closed)
         return RuleMatch()

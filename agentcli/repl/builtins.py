@@ -464,19 +464,33 @@ def _mcp(repl: Repl, args: str) -> None:
 
 
 def _show_servers(repl: Repl, statuses: list[ServerStatus]) -> None:
+    """The table of servers, then each connected server's tools by the names rules use."""
+    from agentcli.mcp.listing import RULES_HINT, server_label, tool_listing
+    from agentcli.mcp.names import server_parts
+
+    parts, _ = server_parts(status.name for status in statuses)
     table = Table("server", "scope", "state", "tools", "", box=None)
     colours = {"connected": "green", "failed": "red", "connecting": "yellow"}
     for status in statuses:
         tools = str(len(status.tools)) if status.state == "connected" else ""
         colour = colours.get(status.state, "dim")
         table.add_row(
-            escape(for_terminal(status.name)),
+            escape(for_terminal(server_label(status, parts))),
             status.config.scope,
             f"[{colour}]{status.state}[/{colour}]",
             tools,
             escape(for_terminal(status.error)),
         )
     repl.console.print(table)
+    for status in statuses:
+        listing = tool_listing(status, parts)
+        if listing is None:
+            continue
+        lines = [f"Tools of {status.name}: {listing.tools}"]
+        lines.extend(f'Left out of {status.name}: "{tool.name}": {tool.why}' for tool in listing.left_out)
+        repl.console.print(for_terminal("\n".join(lines)), markup=False, highlight=False)
+    if any(status.state == "connected" for status in statuses):
+        repl.console.print(RULES_HINT, style="dim", markup=False)
     if any(status.state == "failed" for status in statuses):
         repl.console.print("[dim]/mcp reconnect NAME restarts a failed server.[/dim]")
 
