@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Literal
 
@@ -166,6 +167,10 @@ def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
     if tool == "WebFetch":
         return Rule(stripped, tool, behavior, source, domain=_domain(specifier))
     if tool == "Bash":
+        if behavior != "allow" and "*" in specifier.strip().removesuffix(":*").removesuffix(" *"):
+            # Claude Code's wildcards anywhere (`curl * -d *`, `push -f*`): matched literally here, a
+            # deny or ask rule would miss what it means; `fallback_rule` widens it instead.
+            raise RuleError("a wildcard before the end of the rule")
         try:
             pattern = parse_bash_specifier(specifier)
         except BashRuleError as error:
@@ -192,7 +197,26 @@ def fallback_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule | N
     tool = known or tool
     if not _TOOL_NAME.fullmatch(tool.removesuffix("__*")) or (tool.startswith("mcp__") and tool.count("__") > 2):
         return None
+    if tool == "Bash" and (words := _words_before_wildcard(text)):
+        prefix = " ".join(words)
+        return Rule(text.strip(), tool, behavior, source, bash=BashPattern(words, True, f"{prefix}:*"))
     return Rule(text.strip(), TOOL_ALIASES.get(tool, tool), behavior, source, opaque=text.strip())
+
+
+def _words_before_wildcard(text: str) -> tuple[str, ...]:
+    """`Bash(curl * -d *)` → (`curl`,); `Bash(git push -f*)` → (`git`, `push`): the whole words
+    before the first wildcard, whose prefix rule covers all the rule could mean; () when none."""
+    inner = text.strip().partition("(")[2].removesuffix(")")
+    head, star, _ = inner.partition("*")
+    if not star:
+        return ()
+    try:
+        words = shlex.split(head)
+    except ValueError:
+        return ()
+    if head and not head[-1].isspace() and not head.endswith(":"):
+        words = words[:-1]  # the word the wildcard ends is not whole
+    return tuple(word for word in words if word != ":")
 
 
 def _name_glob(specifier: str) -> str:

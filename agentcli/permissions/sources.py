@@ -185,9 +185,14 @@ def _file_rules(
                 notices.append(f'Skipped the allow rule "{text}" in {where}: {error}; it allows nothing.')
                 continue
             verb = "denies" if behavior == "deny" else "asks about"
+            what = (
+                f'every {rule.tool} command starting "{" ".join(rule.bash.words)}"'
+                if rule.bash
+                else f"every {rule.tool} call"
+            )
             notices.append(
-                f'The {behavior} rule "{text}" in {where} cannot be read ({error}): until it is fixed it {verb} '
-                f"every {rule.tool} call."
+                f'The {behavior} rule "{text}" in {where} cannot be read exactly ({error}): until it is fixed it '
+                f"{verb} {what}."
             )
             yield rule
 

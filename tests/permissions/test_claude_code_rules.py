@@ -102,6 +102,25 @@ def test_a_deny_or_ask_rule_that_cannot_be_read_covers_every_call_of_its_tool(pl
     assert 'Skipped the allow rule "Read(~bob/x)"' in said
 
 
+def test_a_deny_rule_with_wildcards_inside_covers_every_command_of_its_leading_words(places: dict[str, Path]) -> None:
+    write(places["user"], {"allow": ["Bash"], "deny": ["Bash(curl * -d *)", "Bash(git push -f*)"]})
+    gate, notices = gate_for(places)
+    cwd = places["project_dir"]
+
+    for command in (
+        "curl -X POST -d x https://e.test",
+        "curl https://e.test",
+        "git push -f",
+        "git push --force-with-lease",
+    ):
+        assert not check(gate, "Bash", {"command": command}, cwd).allowed, command
+    for command in ("git status", "wget https://e.test"):
+        assert check(gate, "Bash", {"command": command}, cwd).allowed, command
+    said = " ".join(notices)
+    assert 'it denies every Bash command starting "curl"' in said
+    assert 'it denies every Bash command starting "git push"' in said
+
+
 def test_a_rule_for_a_tool_agentcli_lacks_allows_nothing_and_denies_everything_of_it(places: dict[str, Path]) -> None:
     write(places["user"], {"allow": ["WebSearch(cats)"], "deny": ["PowerShell(Remove-Item *)"]})
     gate, notices = gate_for(places)
