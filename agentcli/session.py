@@ -30,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 
 from agentcli.agents.build import build_agent
+from agentcli.agents.forked_skills import ForkedSkills
 from agentcli.agents.sources import builtin_source
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes, task_source
@@ -74,6 +75,7 @@ from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter, now
 from agentcli.settings import Settings, agentcli_home, load_settings, own_local_settings
+from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
 
 
@@ -195,6 +197,8 @@ class Session:
         self.timeouts = Timeouts.from_setting(self.settings.get(IDLE_SETTING), self.settings.sources.get(IDLE_SETTING))
         self.skill_trust = SkillTrust()
         """Kept across /clear and /resume: a skill the model changed stays untrusted in a new conversation."""
+        self.skill_notices = SkillNotices(self._notice)
+        """Kept across /clear: what was said about a skill file is not said again."""
         self.outside_files = OutsideFiles.for_session(
             self.settings, cwd, save_to=self.gate.local_settings, ask=approve_outside, on_notice=self._notice
         )
@@ -300,7 +304,7 @@ class Session:
         self.recorder.prompt_reminders(self.context.reminders.snapshot())
         try:
             with self.context.turn(prepared):
-                result = self.agent.run(prepared.content)
+                result = self.agent.run(self.context.forked_content(prepared, self.agent.ctx))
         except BaseException as stopped:  # an interrupt too: the run record says why it ended
             self.recorder.record_run(stopped)
             if isinstance(stopped, ModelAPIError):
@@ -431,8 +435,8 @@ class Session:
             outside=self.outside_files,
             on_notice=self._notice,
             mcp=self.mcp_content,
+            skill_notices=self.skill_notices,
         )
-        own_tools = self.context.tool_source(self.gate, self.builtins)
         self.resumed = loaded
         if loaded is None:
             self.id = str(uuid.uuid4())
@@ -460,11 +464,12 @@ class Session:
         self.subagents = SubagentRunner(
             self,
             [self.builtins, self.mcp_tools],
-            self.context.skill_tools,
+            self.context.skill_tools(self.builtins),
             self.context.facts,
             transcripts,
             self.on_event,
         )
+        own_tools = self.context.tool_source(self.gate, self.builtins, ForkedSkills(self.agent_types, self.subagents))
         self.agent = build_agent(
             sources=[self.builtins, own_tools, task_source(self.agent_types, self.subagents), self.mcp_tools],
             system=self.context.system,

@@ -11,7 +11,7 @@ import pytest
 from agentcli.catalog import KNOWN_MODELS, UNKNOWN_MODEL, cost_usd, model_info
 from agentcli.contracts import Usage
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
-from tests.conftest import RunAgent, RunCli
+from tests.conftest import RunAgent, RunMain
 
 
 def settings(project: Path, values: object) -> None:
@@ -142,7 +142,7 @@ def test_the_budget_stops_after_the_response_that_passes_it_and_the_session_can_
 
 
 def test_the_budget_setting_applies_and_a_bad_one_is_a_usage_error(
-    run_agent: RunAgent, model: ScriptedModel, project: Path, run_cli: RunCli
+    run_agent: RunAgent, model: ScriptedModel, project: Path, run_main: RunMain
 ) -> None:
     settings(project, {"maxBudgetUsd": 0.001})
     model.script(reply(tool_use("Glob", {"pattern": "*"}), usage={"input_tokens": 1_000, "output_tokens": 200}))
@@ -157,6 +157,6 @@ def test_the_budget_setting_applies_and_a_bad_one_is_a_usage_error(
     assert bad.returncode == 2
     assert "Setting maxBudgetUsd in " in bad.stderr and "must be a number of dollars above 0" in bad.stderr
 
-    flag = run_cli("run", "--max-budget-usd", "lots", "hi")
+    flag = run_main("run", "--max-budget-usd", "lots", "hi")
     assert flag.returncode == 2
     assert "--max-budget-usd" in flag.stderr

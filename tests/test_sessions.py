@@ -24,7 +24,7 @@ from agentcli.sessions.compact import (
 from agentcli.sessions.store import file_records, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter
 from tests import fake_anthropic as fake
-from tests.conftest import AGENTCLI, Ran, RunAgent, RunCli, cli_env
+from tests.conftest import AGENTCLI, Ran, RunAgent, RunCli, RunMain, cli_env
 from tests.fake_anthropic import FakeAnthropic, validation_error
 from tests.session_helpers import (
     auto_compact_at,
@@ -62,7 +62,7 @@ def size(request: ModelRequest) -> int:
 
 
 def test_continue_replays_the_earlier_messages_byte_for_byte(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_main: RunMain, fake_api: FakeAnthropic, home: Path, project: Path
 ) -> None:
     (project / "CLAUDE.md").write_text("Answer in one line.\n")
     (project / "notes.txt").write_text("alpha\n")
@@ -71,11 +71,11 @@ def test_continue_replays_the_earlier_messages_byte_for_byte(
         fake.reply(fake.text("It says alpha.")),
         fake.reply(fake.text("Still alpha.")),
     )
-    first = run_cli("run", "what is in notes.txt?", "--output-format", "json")
+    first = run_main("run", "what is in notes.txt?", "--output-format", "json")
     assert first.returncode == 0, first.stderr
     (project / "new_file.py").write_text("x = 1\n")  # git status changes: a fresh system prompt would differ
 
-    second = run_cli("run", "-c", "and now?", "--output-format", "json")
+    second = run_main("run", "-c", "and now?", "--output-format", "json")
 
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)["result"] == "Still alpha."

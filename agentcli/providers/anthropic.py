@@ -220,7 +220,10 @@ class _MessageAssembler:
         self.ids = ids
         self.blocks: list[JSON] = []
         self.started: set[int] = set()
-        self.partial_json: dict[int, str] = {}
+        self.partial_json: dict[int, list[str]] = {}
+        self.pieces: dict[tuple[int, str], list[str]] = {}
+        """The deltas of each open block's `text` or `thinking`, joined into it when it closes (adding
+        each to the block's string would copy all of it per delta: quadratic in a long answer)."""
         self.closed: set[int] = set()
         self.invalid_inputs: dict[str, str] = {}
         self.usage = Usage()
@@ -245,7 +248,7 @@ class _MessageAssembler:
             self._place(index, block)
             if block.get("type") == "tool_use":
                 self._check_call(block)
-                self.partial_json[index] = ""
+                self.partial_json[index] = []
                 self.listener.tool_call_started(block["name"])
         elif kind == "content_block_delta":
             index = self._started_index(event)
@@ -279,25 +282,40 @@ class _MessageAssembler:
             self.blocks.append({})
         self.blocks[index] = block
         self.started.add(index)
+        for field in ("text", "thinking"):
+            self.pieces.pop((index, field), None)  # a block started again starts from its new start
 
     def _apply_delta(self, block: JSON, index: int, delta: JSON) -> None:
         kind = delta.get("type")
         if kind == "text_delta":
-            block["text"] = block.get("text", "") + delta["text"]
+            self._add(index, "text", delta["text"])
             self.listener.text(delta["text"])
         elif kind == "input_json_delta":
-            self.partial_json[index] += str(delta.get("partial_json", ""))
+            self.partial_json[index].append(str(delta.get("partial_json", "")))
         elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            self._add(index, "thinking", delta["thinking"])
         elif kind == "signature_delta":
             block["signature"] = delta["signature"]
         elif kind == "citations_delta":
             block.setdefault("citations", []).append(delta["citation"])
 
+    def _add(self, index: int, field: str, piece: object) -> None:
+        if not isinstance(piece, str):
+            raise TypeError(f"its {field} is {type(piece).__name__}, not a string")
+        self.pieces.setdefault((index, field), []).append(piece)
+
+    def _join(self, index: int) -> None:
+        """Put the deltas of block `index` into it."""
+        block = self.blocks[index]
+        for field in ("text", "thinking"):
+            if pieces := self.pieces.pop((index, field), None):
+                block[field] = block.get(field, "") + "".join(pieces)
+
     def _close(self, index: int) -> None:
+        self._join(index)
         block = self.blocks[index]
         if index in self.partial_json:
-            raw = self.partial_json.pop(index)
+            raw = "".join(self.partial_json.pop(index))
             try:
                 block["input"], problem = parse_tool_input(raw)
             except json.JSONDecodeError:
@@ -318,6 +336,13 @@ class _MessageAssembler:
     def finish(self) -> ModelResponse:
         if not self.stopped or self.stop_reason is None:
             raise TransientModelError("the stream ended before the message was complete", fault="stream cut short")
+        for index in range(len(self.blocks)):
+            try:
+                self._join(index)  # a block cut off keeps what came of it
+            except TypeError as error:
+                raise TransientModelError(
+                    f"the stream sent a malformed content block ({error!r})", fault="malformed stream"
+                ) from error
         incomplete = next((i for i in range(len(self.blocks)) if i not in self.closed), None)
         return ModelResponse(self.blocks, self.stop_reason, self.usage, incomplete, self.invalid_inputs)
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agentcli.contracts import PermissionGate, Tool, ToolContext
+from agentcli.skills.catalog import Skill
 from agentcli.skills.expand import CommandRunner
 from agentcli.skills.frontmatter import SkillFileError
-from agentcli.skills.loader import Skill
 from agentcli.skills.rules import allowed_for
 from agentcli.truncate import cap_middle
 
