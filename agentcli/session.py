@@ -34,6 +34,7 @@ from agentcli.agents.forked_skills import ForkedSkills
 from agentcli.agents.sources import builtin_source
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes, task_source
+from agentcli.budget import Budget
 from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info, unknown_model_notice
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
@@ -50,7 +51,7 @@ from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent, mentions_mcp
 from agentcli.mcp.servers import SessionServers
 from agentcli.model_aliases import ALIASES_SETTING, INHERIT, check_aliases_setting, resolve_alias, unmapped
-from agentcli.model_settings import TOKEN_BUDGET_SETTING, budget_usd, check_model_table, tool_protocol
+from agentcli.model_settings import budget_usd, check_model_table, token_budget, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.request_hooks import request_fields
@@ -189,6 +190,7 @@ class Session:
         check_aliases_setting(self.settings.get(ALIASES_SETTING), self.settings.sources.get(ALIASES_SETTING))
         self.tool_protocol = tool_protocol(options.tool_protocol, self.settings)
         self.budget_usd = budget_usd(options.max_budget_usd, self.settings)
+        self.token_budget = token_budget(options.max_budget_tokens, self.settings)
         self._tool_model: Model | None = None
         """`_model` speaking `tool_protocol` (itself for native)."""
         self.retry_base_delay = retry_base_delay
@@ -221,6 +223,8 @@ class Session:
         self.context: SessionContext
         self.agent: Agent
         self.subagents: SubagentRunner
+        self.budget: Budget
+        """What this conversation may spend, drawn on by its agent and every sub-agent."""
         self.transcript: TranscriptWriter
         self.recorder: TranscriptRecorder
         self.resumed: LoadedTranscript | None = None
@@ -461,6 +465,7 @@ class Session:
             self.context.restore_todos(loaded.todos)
         transcripts = project_state_dir(self.cwd) / self.id / "subagents"
         self.mcp_tools = self.mcp.source()
+        self.budget = Budget(self.token_budget, self.budget_usd)
         self.subagents = SubagentRunner(
             self,
             [self.builtins, self.mcp_tools],
@@ -468,6 +473,7 @@ class Session:
             self.context.facts,
             transcripts,
             self.on_event,
+            self.budget,
         )
         own_tools = self.context.tool_source(self.gate, self.builtins, ForkedSkills(self.agent_types, self.subagents))
         self.agent = build_agent(
@@ -479,6 +485,7 @@ class Session:
             ctx=ToolContext(cwd=self.cwd, env_passthrough=self.env_passthrough),
             on_event=self.on_event,
             hooks=self.hooks,
+            budget=self.budget,
         )
         self.recorder = TranscriptRecorder(
             self.transcript, self.agent, self.context.todos, titled=loaded is not None and bool(loaded.title)
@@ -561,17 +568,14 @@ class Session:
         self.hooks.run("StopFailure", fields, kind)
 
     def loop_config(self, name: str) -> LoopConfig:
-        """The loop's configuration for the model `name` (its output limits; the run's turn limit and budget)."""
+        """The loop's configuration for the model `name` (its output limits and prices; the run's turn limit)."""
         info = model_info(name, self.settings.get(MODELS_SETTING))
-        budget = self.options.max_budget_tokens or self.settings.get(TOKEN_BUDGET_SETTING) or LoopConfig.token_budget
         return LoopConfig(
             model=name,
             max_output_tokens=min(32_000, info.max_output_tokens),
             model_max_output_tokens=info.max_output_tokens,
             max_turns=self.options.max_turns,
-            token_budget=budget,
             retry_base_delay=self.retry_base_delay,
-            budget_usd=self.budget_usd,
             prices=info,
         )
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from agentcli.bounds import SECONDS, shown
 from agentcli.errors import UsageError
 from agentcli.permissions.rules import Rule, RuleError, RuleSource, parse_rule
 from agentcli.setting_keys import setting
@@ -253,8 +254,8 @@ def _command(
     if not isinstance(command, str) or not command.strip():
         raise _malformed(path, f"{where}.command", "must be the shell command to run")
     timeout = hook.get("timeout", SHORT_TIMEOUTS.get(event, DEFAULT_TIMEOUT_S))
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise _malformed(path, f"{where}.timeout", "must be a positive number of seconds")
+    if not SECONDS.holds(timeout):
+        raise _malformed(path, f"{where}.timeout", f"must be {SECONDS.describe()}, not {shown(timeout)}")
     args = hook.get("args")
     if args is not None and (not isinstance(args, list) or not all(isinstance(arg, str) for arg in args)):
         raise _malformed(path, f"{where}.args", "must be a list of strings")
