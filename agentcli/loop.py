@@ -7,7 +7,9 @@ done (its tool threads).
 
 Whatever keeps track of the conversation subscribes to its events (`subscribe`) instead of
 being called back through attributes: the transcript records each `MessageAdded`, and
-auto-compaction may replace `messages` on `TurnStarting`, before the request is built.
+auto-compaction may replace the conversation (`replace_conversation`) on `TurnStarting`,
+before the request is built. What its owner changes from outside goes through its methods
+(`configure`, `add_tools`, `add_usage`, `replace_conversation`); its state is read, never assigned.
 
 When the model answers without tools, the Stop hooks (SubagentStop for a sub-agent) run: a
 block, or their `additionalContext`, is sent back as a user message and the loop goes on, at
@@ -21,6 +23,7 @@ none is sent once the budget is passed, and a turn that passed it does not run i
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from agentcli.budget import Budget, Prices
@@ -30,6 +33,7 @@ from agentcli.contracts import (
     Model,
     ModelRequest,
     ModelResponse,
+    Tool,
     ToolCall,
     ToolContext,
     ToolResult,
@@ -40,6 +44,7 @@ from agentcli.conversation import (
     blocks_of,
     is_text,
     is_tool_use,
+    response_calls,
     text_block,
     text_of,
     tool_calls,
@@ -122,19 +127,64 @@ class Agent:
         """`on_event` is the front end's sink; `agent_id` goes on every event this agent emits.
         `budget` is the run's, shared with the agents it runs beside (None: one of its own, with
         the default limits); every request this agent makes is drawn from it."""
-        self.model = model
+        self._model = model
         self.executor = executor
-        self.config = config
+        self._config = config
         self.system = system
         self.ctx = ctx
         self.agent_id = agent_id
-        self.messages: list[JSON] = []
+        self._messages: list[JSON] = []
         self.budget = budget or Budget()
         self.usage = Usage()
-        self.context_tokens = 0
-        """Tokens the conversation occupies in the context window, as of the latest turn."""
+        """Tokens this agent spent (its sub-agents' and a compaction's summary included, `add_usage`)."""
+        self._context_tokens = 0
+        self._turn_model: str | None = None
+        """The model of the current run, when it is not the configured one (`run(model=...)`)."""
         self._subscribers: list[EventSink] = []
         self._front_end = on_event
+
+    @property
+    def messages(self) -> Sequence[JSON]:
+        """The conversation so far (changed only by this agent, or as a whole by `replace_conversation`)."""
+        return self._messages
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens the conversation occupies in the context window, as of the latest turn."""
+        return self._context_tokens
+
+    @property
+    def config(self) -> LoopConfig:
+        return self._config
+
+    @property
+    def model_name(self) -> str:
+        """The model requests go to now: the current run's (`run(model=...)`), else the configured one."""
+        return self._turn_model or self._config.model
+
+    def configure(self, config: LoopConfig) -> None:
+        """Use `config` from the next request on (`/model`: another model and its limits)."""
+        self._config = config
+
+    def add_tools(self, tools: Iterable[Tool]) -> None:
+        """Offer `tools` too from the next request on (the MCP servers' tools, fixed at the first)."""
+        for tool in tools:
+            self.executor.registry.register(tool)
+
+    def add_usage(self, usage: Usage) -> None:
+        """Count `usage`, spent for this conversation outside its loop (a sub-agent, a compaction's summary)."""
+        self.usage.add(usage)
+
+    def replace_conversation(self, messages: list[JSON], context_tokens: int) -> None:
+        """Go on from `messages` (a resumed transcript's, a compacted conversation), which occupy
+        `context_tokens` of the context window (0: not measured yet). The list is taken as it is;
+        the one it replaces is left unchanged (its messages were sent as they were)."""
+        self._messages = messages
+        self._context_tokens = context_tokens
+
+    def tool_definitions(self) -> list[JSON]:
+        """The tools' definitions as every request carries them."""
+        return self.executor.manifest()
 
     def subscribe(self, sink: EventSink) -> None:
         """Hand every event to `sink` too, synchronously, before the front end sees it (so what
@@ -157,8 +207,16 @@ class Agent:
         """Release what this agent holds (its tool threads); the model is its owner's to close."""
         self.executor.close()
 
-    def run(self, user_content: list[JSON]) -> RunResult:
-        """Send one user message and loop until the model answers without tools."""
+    def run(self, user_content: list[JSON], *, model: str | None = None) -> RunResult:
+        """Send one user message and loop until the model answers without tools; `model`: the
+        model for this run only (a skill's), else the configured one."""
+        self._turn_model = model
+        try:
+            return self._run(user_content)
+        finally:
+            self._turn_model = None
+
+    def _run(self, user_content: list[JSON]) -> RunResult:
         self.ctx.cancel.clear()  # an interrupt of the previous turn must not cancel this one
         self.add_message(user_message([_safe_block(block) for block in user_content]))
         turns = 0
@@ -197,7 +255,7 @@ class Agent:
                 self._finish_without_tools(response, "the model declined")
                 raise ModelStopped("The model declined to continue with this request (refusal).")
             self._append_assistant(response)
-            calls = response.tool_calls
+            calls = response_calls(response)
             if not calls:
                 if self._stop_hook_continues(response, continued):
                     continued += 1
@@ -232,7 +290,7 @@ class Agent:
 
     def add_message(self, message: JSON) -> None:
         """Append `message` to the conversation; subscribers see it as `MessageAdded`."""
-        self.messages.append(message)
+        self._messages.append(message)
         self.emit(MessageAdded(message))
 
     # ------------------------------------------------------------------ one turn
@@ -240,10 +298,10 @@ class Agent:
     def _complete_turn(self, max_tokens: int | None = None) -> ModelResponse:
         """Stream one assistant turn, retrying transient faults; each wait is a `Retrying` event."""
         request = ModelRequest(
-            model=self.config.model,
+            model=self.model_name,
             system=self.system,
             tools=self.executor.manifest(),
-            messages=self.messages,
+            messages=self._messages,
             max_tokens=max_tokens or self.config.max_output_tokens,
         )
         reservation = self.budget.reserve(self.config.prices)  # nothing is sent once the run's budget is passed
@@ -252,7 +310,7 @@ class Agent:
         while True:
             listener = _StreamEvents(self.emit, self.ctx.cancel)
             try:
-                response = self.model.stream(request, listener)
+                response = self._model.stream(request, listener)
                 break
             except TransientModelError as error:
                 self._stop_if_cancelled()  # the stream broke off because the user interrupted: no retry
@@ -271,7 +329,7 @@ class Agent:
                 self._stop_if_cancelled()
         self.usage.add(response.usage)
         reservation.charge(response.usage)
-        self.context_tokens = response.usage.total_input + response.usage.output_tokens
+        self._context_tokens = response.usage.total_input + response.usage.output_tokens
         self.emit(listener.responded(request.model, response.stop_reason, attempt))
         return response
 
@@ -346,7 +404,7 @@ class Agent:
                 self.ctx.cancel.set()
             raise
         self.add_message(user_message(results))
-        self.executor.announce(self.messages[-1], self.emit)
+        self.executor.announce(self._messages[-1], self.emit)
         self._stop_if_cancelled()
         return results
 
@@ -357,14 +415,14 @@ class Agent:
             raise Cancelled("Interrupted by the user.")
 
     def _close_pending(self, why: str) -> None:
-        last = self.messages[-1] if self.messages else None
+        last = self._messages[-1] if self._messages else None
         if last and last["role"] == "assistant" and (results := close_pending(last, why)):
             self.add_message(user_message(results))
-            self.executor.announce(self.messages[-1], self.emit)
+            self.executor.announce(self._messages[-1], self.emit)
 
     def record_interrupt(self) -> None:
         """After Ctrl-C outside tool execution: keep the conversation valid for the next message."""
-        last = self.messages[-1] if self.messages else None
+        last = self._messages[-1] if self._messages else None
         if last and last["role"] == "user" and text_of(blocks_of(last)[-1:]) == INTERRUPTED_MARKER:
             return
         unanswered = last["content"] if last and last["role"] == "assistant" else []

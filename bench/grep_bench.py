@@ -35,6 +35,7 @@ from agentcli.events import Event
 from agentcli.executor import ToolExecutor
 from agentcli.tools.grep import GrepTool
 from agentcli.tools.registry import ToolRegistry
+from agentcli.workspace.local import LocalWorkspace
 from bench.common import interleaved, seconds
 
 WORDS = "alpha beta gamma delta epsilon value result config handler request session token cache".split()  # noqa: SIM905
@@ -132,7 +133,7 @@ def main() -> None:
         started = time.perf_counter()
         generate(root, args.files)
         print(f"generated {args.files:,} files (+2,000 ignored, +50 binary) in {time.perf_counter() - started:.1f} s")
-        ctx = ToolContext(cwd=root)
+        ctx = ToolContext(LocalWorkspace(root))
         engines = {"python": GrepTool(use_ripgrep=False)}
         if have_rg:
             engines = {"ripgrep": GrepTool(use_ripgrep=None), **engines}

@@ -45,6 +45,7 @@ from agentcli.contracts import ToolCall, ToolContext, Usage  # noqa: E402
 from agentcli.executor import ToolExecutor  # noqa: E402
 from agentcli.tools.grep import GrepTool  # noqa: E402
 from agentcli.tools.registry import ToolRegistry  # noqa: E402
+from agentcli.workspace.local import LocalWorkspace  # noqa: E402
 from bench import cache_hits, grep_bench, loop_overhead, render_bench  # noqa: E402
 from bench.common import KEY, Figure, Workspace, interleaved, process_cpu_seconds, run_child, seconds  # noqa: E402
 from bench.peers import MODEL, Harness, Step, agentcli, claude_code, mini_swe_agent  # noqa: E402
@@ -352,7 +353,7 @@ def grep(rigs: list[Rig], files: int, runs: int) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="agentcli-grep-bench-") as temp:
         tree = Path(temp) / "tree"
         grep_bench.generate(tree, files, ignored=min(2_000, files))
-        ctx = ToolContext(cwd=tree)
+        ctx = ToolContext(LocalWorkspace(tree))
         tool = GrepTool(use_ripgrep=None)
         shapes = grep_bench.query_shapes()
         for label, (query, command) in shapes.items():

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.access import Access
 from agentcli.agents.build import build_agent
 from agentcli.agents.sources import ToolList
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.contracts import JSON, Concurrency, ToolContext, ToolResult
 from agentcli.errors import UsageError
 from agentcli.events import Event, Notice
 from agentcli.hooks import Hooks, load_hooks, matcher_matches
@@ -28,6 +29,7 @@ from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.session import Session, SessionOptions
+from agentcli.workspace.local import LocalWorkspace
 from tests import fake_anthropic as wire
 from tests.conftest import AGENTCLI, RunAgent, cli_env
 from tests.fake_anthropic import FakeAnthropic
@@ -530,7 +532,7 @@ class McpLikeTool:
     name = "mcp__x__y"
     description = "Does y on server x."
     input_schema: JSON = {"type": "object", "properties": {}}
-    read_only = False
+    concurrency: Concurrency = "exclusive"
 
     def __init__(self) -> None:
         self.ran = 0
@@ -539,8 +541,8 @@ class McpLikeTool:
         self.ran += 1
         return ToolResult("y done")
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return Access(server="x")
 
 
 def test_a_matcher_on_an_mcp_tool_name_blocks_that_tool(project: Path, tmp_path: Path) -> None:
@@ -555,7 +557,7 @@ def test_a_matcher_on_an_mcp_tool_name_blocks_that_tool(project: Path, tmp_path:
         model=model,
         gate=Gate(mode="bypassPermissions"),
         config=LoopConfig(model="claude-sonnet-4-5"),
-        ctx=ToolContext(cwd=project),
+        ctx=ToolContext(LocalWorkspace(project)),
         on_event=lambda event: None,
         hooks=Hooks(load_hooks(settings), project),
     )

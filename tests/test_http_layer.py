@@ -22,6 +22,7 @@ from agentcli.providers.anthropic import API_VERSION, AnthropicModel, DirectRout
 from agentcli.providers.http import Endpoint
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tools.registry import ToolRegistry
+from agentcli.workspace.local import LocalWorkspace
 from tests.conftest import TEST_KEY, RunAgent, RunCli, RunMain
 from tests.context.gates import RuleGate
 from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, http_error, reply, text, tool_use
@@ -38,7 +39,7 @@ def ask(model: AnthropicModel, tmp_path: Path) -> tuple[str, list[Retrying]]:
         config=LoopConfig(model="claude-test", retry_base_delay=0.01),
         system=[{"type": "text", "text": "Be brief."}],
         on_event=events.append,
-        ctx=ToolContext(cwd=tmp_path),
+        ctx=ToolContext(LocalWorkspace(tmp_path)),
     )
     try:
         answer = agent.run([{"type": "text", "text": "hi"}]).text

@@ -10,7 +10,7 @@ run by its own `ToolExecutor` behind the gate given, its events stamped with its
         model=model,
         gate=gate,
         config=LoopConfig(model="claude-sonnet-4-5"),
-        ctx=ToolContext(cwd=project),
+        ctx=ToolContext(LocalWorkspace(project)),
         on_event=front_end,
     )
     try:

@@ -15,6 +15,7 @@ shares with its parent:
   parent's and its siblings', as they are made; what it used is added to the parent's usage
   when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
 - the interrupt: its cancel event is linked to the parent's (`Cancellation.linked`);
+- the workspace, and the user turn its calls belong to (`ToolContext.user_turn`);
 - the hooks: SubagentStart before its first request (what they say is a reminder in its first
   message), PreToolUse and PostToolUse for its calls, SubagentStop when it would end; every
   input also names it (`agent_id`, `agent_type`, `agent_transcript_path`), and its
@@ -79,7 +80,8 @@ INTERRUPTED = "it was interrupted by the user"
 
 
 class Parent(Protocol):
-    """What a sub-agent takes from the conversation that starts it (a `Session`), as it is now."""
+    """What a sub-agent takes from the conversation that starts it (`session.conversation.Conversation`),
+    as it is now."""
 
     @property
     def agent(self) -> Agent:
@@ -177,7 +179,7 @@ class SubagentRunner:
     def run(self, agent_type: AgentType, description: str, prompt: str, ctx: ToolContext) -> ToolResult:
         """Run a sub-agent of `agent_type` on `prompt` to its end; `ctx` is the Task call's."""
         parent = self.parent.agent
-        model = parent.config.model
+        model = parent.model_name
         if agent_type.model is not None:
             model = self.parent.resolve_model(agent_type.model) or model
         subagent_id = f"{SUBAGENT}-{uuid.uuid4().hex[:12]}"
@@ -200,7 +202,7 @@ class SubagentRunner:
         ]
         config = replace(self.parent.loop_config(model), max_turns=agent_type.max_turns)
         sub_ctx = ToolContext(
-            cwd=ctx.cwd, cancel=ctx.cancel.linked(), env_passthrough=ctx.env_passthrough, agent_label=agent_type.name
+            ctx.workspace, cancel=ctx.cancel.linked(), agent_label=agent_type.name, user_turn=ctx.user_turn
         )
         agent = build_agent(
             sources=[ToolList(SUBAGENT, tuple(tools))],
@@ -216,7 +218,7 @@ class SubagentRunner:
         )
         progress = _Progress()
         agent.subscribe(progress)
-        transcript = self._transcript(agent, subagent_id, model, description)
+        transcript = self._transcript(agent, sub_ctx, subagent_id, model, description)
         parent.emit(SubagentStarted(subagent_id, ctx.call_id, agent_type.name, description, agent_type.color or ""))
         self._running[ctx.call_id] = _Running(agent_type, progress, agent)
         error: str | None = None
@@ -247,7 +249,7 @@ class SubagentRunner:
             ctx.cancel.unlink(sub_ctx.cancel)
             kept = self._close_transcript(transcript)
             with self._usage_lock:
-                parent.usage.add(agent.usage)
+                parent.add_usage(agent.usage)
                 self._usage_by_model.setdefault(model, Usage()).add(agent.usage)
             finished = SubagentFinished(
                 subagent_id,
@@ -314,19 +316,21 @@ class SubagentRunner:
         """The parent's shared sources, then the sub-agent's own Skill tool and task list."""
         return [*self.sources, ToolList(SUBAGENT, (skill, TodoWriteTool(TodoList())))]
 
-    def _transcript(self, agent: Agent, subagent_id: str, model: str, description: str) -> TranscriptWriter | None:
+    def _transcript(
+        self, agent: Agent, ctx: ToolContext, subagent_id: str, model: str, description: str
+    ) -> TranscriptWriter | None:
         if self.transcripts is None:
             return None
         writer = TranscriptWriter.new(
             self.transcripts / f"{subagent_id}.jsonl",
             session_id=subagent_id,
-            cwd=agent.ctx.cwd,
+            cwd=ctx.cwd,
             provider=self.parent.provider,
             model=model,
             system=agent.system,
             on_error=lambda text: self.on_event(Notice(text, agent_id=subagent_id)),
         )
-        recorder = TranscriptRecorder(writer, agent, TodoList(), titled=False)
+        recorder = TranscriptRecorder(writer, agent, TodoList(), ctx.read_files, titled=False)
         recorder.offer_title(description)
         agent.subscribe(recorder)
         return writer

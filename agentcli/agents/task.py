@@ -5,10 +5,10 @@ the types of `agents.definitions`. The tool's description lists those types; it 
 only when a definition file changes (`AgentTypes`), so the tool manifest stays byte-identical
 from request to request and the prompt cache keeps hitting.
 
-Neighbouring Task calls run concurrently (`IndependentCalls`): each is a conversation of its
-own. The call itself changes nothing, so the gate lets it through as it does a read; every
-call its sub-agent makes is judged by the same gate. Only the session's own agent is offered
-Task: sub-agents are built without it.
+Neighbouring Task calls run concurrently (`concurrency = "independent"`): each is a
+conversation of its own. The call itself touches nothing (`access.NOTHING`), so the gate lets
+it through in every mode; every call its sub-agent makes is judged by the same gate. Only the
+session's own agent is offered Task: sub-agents are built without it.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
 
+from agentcli.access import NOTHING, Access
 from agentcli.agents.definitions import AgentCatalog, definition_files, load_agent_catalog
 from agentcli.agents.sources import ToolList
 from agentcli.agents.subagent import SubagentRunner
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.contracts import JSON, Concurrency, ToolContext, ToolResult
 
 TASK = "task"
 """The name of the Task tool's source."""
@@ -84,8 +84,7 @@ class AgentTypes:
 
 class TaskTool:
     name = "Task"
-    read_only = True  # the call itself changes nothing: each call of its sub-agent passes the gate
-    independent_calls: Literal[True] = True
+    concurrency: Concurrency = "independent"
     input_schema: JSON = {
         "type": "object",
         "properties": {
@@ -127,8 +126,9 @@ class TaskTool:
         """What the sub-agent of an interrupted call had done (`ReportsInterruption`)."""
         return self.runner.interrupted_result(call_id)
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """The call itself touches nothing: each call of its sub-agent passes the gate."""
+        return NOTHING
 
 
 def task_source(types: AgentTypes, runner: SubagentRunner) -> ToolList:

@@ -1,7 +1,7 @@
 """Facts about the session, gathered once at its start: environment and a git snapshot.
 
 They go into the system prompt, which must not change during a session, so nothing here
-is ever re-read later (the snapshot says so to the model).
+is ever re-read later (the snapshot says so to the model). git runs in the session's workspace.
 """
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from agentcli.capped_output import run_capped
 from agentcli.context.paths import memory_dir
-from agentcli.credentials import child_environment
+from agentcli.workspace.contract import Command, Workspace
+from agentcli.workspace.running import read_head
 
 GIT_TIMEOUT_S = 3.0
 MAX_STATUS_LINES = 30
 RECENT_COMMITS = 5
 GIT_OUTPUT_LIMIT = 16 * 1024
-"""Bytes of a git command's output read (the rest is dropped as it comes): a repository's
-status or commit subjects may be any size."""
+"""Bytes of a git command's output read (then it is stopped): a repository's status or commit
+subjects may be any size."""
 MAX_LINE_CHARS = 300
 """A longer status line or commit subject is cut (a commit subject may be megabytes long)."""
 
@@ -43,8 +43,11 @@ class SessionFacts:
     """The git snapshot as text, or a sentence saying there is none."""
 
 
-def gather_facts(cwd: Path, model: str, today: datetime.date | None = None, home: Path | None = None) -> SessionFacts:
+def gather_facts(
+    workspace: Workspace, model: str, today: datetime.date | None = None, home: Path | None = None
+) -> SessionFacts:
     """Everything the system prompt states about the session, read once, now."""
+    cwd = workspace.root
     return SessionFacts(
         cwd=cwd,
         model=model,
@@ -53,14 +56,14 @@ def gather_facts(cwd: Path, model: str, today: datetime.date | None = None, home
         shell="bash",  # what the Bash tool runs, whatever the user's login shell is
         date=(today or datetime.date.today()).isoformat(),
         memory_dir=memory_dir(cwd, home),
-        git=git_snapshot(cwd),
+        git=git_snapshot(workspace),
     )
 
 
-def git_snapshot(cwd: Path) -> str:
+def git_snapshot(workspace: Workspace) -> str:
     """Branch, short status and the last few commit subjects; or why there are none."""
     try:
-        status = _git(cwd, "status", "--short", "--branch")
+        status = _git(workspace, "status", "--short", "--branch")
     except GitTimedOut:
         return f"A git repository, but `git status` took over {GIT_TIMEOUT_S:g} s; run it yourself if you need it."
     if status is None:
@@ -72,7 +75,7 @@ def git_snapshot(cwd: Path) -> str:
         more = f"{len(changes) - MAX_STATUS_LINES}" if status.complete else "many"
         changes = [*changes[:MAX_STATUS_LINES], f"... and {more} more (run `git status` for all)"]
     try:
-        log = _git(cwd, "log", f"-{RECENT_COMMITS}", "--format=%h %s")
+        log = _git(workspace, "log", f"-{RECENT_COMMITS}", "--format=%h %s")
         commits = "\n".join(log.lines).strip() if log else ""
     except GitTimedOut:
         commits = f"(`git log` took over {GIT_TIMEOUT_S:g} s)"
@@ -93,29 +96,28 @@ class GitOutput(NamedTuple):
     """False when the output went on past GIT_OUTPUT_LIMIT bytes."""
 
 
-def _git(cwd: Path, *args: str) -> GitOutput | None:
-    """The lines a git command printed, read up to GIT_OUTPUT_LIMIT bytes; None when it fails or
-    git is missing (raises GitTimedOut)."""
-    env = {**child_environment(), "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+def _git(workspace: Workspace, *args: str) -> GitOutput | None:
+    """The lines a git command printed, read up to GIT_OUTPUT_LIMIT bytes (it is stopped then);
+    None when it fails or git is missing (raises GitTimedOut)."""
+    command = Command(
+        ["git", "-c", "core.quotepath=off", *args],
+        env={"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
+        origin="harness",
+        stderr="discard",
+    )
     try:
-        done = run_capped(
-            ["git", "-c", "core.quotepath=off", *args],
-            cwd=cwd,
-            env=env,
-            limit=GIT_OUTPUT_LIMIT,
-            timeout=GIT_TIMEOUT_S,
-            stop_when_full=True,
-        )
+        with workspace.start(command) as proc:  # leaving the block stops a git that goes on
+            done = read_head(proc, GIT_OUTPUT_LIMIT, GIT_TIMEOUT_S)
     except OSError:
         return None
     if done.timed_out:
         raise GitTimedOut
-    if done.exit_code != 0 and not done.stopped:
+    if done.complete and done.exit_code != 0:
         return None
-    lines = [_short(line) for line in done.stdout.decode("utf-8", errors="replace").splitlines()]
-    if done.stdout_cut and lines and not lines[-1].endswith("…"):
+    lines = [_short(line) for line in done.data.decode("utf-8", errors="replace").splitlines()]
+    if not done.complete and lines and not lines[-1].endswith("…"):
         lines[-1] += "…"  # it went on
-    return GitOutput(lines, complete=not done.stdout_cut)
+    return GitOutput(lines, complete=done.complete)
 
 
 def _short(line: str) -> str:

@@ -3,7 +3,7 @@
 `SessionContext` is what a front end (`agentcli run`, the REPL) talks to before handing
 a message to the agent loop:
 
-    context = SessionContext(cwd, model, append)
+    context = SessionContext(workspace, model, append)
     own = context.tool_source(gate, builtins)     # the Skill and TodoWrite tools
     agent = build_agent(sources=[builtins, own], system=context.system, ...)
     prepared = context.prepare(text, agent.ctx)   # /commands expanded, reminders added
@@ -47,6 +47,7 @@ from agentcli.skills.tool import RunsForkedSkills, SkillTools
 from agentcli.skills.trust import SkillTrust
 from agentcli.tools.read import ReadTool
 from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
+from agentcli.workspace.contract import Workspace
 
 PLAN_MODE = (
     "Plan mode is on: the user wants a plan before any change. Only read-only tools run; anything that "
@@ -96,7 +97,7 @@ def parse_command(text: str) -> tuple[str, str] | None:
 class SessionContext:
     def __init__(
         self,
-        cwd: Path,
+        workspace: Workspace,
         model: str,
         append_system_prompt: str | None = None,
         *,
@@ -110,7 +111,8 @@ class SessionContext:
         claude: Path | None = None,
         skill_notices: SkillNotices | None = None,
     ) -> None:
-        self.cwd = cwd
+        """`workspace`: the session's (its root is the project; the facts' git runs in it)."""
+        cwd = self.cwd = workspace.root
         self.mcp = mcp
         """MCP prompts (`/mcp__server__prompt`) and resources (`@server:uri`), when servers are configured."""
         self.home = home or agentcli_home()
@@ -120,7 +122,7 @@ class SessionContext:
         """What was said about the skill files (read leniently, a command hidden by a skill): said once."""
         self.outside = outside or OutsideFiles(project_top(cwd), on_notice=on_notice)
         """Which files outside the project `@` imports may read, and asking about the rest."""
-        self.facts = gather_facts(cwd, model, today, self.home)
+        self.facts = gather_facts(workspace, model, today, self.home)
         self.system: list[JSON] = build_system_prompt(cwd, model, append_system_prompt, self.facts)
         """Byte-identical for every request of the session."""
         self.reminders = ReminderTracker(

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from agentcli.access import NOTHING, Access
 from agentcli.context.outside import OutsideFiles
 from agentcli.contracts import JSON, PermissionGate, Tool, ToolContext, ToolResult
 from agentcli.skills.catalog import Skill, SkillCatalog, unknown_message
@@ -37,10 +38,7 @@ class RunsForkedSkills(Protocol):
 
 class SkillTool(BuiltinTool):
     name = "Skill"
-    # The tool itself only reads skill files; each `!` command inside a skill is checked
-    # by the permission gate as a Bash call of its own, as is every call of a forked skill's sub-agent.
-    read_only = True
-    concurrency_safe = False  # it may add the skill's rules to the turn
+    concurrency = "exclusive"  # it may add the skill's rules to the turn
     description = (
         "Run one of the skills or commands listed in the skills <system-reminder> (as /name). Use it when "
         'the user asks in plain words for something a listed skill does ("commit this" → skill "commit"), '
@@ -66,6 +64,11 @@ class SkillTool(BuiltinTool):
         self.load = load
         self.invoker = invoker
         self.forks = forks
+
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """The tool itself only reads skill files (agentcli's own configuration); each `!` command
+        inside a skill is judged as a Bash call of its own, a model-supplied `@path` as a Read."""
+        return NOTHING
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         name = str(tool_input["skill"]).strip().removeprefix("/")

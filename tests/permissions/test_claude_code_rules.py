@@ -7,15 +7,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
-from agentcli.contracts import ToolContext
+from agentcli.access import NOTHING, Access, unknown
+from agentcli.contracts import JSON, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.settings import load_settings
+from agentcli.workspace.local import LocalWorkspace
 from tests.conftest import RunAgent
 from tests.permissions.helpers import TOOLS, Recorder, StandIn, check, outcome
 
@@ -46,18 +49,24 @@ def gate_for(places: dict[str, Path], mode: str | None = None) -> tuple[Gate, li
     return gate, settings.notices
 
 
-class WebFetch(StandIn):
-    """Stands in for Claude Code's WebFetch (issue 27 brings the tool): it contacts its url's host."""
+def contacts_its_url(tool_input: JSON, ctx: ToolContext) -> Access:
+    """WebFetch's declaration (issue 27 brings the tool): it contacts its url's host."""
+    return Access(hosts=(urlsplit(str(tool_input["url"])).hostname or "",))
 
-    def __init__(self) -> None:
-        super().__init__("WebFetch", False)
+
+def touches_nothing(tool_input: JSON, ctx: ToolContext) -> Access:
+    return NOTHING
+
+
+def does_anything(tool_input: JSON, ctx: ToolContext) -> Access:
+    return unknown("a stand-in")
 
 
 def test_task_agent_and_skill_rules_name_what_the_call_starts(places: dict[str, Path]) -> None:
     write(places["user"], {"deny": ["Agent(Explore)", "Skill(deploy *)"], "ask": ["Task(review*)"]})
     gate, _ = gate_for(places)
     cwd = places["project_dir"]
-    task, skill = StandIn("Task", True), StandIn("Skill", True)
+    task, skill = StandIn("Task", touches_nothing), StandIn("Skill", touches_nothing)
     TOOLS.update(Task=task, Skill=skill)
     try:
         assert not check(gate, "Task", {"subagent_type": "Explore", "prompt": "p"}, cwd).allowed
@@ -73,10 +82,10 @@ def test_task_agent_and_skill_rules_name_what_the_call_starts(places: dict[str, 
 def test_webfetch_domain_rules_match_the_host_a_call_contacts(places: dict[str, Path]) -> None:
     write(places["user"], {"allow": ["WebFetch(domain:docs.python.org)"], "deny": ["WebFetch(domain:*.evil.test)"]})
     gate, _ = gate_for(places)
-    ctx = ToolContext(cwd=places["project_dir"])
+    ctx = ToolContext(LocalWorkspace(places["project_dir"]))
     recorder = Recorder(Answer.no())
     gate.prompter = recorder
-    fetch = WebFetch()
+    fetch = StandIn("WebFetch", contacts_its_url)
 
     assert gate.check(fetch, {"url": "https://docs.python.org/3/library/re.html"}, ctx).allowed
     assert not gate.check(fetch, {"url": "https://a.b.evil.test/x"}, ctx).allowed
@@ -125,7 +134,7 @@ def test_a_rule_for_a_tool_agentcli_lacks_allows_nothing_and_denies_everything_o
     write(places["user"], {"allow": ["WebSearch(cats)"], "deny": ["PowerShell(Remove-Item *)"]})
     gate, notices = gate_for(places)
     cwd = places["project_dir"]
-    TOOLS.update(WebSearch=StandIn("WebSearch", False), PowerShell=StandIn("PowerShell", False))
+    TOOLS.update(WebSearch=StandIn("WebSearch", does_anything), PowerShell=StandIn("PowerShell", does_anything))
     try:
         assert outcome(gate, "WebSearch", {"query": "cats"}, cwd) == "ask"
         assert outcome(gate, "PowerShell", {"command": "Get-Date"}, cwd) == "deny"
