@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentcli.hooks import load_hooks
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.settings import load_settings
@@ -155,3 +157,32 @@ def test_the_users_claude_md_and_agents_in_claude_codes_home_are_read(
     assert str(home / ".claude" / "CLAUDE.md") in first
     [task] = [tool for tool in model.requests[0].tools if tool["name"] == "Task"]
     assert "- poet: Writes poems." in task["description"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("model", 5, "model must be a string, not a number"),
+        ("provider", None, "provider must be a string, not null"),
+        ("enableAllProjectHooks", "yes", "enableAllProjectHooks must be true or false, not a string"),
+        ("enableAllProjectMcpServers", 1, "enableAllProjectMcpServers must be true or false, not a number"),
+        ("enabledMcpjsonServers", "db", 'enabledMcpjsonServers must be a list of names (["a", "b"]), not a string'),
+        (
+            "disabledMcpjsonServers",
+            ["db", 5],
+            'disabledMcpjsonServers must be a list of names (["a", "b"]), not a list holding a number',
+        ),
+        ("projectHooksTrust", True, "projectHooksTrust must be an object, not true"),
+    ],
+)
+def test_a_known_key_with_a_value_of_the_wrong_type_is_an_error_naming_the_file(
+    key: str, value: object, said: str, run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    path = project / ".claude" / "settings.local.json"
+    write_json(path, {key: value, "statusLine": {"type": "command"}})
+
+    done = run_agent("go")
+
+    assert done.returncode == 2
+    assert f"Settings file {path}: {said}." in " ".join(done.stderr.split())
+    assert model.requests == []  # nothing was sent
