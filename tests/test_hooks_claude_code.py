@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.errors import ModelAPIError, UsageError
+from agentcli.errors import ModelAPIError, StoppedByHook, UsageError
 from agentcli.hooks import load_hooks, matcher_matches
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.sessions.store import find_session
@@ -376,3 +376,49 @@ def test_session_end_says_why_and_session_start_names_the_model(
 
     assert [entry["reason"] for entry in logged(end)] == ["clear", "resume", "prompt_input_exit"]
     assert {entry["model"] for entry in logged(start)} == {"claude-sonnet-5-5"}
+
+
+def test_user_prompt_expansion_hooks_see_a_typed_command_before_it_expands_and_may_block_it(
+    model: ScriptedModel, project: Path, tmp_path: Path, in_process_env: None
+) -> None:
+    ran = tmp_path / "ran"
+    commands = project / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "deploy.md").write_text(f"Deploy $ARGUMENTS. !`touch {ran}`\n")
+    (commands / "review.md").write_text("Review $ARGUMENTS.\n")
+    log = tmp_path / "expansion.log"
+    said = {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion", "additionalContext": "Check the tests."}}
+    project_hooks(
+        project,
+        {
+            "UserPromptExpansion": [
+                hook_entry(hook_command(tmp_path, log, exit=2, stderr="No deploys on Fridays."), matcher="deploy"),
+                hook_entry(hook_command(tmp_path, log, stdout=json.dumps(said)), matcher="review"),
+            ]
+        },
+    )
+    model.script(reply(text("reviewed")), reply(text("hello")))
+
+    with session(project, model, Recorder()) as s:
+        with pytest.raises(
+            StoppedByHook,
+            match=r"A UserPromptExpansion hook blocked /deploy, so nothing was sent: No deploys on Fridays\.",
+        ):
+            s.send("/deploy prod")
+        s.send("/review src")
+        s.send("hello")
+
+    assert not ran.exists()  # blocked before it expanded: its ! command never ran
+    assert len(model.requests) == 2
+    assert any("Check the tests." in part for part in texts_sent(model, 0))
+    assert any("Review src." in part for part in texts_sent(model, 0))
+    deploy, review = logged(log)
+    assert deploy["command_name"] == "deploy" and deploy["command_args"] == "prod"
+    assert review == review | {
+        "hook_event_name": "UserPromptExpansion",
+        "expansion_type": "slash_command",
+        "command_name": "review",
+        "command_args": "src",
+        "command_source": "projectSettings",
+        "prompt": "/review src",
+    }

@@ -18,6 +18,9 @@ hooks that failed. What an outcome does is the caller's business, per event:
   the result.
 - UserPromptSubmit (session): exit 2 → nothing is sent, the reason is shown; stdout and
   context → a `<system-reminder>` in that message.
+- UserPromptExpansion (session): before a `/command` the user typed is expanded (a skill, a
+  command file, an MCP prompt): exit 2 or `block` → it is not expanded and nothing is sent;
+  context → a `<system-reminder>` in that message.
 - Stop / SubagentStop (loop): exit 2, `block` or `additionalContext` → the model goes on with
   it, at most `loop.MAX_STOP_HOOK_CONTINUATIONS` times in a row.
 - SubagentStart (sub-agent runner): context → a reminder in the sub-agent's first message.

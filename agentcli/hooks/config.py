@@ -8,10 +8,10 @@ The format is Claude Code's, so a configuration copied from it works unchanged::
 Hooks from every file run (user, project, local: they add up, none replaces another), each
 remembering the file it came from. A matcher is matched against the event's subject (the tool
 name; `startup|resume|clear|compact` for SessionStart; `manual|auto` for PreCompact; the agent
-type for SubagentStart and SubagentStop; …): empty or `*` matches everything; letters, digits,
-`_`, `-` and spaces are names, separated by `|` or `,`, matched exactly; anything else is a
-regular expression searched for in the name (as Claude Code does: `mcp__github__.*`,
-`Notebook`). Claude Code's `Agent` tool is agentcli's `Task`: a matcher or an `if` naming
+type for SubagentStart and SubagentStop; the command's name for UserPromptExpansion; …): empty
+or `*` matches everything; letters, digits, `_`, `-` and spaces are names, separated by `|` or
+`,`, matched exactly; anything else is a regular expression searched for in the name (as Claude
+Code does: `mcp__github__.*`, `Notebook`). Claude Code's `Agent` tool is agentcli's `Task`: a matcher or an `if` naming
 either names both. Events without a subject run every hook.
 
 A handler's `if` is one permission rule (`Bash(git *)`, `Edit(*.ts)`): on a tool event the
@@ -43,6 +43,7 @@ HOOKS_SETTING = setting("hooks")
 EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
+    "UserPromptExpansion",
     "PreToolUse",
     "PermissionRequest",
     "PostToolUse",
@@ -60,7 +61,6 @@ EVENTS = (
 NOT_RUN = (
     "Setup",
     "InstructionsLoaded",
-    "UserPromptExpansion",
     "MessageDisplay",
     "PermissionDenied",
     "PostToolBatch",

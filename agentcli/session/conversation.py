@@ -188,10 +188,26 @@ class Conversation:
             raise StoppedByHook(f"A UserPromptSubmit hook blocked this prompt, so nothing was sent: {why}")
         if mentions_mcp(text):
             self.tools_ready()  # its servers approved and connected (as for the first request) before they are asked
-        heard = [*self._parts.hooks.take_background(), *said.context]  # what background hooks said since
+        expanding = self._expansion_hooks(text)
+        heard = [*self._parts.hooks.take_background(), *said.context, *expanding]  # background hooks: since the last
         prepared = self.context.prepare(text, self.ctx).with_reminders(heard)
         self.recorder.offer_title(text)
         return prepared
+
+    def _expansion_hooks(self, text: str) -> tuple[str, ...]:
+        """Run the UserPromptExpansion hooks about the `/command` in `text`, before it is expanded
+        (its `!` commands run); their context. StoppedByHook when one blocks it."""
+        hooks = self._parts.hooks
+        if not hooks.config.matching("UserPromptExpansion"):
+            return ()
+        typed = self.context.typed_command(text)
+        if typed is None:
+            return ()
+        said = hooks.run("UserPromptExpansion", typed.hook_fields(text), typed.name)
+        if said.stop or said.blocked:
+            why = said.stop or said.reason
+            raise StoppedByHook(f"A UserPromptExpansion hook blocked /{typed.name}, so nothing was sent: {why}")
+        return said.context
 
     def tools_ready(self) -> None:
         """Fix this conversation's tools before its first request: the MCP servers connected by
