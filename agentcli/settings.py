@@ -102,9 +102,9 @@ class Settings:
 def load_settings(cwd: Path) -> Settings:
     settings = Settings()
     files = settings_files(cwd)
-    tracked = tracked_by_git(cwd, [path for scope, path in files if scope == "local" and path.exists()])
+    git = tracked_by_git(cwd, [path for scope, path in files if scope == "local" and path.exists()])
     for scope, path in files:
-        if path in tracked:
+        if path in git.files:
             scope = CHECKED_IN
         try:
             data = read_settings_file(path)
@@ -113,8 +113,8 @@ def load_settings(cwd: Path) -> Settings:
             continue
         if data is None:
             continue
-        if path in tracked:
-            settings.notices.append(_tracked_notice(path, cwd, sorted(OWN_KEYS.keys() & data.keys())))
+        if path in git.files:
+            settings.notices.append(_tracked_notice(path, cwd, git.unsure, sorted(OWN_KEYS.keys() & data.keys())))
             data = _without_own_keys(data, path, None)
         elif scope not in OWN_SCOPES:
             data = _without_own_keys(data, path, settings.notices)
@@ -166,14 +166,23 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _tracked_notice(path: Path, cwd: Path, ignored: list[str]) -> str:
+def _tracked_notice(path: Path, cwd: Path, unsure: str, ignored: list[str]) -> str:
     name = path.relative_to(cwd).as_posix()
     also = f" Ignored there: {', '.join(ignored)}." if ignored else ""
+    said = (
+        f"agentcli cannot tell whether git tracks {name} ({unsure}), so it"
+        if unsure
+        else f"{name} is tracked by git, so it comes with the repository: agentcli"
+    )
     return (
-        f"{name} is tracked by git, so it comes with the repository: agentcli reads it as the project's "
+        f"{said} reads it as the project's "
         "shared settings (its hooks need your trust; it cannot approve MCP servers, hooks or outside files, "
-        f"nor pass credentials).{also} To keep your own settings there, untrack it: git rm --cached {name}, "
-        "and list it in .gitignore."
+        f"nor pass credentials).{also} "
+        + (
+            "It counts as yours once git can say it does not track it."
+            if unsure
+            else f"To keep your own settings there, untrack it: git rm --cached {name}, and list it in .gitignore."
+        )
     )
 
 

@@ -17,6 +17,7 @@ import pytest
 from agentcli.contracts import JSON
 from agentcli.git_tracked import tracked_by_git
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
+from agentcli.settings import load_settings
 from tests.conftest import RunAgent
 from tests.hooks_helpers import hook_command, hook_entry, logged, write_settings
 from tests.mcp.helpers import stdio_server, write_config
@@ -86,12 +87,38 @@ def test_a_tracked_local_file_in_a_subfolder_of_the_repository_counts_too(tmp_pa
     commit(project, "package/.claude/settings.local.json")
     files = [package / name for name in LOCAL_FILES]
 
-    assert tracked_by_git(package, files) == {package / ".claude" / "settings.local.json"}
-    assert tracked_by_git(tmp_path / "home", []) == frozenset()
+    assert tracked_by_git(package, files).files == {package / ".claude" / "settings.local.json"}
+    assert tracked_by_git(tmp_path / "home", []).files == frozenset()
 
 
 def test_outside_a_repository_nothing_is_tracked(tmp_path: Path) -> None:
     folder = tmp_path / "plain"
     write_settings(folder / ".claude" / "settings.local.json", {})
 
-    assert tracked_by_git(folder, [folder / ".claude" / "settings.local.json"]) == frozenset()
+    assert tracked_by_git(folder, [folder / ".claude" / "settings.local.json"]).files == frozenset()
+
+
+def test_a_local_file_reached_through_a_tracked_symlink_to_a_tracked_file_counts_too(project: Path) -> None:
+    write_settings(project / "shipped" / "settings.local.json", {"enableAllProjectHooks": True})
+    (project / ".claude").symlink_to("shipped")
+    git(project, "add", "--", "shipped", ".claude")
+    git(project, "commit", "-q", "-m", "settings")
+    local = project / ".claude" / "settings.local.json"
+
+    assert tracked_by_git(project, [local]).files == {local}
+    settings = load_settings(project)
+    assert settings.get("enableAllProjectHooks") is None
+    assert any(notice.startswith(".claude/settings.local.json is tracked by git") for notice in settings.notices)
+
+
+def test_when_git_cannot_say_the_file_counts_as_tracked(project: Path) -> None:
+    (project / ".git" / "index").write_bytes(b"DIRC garbage")  # git cannot read what it tracks
+    write_settings(project / ".claude" / "settings.local.json", {"enableAllProjectHooks": True})
+    local = project / ".claude" / "settings.local.json"
+
+    answer = tracked_by_git(project, [local])
+    assert answer.files == {local} and answer.unsure
+    settings = load_settings(project)
+    assert settings.get("enableAllProjectHooks") is None
+    [notice] = [n for n in settings.notices if "cannot tell whether git tracks" in n]
+    assert notice.startswith("agentcli cannot tell whether git tracks .claude/settings.local.json (")
