@@ -11,8 +11,8 @@ name; `startup|resume|clear|compact` for SessionStart; `manual|auto` for PreComp
 type for SubagentStart and SubagentStop; the command's name for UserPromptExpansion; …): empty
 or `*` matches everything; letters, digits, `_`, `-` and spaces are names, separated by `|` or
 `,`, matched exactly; anything else is a regular expression searched for in the name (as Claude
-Code does: `mcp__github__.*`, `Notebook`). Claude Code's `Agent` tool is agentcli's `Task`: a matcher or an `if` naming
-either names both. Events without a subject run every hook.
+Code does: `mcp__github__.*`, `Notebook`). Claude Code's `Agent` tool is agentcli's `Task`: a
+matcher or an `if` naming either names both. Events without a subject run every hook.
 
 A handler's `if` is one permission rule (`Bash(git *)`, `Edit(*.ts)`): on a tool event the
 hook runs only for calls the rule names, as a deny rule would name them; on any other event a
