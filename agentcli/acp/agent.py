@@ -43,12 +43,14 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 PROTOCOL_VERSION = 1
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
-"""agentcli's permission modes (`permissions.modes.MODES`), offered as the session's modes."""
+MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+"""agentcli's permission modes (`permissions.modes.MODES`, spelled here to keep that module off
+the path to `initialize`), offered as the session's modes."""
 MODE_NAMES = {
     "default": "Ask before changes",
     "acceptEdits": "Accept edits",
     "plan": "Plan (read only)",
+    "dontAsk": "Don't ask (deny what would be asked)",
     "bypassPermissions": "Bypass permissions",
 }
 

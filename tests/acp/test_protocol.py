@@ -7,8 +7,10 @@ import json
 import subprocess
 from pathlib import Path
 
+from agentcli.acp import agent
 from agentcli.acp.updates import SessionUpdates
 from agentcli.events import ReasoningDelta, TextDelta
+from agentcli.permissions import modes
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from tests.acp.client import Client, choose
 from tests.conftest import AGENTCLI, cli_env
@@ -173,3 +175,7 @@ def test_reasoning_streams_as_thoughts_and_a_sub_agents_work_stays_inside_its_ca
         {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "Thinking it over."}},
         {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Answer."}},
     ]
+
+
+def test_the_modes_offered_are_agentclis_permission_modes() -> None:
+    assert agent.MODES == modes.MODES and set(agent.MODE_NAMES) == set(modes.MODES)
