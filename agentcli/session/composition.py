@@ -217,8 +217,9 @@ class SessionParts:
     token_budget: int
     auto_compact_percent: float | None
     retry_base_delay: float
-    checkpoints: CheckpointStore | None
-    """The project's checkpoints (`agentcli.checkpoints`); None when the `checkpoints` setting is false."""
+    checkpoints: CheckpointStore
+    """The project's checkpoints (`agentcli.checkpoints`): recorded unless the `checkpoints` setting is
+    false, and read by rewinds either way."""
     checkpoint_config: CheckpointConfig
 
     @property
@@ -352,7 +353,7 @@ def compose(
         token_budget=tokens,
         auto_compact_percent=compact_percent,
         retry_base_delay=retry_base_delay,
-        checkpoints=checkpoint_config.store(cwd, agentcli_home()) if checkpoint_config.enabled else None,
+        checkpoints=checkpoint_config.store(cwd, agentcli_home()),
         checkpoint_config=checkpoint_config,
     )
 

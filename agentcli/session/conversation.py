@@ -110,7 +110,8 @@ class Conversation:
         own_tools = self.context.tool_source(
             parts.gate, parts.builtins, ForkedSkills(parts.agent_types, self.subagents)
         )
-        self.checkpoints = TurnCheckpoints(parts.checkpoints, self.id, parts.notice, prune=self._prune)
+        recording = parts.checkpoints if parts.checkpoint_config.enabled else None
+        self.checkpoints = TurnCheckpoints(recording, self.id, parts.notice, prune=self._prune)
         """The work tree before (and after) each user turn that changes it."""
         self.ctx = ToolContext(
             CheckpointedWorkspace(parts.workspace, self.checkpoints), user_turn=loaded.last_turn if loaded else 0

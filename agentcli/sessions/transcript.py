@@ -19,8 +19,8 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
   conversation; earlier lines are never rewritten.
 - `rewind`: the conversation went back to before user turn `turn` (`conversation`: true): the
   `message` records from that turn's prompt on are no longer part of it (earlier lines are never
-  rewritten). `code`: true when the files were restored too; `code` alone (with `conversation`
-  false) is a rewind of the files only, recorded for the record.
+  rewritten). `code`: true when the files were restored too (a rewind of the files alone is
+  recorded in the checkpoints, not here).
 - `run`: one prompt's run through the loop ended: `stop` (`done`, `max_turns`, `budget`,
   `no_progress`, `model_stopped`, `hook`, `api_error`, `interrupted`, `error`) and `turns`
   (the model requests it made). It follows the run's last message.

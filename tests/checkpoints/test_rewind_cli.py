@@ -81,9 +81,9 @@ def test_rewind_restores_what_bash_and_a_subagent_changed(
     back = run_main("rewind", "--to", "1")
     assert back.returncode == 0, back.stderr
     assert tree(project) == before
-    assert {name: git(project, *args) for name, args in {"status": ["status"], "index": ["ls-files", "-s"]}.items()} == (
-        user_git
-    )  # the user's repository: index and status as they were (the rewind restored exactly the files)
+    assert {
+        name: git(project, *args) for name, args in {"status": ["status"], "index": ["ls-files", "-s"]}.items()
+    } == (user_git)  # the user's repository: index and status as they were (the rewind restored exactly the files)
     assert load_transcript(latest_session(project).path).turns == []  # the conversation is back before turn 1
 
 
