@@ -45,7 +45,11 @@ class Restored:
 def restore(repo: ShadowRepo, now: str, target: str) -> Restored:
     """Make the work tree (recorded as `now`) what `target` recorded (under `repo.locked()`)."""
     done = Restored()
-    changes = repo.changes(now, target)
+    kept = repo.left_out(target)
+    for change in repo.changes(now, target):
+        if change.status == "D" and change.path in kept:
+            done.not_restored.append(f"{change.name}: left out of that checkpoint (see its notice), so left as it is")
+    changes = [c for c in repo.changes(now, target) if not (c.status == "D" and c.path in kept)]
     removals = [c for c in changes if c.status == "D" or (c.status == "T" and c.new_mode != c.old_mode)]
     writes = [c for c in changes if c.status != "D"]
     for change in sorted(removals, key=lambda c: c.path.count(b"/"), reverse=True):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import stat
 import subprocess
@@ -148,7 +149,7 @@ class ShadowRepo:
 
     # ------------------------------------------------------------------ recording
 
-    def snapshot(self, message: str = "agentcli checkpoint") -> Snapshot:
+    def snapshot(self) -> Snapshot:
         """Record the work tree as it is now (under `locked()`). Raises CheckpointError."""
         status = self._git(
             ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"]
@@ -174,8 +175,9 @@ class ShadowRepo:
         elif changed:
             self._git(["add", "-A", "--ignore-errors", *_from_stdin()], _literal(changed))
         tree = self._text(["write-tree"])
+        message = _message(left_out)
         head = self._head()
-        if head is not None and head[1] == tree:
+        if head is not None and head[1:] == (tree, message):
             return Snapshot(head[0], tuple(skipped))
         commit = self._text(["commit-tree", tree, "-m", message])
         self._git(["update-ref", "HEAD", commit])
@@ -204,13 +206,25 @@ class ShadowRepo:
             return f"cannot be read ({error.strerror})"
         return None
 
-    def _head(self) -> tuple[str, str] | None:
-        """The last snapshot's commit and tree, or None before the first."""
-        try:
-            lines = self._text(["rev-parse", "HEAD", "HEAD^{tree}"]).split()
-        except CheckpointError:
+    def _head(self) -> tuple[str, str, str] | None:
+        """The last snapshot's commit, tree and message, or None before the first."""
+        found = self._git(["cat-file", "--batch"], b"HEAD\n")
+        header, _, body = found.partition(b"\n")
+        if not header.endswith(b" commit " + header.rsplit(b" ", 1)[-1]) or not body.startswith(b"tree "):
             return None
-        return (lines[0], lines[1]) if len(lines) == 2 else None
+        fields, _, message = body.partition(b"\n\n")
+        tree = fields.split(b"\n", 1)[0].removeprefix(b"tree ").decode("ascii")
+        text = message.decode("utf-8", "surrogateescape").rstrip("\n")
+        return header.split(b" ", 1)[0].decode("ascii"), tree, text
+
+    def left_out(self, commit: str) -> set[bytes]:
+        """The paths a snapshot left out (its message says): a restore leaves them as they are."""
+        body = self._git(["cat-file", "commit", commit]).partition(b"\n\n")[2]
+        try:
+            listed = json.loads(body.partition(b"\n\n")[2] or b"{}").get("left_out", [])
+        except (ValueError, AttributeError):
+            return set()
+        return {os.fsencode(path) for path in listed if isinstance(path, str)}
 
     # ------------------------------------------------------------------ reading
 
@@ -342,6 +356,12 @@ class ShadowRepo:
 
     def _text(self, args: list[str]) -> str:
         return self._git(args).decode("utf-8", "surrogateescape").strip()
+
+
+def _message(left_out: Sequence[bytes]) -> str:
+    """A snapshot's commit message: what it left out, which a restore must not remove."""
+    listed = json.dumps({"left_out": sorted(os.fsdecode(path) for path in left_out)}, ensure_ascii=True)
+    return f"agentcli checkpoint\n\n{listed}"
 
 
 def _from_stdin() -> list[str]:
