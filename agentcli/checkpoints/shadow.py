@@ -149,8 +149,8 @@ class ShadowRepo:
 
     # ------------------------------------------------------------------ recording
 
-    def snapshot(self) -> Snapshot:
-        """Record the work tree as it is now (under `locked()`). Raises CheckpointError."""
+    def snapshot(self, refs: Sequence[str] = ()) -> Snapshot:
+        """Record the work tree as it is now and point `refs` at it (under `locked()`). Raises CheckpointError."""
         status = self._git(
             ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"]
         )
@@ -178,9 +178,12 @@ class ShadowRepo:
         message = _message(left_out)
         head = self._head()
         if head is not None and head[1:] == (tree, message):
-            return Snapshot(head[0], tuple(skipped))
-        commit = self._text(["commit-tree", tree, "-m", message])
-        self._git(["update-ref", "HEAD", commit])
+            commit = head[0]
+        else:
+            commit = self._text(["commit-tree", tree, "-m", message])
+            refs = ["HEAD", *refs]
+        if refs:
+            self.set_refs(dict.fromkeys(refs, commit))
         return Snapshot(commit, tuple(skipped))
 
     def _why_left_out(self, path: bytes) -> str | None:

@@ -62,9 +62,7 @@ class CheckpointStore:
 
     def record(self, session_id: str, step: str, kind: str) -> Snapshot:
         """Snapshot the work tree as `kind` (`before`, `after`) of `step` (under `repo.locked()`)."""
-        snapshot = self.repo.snapshot()
-        self.repo.set_refs({self.ref(session_id, step, kind): snapshot.commit})
-        return snapshot
+        return self.repo.snapshot([self.ref(session_id, step, kind)])
 
     def ref(self, session_id: str, step: str, kind: str) -> str:
         return f"{REF_ROOT}/{session_id}/{step}/{kind}"
