@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from agentcli.checkpoints.config import CheckpointConfig
@@ -247,3 +248,36 @@ for turn in range(1, 9):
         ["git", "--git-dir", str(store.repo.folder / "git"), "fsck", "--strict"], capture_output=True, text=True
     )
     assert fsck.returncode == 0, fsck.stderr
+
+
+def test_old_sessions_checkpoints_are_pruned_after_cleanup_period_days(
+    model: ScriptedModel, run_agent: RunAgent, project: Path, home: Path
+) -> None:
+    (home / ".agentcli" / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 2}))
+    store = CheckpointConfig().store(project, home / ".agentcli")
+    with store.repo.locked():
+        store.record("recent", "000001", "before")
+    shadow = {**os.environ, "GIT_DIR": str(store.repo.folder / "git")}
+
+    def old_checkpoint(content: str, days_ago: int) -> str:
+        blob = subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"], input=content, env=shadow, capture_output=True, text=True
+        ).stdout.strip()
+        tree = subprocess.run(
+            ["git", "mktree"], input=f"100644 blob {blob}\told.txt\n", env=shadow, capture_output=True, text=True
+        ).stdout.strip()
+        dated = {**shadow, "GIT_COMMITTER_DATE": f"{int(time.time()) - days_ago * 86_400} +0000"}
+        commit = subprocess.run(
+            ["git", "commit-tree", tree, "-m", "old"], env=dated, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        return commit
+
+    stale = old_checkpoint("stale content\n", days_ago=5)
+    kept = old_checkpoint("kept content\n", days_ago=1)
+    store.repo.set_refs({"refs/agentcli/stale/000001/before": stale, "refs/agentcli/young/000001/before": kept})
+    model.script(reply(bash("echo x > a.txt", "toolu_1")), reply(text("ok")))
+    assert run_agent("change", permission_mode=BYPASS).returncode == 0
+
+    assert set(store.sessions()) == {"recent", "young", latest_session(project).id}
+    gone = subprocess.run(["git", "cat-file", "-e", stale], env=shadow, capture_output=True)
+    assert gone.returncode != 0  # the stale session's objects were deleted with its refs
