@@ -127,10 +127,17 @@ class ShadowRepo:
                 raise CheckpointError(f"cannot create {self.folder}: {error.strerror or error}") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
+                self._drop_stale_locks()
                 self._ensure_initialised()
                 yield
             finally:
                 os.close(fd)  # releases the flock
+
+    def _drop_stale_locks(self) -> None:
+        """git's own lock files left by a git that was killed: with our lock held, nobody else is in there."""
+        for name in ("index.lock", "HEAD.lock", "packed-refs.lock"):
+            with contextlib.suppress(OSError):
+                (self._git_dir / name).unlink()
 
     def _ensure_initialised(self) -> None:
         if (self._git_dir / "HEAD").exists():

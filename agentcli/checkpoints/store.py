@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.checkpoints.shadow import ShadowRepo, Snapshot
+from agentcli.checkpoints.shadow import CheckpointError, ShadowRepo, Snapshot
 
 REF_ROOT = "refs/agentcli"
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
@@ -65,10 +65,11 @@ class CheckpointStore:
         return self.repo.snapshot([self.ref(session_id, step, kind)])
 
     def ref(self, session_id: str, step: str, kind: str) -> str:
-        return f"{REF_ROOT}/{session_id}/{step}/{kind}"
+        return f"{_checked(session_id)}/{step}/{kind}"
 
     def steps(self, session_id: str) -> list[Step]:
         """The session's steps, oldest first."""
+        session_id = _checked(session_id).rsplit("/", 1)[-1]
         found: dict[tuple[int, int], dict[str, tuple[str, int]]] = {}
         for ref, commit, when in self.repo.refs(f"{REF_ROOT}/{session_id}/"):
             parts = ref.split("/")
@@ -119,3 +120,10 @@ class CheckpointStore:
             self.repo.prune()
         marker.touch()
         return old
+
+
+def _checked(session_id: str) -> str:
+    """The ref folder of a session; CheckpointError for an id that is not one (from a damaged transcript)."""
+    if not SESSION_ID.fullmatch(session_id):
+        raise CheckpointError(f"{session_id[:60]!r} is not a session id")
+    return f"{REF_ROOT}/{session_id}"

@@ -56,7 +56,7 @@ class TurnCheckpoints:
             self._recorded.add(turn)
             if self._prune is not None:
                 prune, self._prune = self._prune, None
-                self._record(lambda store: prune(store))
+                self._record(prune, "Old checkpoints were not cleaned up")
             self._record(lambda store: self._say_skipped(store.record(self._session_id, step_name(turn), "before")))
 
     def after(self, turn: int) -> None:
@@ -66,7 +66,7 @@ class TurnCheckpoints:
                 return
             self._record(lambda store: self._say_skipped(store.record(self._session_id, step_name(turn), "after")))
 
-    def _record(self, action: Callable[[CheckpointStore], object]) -> None:
+    def _record(self, action: Callable[[CheckpointStore], object], failed: str = "") -> None:
         store = self._store
         assert store is not None
         try:
@@ -76,7 +76,9 @@ class TurnCheckpoints:
             if isinstance(error, GitMissing):
                 self._store = None  # said once; no checkpoint is tried again in this session
             self._on_notice(
-                f"Checkpoint not recorded: {error}. The turn goes on; a rewind cannot restore the files "
+                f"{failed}: {error}."
+                if failed
+                else f"Checkpoint not recorded: {error}. The turn goes on; a rewind cannot restore the files "
                 "as they were before it."
             )
 

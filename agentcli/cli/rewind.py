@@ -33,6 +33,7 @@ from agentcli.sessions.transcript import TranscriptWriter
 from agentcli.settings import agentcli_home, load_settings
 
 MAX_LISTED = 20
+NOTHING = "no file changed since then"
 """Files named per turn in the text listing (all of them in --json)."""
 
 
@@ -63,30 +64,32 @@ def _rewind(values: Values, cwd: Path) -> int:
     loaded = load_transcript(info.path)
     store = config.store(cwd, agentcli_home())
     if values["undo"]:
-        return _code(store, undo_plan(store, loaded.session_id), values["force"], "no code rewind to undo")
+        return _code(store, undo_plan(store, loaded.session_id), values["force"], "no code rewind to undo")[0]
     if values["to"] is None:
         return _list(store, loaded, as_json=values["json"])
     turn = _turn(values["to"], loaded, conversation=not code_only)
-    if not conversation_only:
-        code = _code(store, plan_code(store, loaded.session_id, turn), values["force"], "no file changed since then")
-        if code != 0:
-            return code
-    if not code_only:
-        writer = TranscriptWriter.existing(loaded.path, lambda text: write_err(sys.stderr, f"Error: {text}"))
-        try:
-            writer.write(rewind_record(turn, code=not conversation_only, conversation=True))
-            writer.sync()
-        finally:
-            writer.close()
-        return echo(f"The conversation is back to before turn {turn}: `agentcli -c` goes on from there.")
-    return 0
+    if code_only:
+        return _code(store, plan_code(store, loaded.session_id, turn), values["force"], NOTHING)[0]
+    # the transcript first: a session open in another agentcli is refused before any file changes
+    writer = TranscriptWriter.existing(loaded.path, lambda text: write_err(sys.stderr, f"Error: {text}"))
+    code = 0
+    try:
+        if not conversation_only:
+            code, restored = _code(store, plan_code(store, loaded.session_id, turn), values["force"], NOTHING)
+            if not restored:
+                return code  # refused: nothing was changed, the conversation neither
+        writer.write(rewind_record(turn, code=not conversation_only, conversation=True))
+        writer.sync()
+    finally:
+        writer.close()
+    return echo(f"The conversation is back to before turn {turn}: `agentcli -c` goes on from there.") or code
 
 
 def _turn(text: str, loaded: LoadedTranscript, *, conversation: bool) -> int:
     """The turn asked for, checked against the session's."""
     numbers = [turn.number for turn in loaded.turns]
     listed = ", ".join(str(n) for n in numbers) or "none"
-    if not text.isdigit() or not 1 <= int(text) <= max(loaded.last_turn, 1):
+    if not (text.isdigit() and len(text) < 10) or not 1 <= int(text) <= max(loaded.last_turn, 1):
         raise UsageError(f"no turn {text!r} in session {loaded.session_id}: its turns are {listed}.")
     turn = int(text)
     if conversation and turn not in numbers:
@@ -97,23 +100,23 @@ def _turn(text: str, loaded: LoadedTranscript, *, conversation: bool) -> int:
     return turn
 
 
-def _code(store: CheckpointStore, plan: CodePlan | None, force: bool, nothing: str) -> int:
+def _code(store: CheckpointStore, plan: CodePlan | None, force: bool, nothing: str) -> tuple[int, bool]:
+    """Restore the files `plan` planned: the exit code, and whether the rewind went ahead (False: refused)."""
     if plan is None:
-        return echo(f"Files: nothing to restore ({nothing}).")
+        return echo(f"Files: nothing to restore ({nothing})."), True
     if plan.outside and not force:
         write_err(
             sys.stderr,
             "Error: these files were changed outside agentcli since that checkpoint, and restoring would "
             f"overwrite them: {_names(plan.outside)}. Nothing was changed; give --force to restore anyway.",
         )
-        return 1
-    rewound = do_code(store, plan)
-    restored = rewound.restored
-    echo(f"Files: restored {len(restored.changed)} ({_names(restored.changed) or 'none differed'}).")
+        return 1, False
+    restored = do_code(store, plan).restored
+    code = echo(f"Files: restored {len(restored.changed)} ({_names(restored.changed) or 'none differed'}).")
     if restored.not_restored:
         write_err(sys.stderr, "Error: not restored: " + "; ".join(for_terminal(line) for line in restored.not_restored))
-        return 1
-    return 0
+        return 1, True
+    return code, True
 
 
 def _list(store: CheckpointStore, loaded: LoadedTranscript, *, as_json: bool) -> int:

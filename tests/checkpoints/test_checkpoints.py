@@ -14,6 +14,7 @@ from agentcli.checkpoints.config import CheckpointConfig
 from agentcli.checkpoints.shadow import shadow_folder
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.sessions.store import latest_session
+from agentcli.sessions.transcript import TranscriptWriter
 from tests.checkpoints.test_rewind_cli import bash, git, make_tree, tree
 from tests.conftest import RunAgent, RunMain
 
@@ -281,3 +282,34 @@ def test_old_sessions_checkpoints_are_pruned_after_cleanup_period_days(
     assert set(store.sessions()) == {"recent", "young", latest_session(project).id}
     gone = subprocess.run(["git", "cat-file", "-e", stale], env=shadow, capture_output=True)
     assert gone.returncode != 0  # the stale session's objects were deleted with its refs
+
+
+def test_a_session_open_elsewhere_is_refused_before_any_file_changes(
+    model: ScriptedModel, run_agent: RunAgent, run_main: RunMain, project: Path
+) -> None:
+    model.script(reply(bash("echo one > a.txt", "toolu_1")), reply(text("ok")))
+    assert run_agent("write", permission_mode=BYPASS).returncode == 0
+    holder = TranscriptWriter.existing(latest_session(project).path, print)  # another agentcli has it open
+    try:
+        refused = run_main("rewind", "--to", "1")
+    finally:
+        holder.close()
+    assert refused.returncode == 2 and "in use by another agentcli process" in refused.stderr
+    assert (project / "a.txt").read_text() == "one\n"
+
+
+def test_a_lock_left_by_a_killed_git_does_not_stop_later_checkpoints(
+    model: ScriptedModel, run_agent: RunAgent, run_main: RunMain, project: Path, home: Path
+) -> None:
+    model.script(
+        reply(bash("echo one > a.txt", "toolu_1")),
+        reply(text("ok")),
+        reply(bash("echo two > a.txt", "toolu_2")),
+        reply(text("ok")),
+    )
+    assert run_agent("one", permission_mode=BYPASS).returncode == 0
+    (shadow_folder(project, home / ".agentcli") / "git" / "index.lock").write_text("")
+    second = run_agent("two", permission_mode=BYPASS, continue_session=True)
+    assert second.returncode == 0 and "Checkpoint not recorded" not in second.stderr
+    assert run_main("rewind", "--to", "2", "--code").returncode == 0
+    assert (project / "a.txt").read_text() == "one\n"
