@@ -7,12 +7,15 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from agentcli.checkpoints.config import CheckpointConfig
 from agentcli.checkpoints.shadow import shadow_folder
-from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
+from agentcli.contracts import ModelRequest
+from agentcli.providers.scripted import Reply, ScriptedModel, reply, text, tool_use
 from agentcli.sessions.store import latest_session
 from agentcli.sessions.transcript import TranscriptWriter
 from tests.checkpoints.test_rewind_cli import bash, git, make_tree, tree
@@ -313,3 +316,31 @@ def test_a_lock_left_by_a_killed_git_does_not_stop_later_checkpoints(
     assert second.returncode == 0 and "Checkpoint not recorded" not in second.stderr
     assert run_main("rewind", "--to", "2", "--code").returncode == 0
     assert (project / "a.txt").read_text() == "one\n"
+
+
+def test_concurrent_sub_agents_changes_belong_to_their_parents_turn(
+    model: ScriptedModel, run_agent: RunAgent, run_main: RunMain, project: Path, home: Path
+) -> None:
+    both_asking = threading.Barrier(2, timeout=30)
+
+    def task(prompt: str, id: str) -> Any:
+        return tool_use("Task", {"description": prompt, "prompt": prompt, "subagent_type": "general-purpose"}, id=id)
+
+    def serve(request: ModelRequest) -> Reply:
+        messages = request.messages
+        prompt = json.dumps(messages[0])
+        if any(tool["name"] == "Task" for tool in request.tools):  # the parent
+            return reply(task("A", "toolu_a"), task("B", "toolu_b")) if len(messages) == 1 else reply(text("done"))
+        name = "a" if '"A"' in prompt else "b"
+        if len(messages) == 1:
+            both_asking.wait()  # both sub-agents run their Bash calls at the same time
+            return reply(bash(f"echo {name} > {name}.txt", f"toolu_{name}_bash"))
+        return reply(text(f"{name} written"))
+
+    model.script(*[serve] * 6)
+    assert run_agent("write both", permission_mode=BYPASS).returncode == 0
+    assert (project / "a.txt").exists() and (project / "b.txt").exists()
+    steps = CheckpointConfig().store(project, home / ".agentcli").steps(latest_session(project).id)
+    assert [step.turn for step in steps] == [1]
+    assert run_main("rewind", "--to", "1", "--code").returncode == 0
+    assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
