@@ -59,6 +59,7 @@ def restore(repo: ShadowRepo, now: str, target: str) -> Restored:
     contents = dict(repo.blobs(sorted({c.new_blob for c in wanted})))
     for change in wanted:
         _try(done, change, functools.partial(_write, repo.root, change, contents[change.new_blob]))
+    done.changed.sort()
     return done
 
 
