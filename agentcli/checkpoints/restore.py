@@ -55,10 +55,13 @@ def restore(repo: ShadowRepo, now: str, target: str) -> Restored:
     for change in sorted(removals, key=lambda c: c.path.count(b"/"), reverse=True):
         _try(done, change, functools.partial(_remove, repo.root, change.path))
     _remove_empty_folders(repo.root, {os.path.dirname(c.path) for c in removals if c.status == "D"})
-    wanted = [c for c in writes if c.new_mode != "160000"]
-    contents = dict(repo.blobs(sorted({c.new_blob for c in wanted})))
-    for change in wanted:
-        _try(done, change, functools.partial(_write, repo.root, change, contents[change.new_blob]))
+    by_blob: dict[str, list[TreeChange]] = {}
+    for change in writes:
+        if change.new_mode != "160000":
+            by_blob.setdefault(change.new_blob, []).append(change)
+    for blob, data in repo.blobs(list(by_blob)):  # one file's bytes in memory at a time
+        for change in by_blob[blob]:
+            _try(done, change, functools.partial(_write, repo.root, change, data))
     done.changed.sort()
     return done
 

@@ -45,17 +45,9 @@ class TurnSummary:
     time: str
     files: list[str] | None
     """The files it changed; None when it recorded no checkpoint (it changed nothing, or checkpoints were off)."""
-    in_conversation: bool
-    """False for a turn before a compaction or dropped by a rewind: only its files can be restored."""
 
     def as_json(self) -> JSON:
-        return {
-            "turn": self.number,
-            "prompt": self.prompt,
-            "time": self.time,
-            "files": self.files,
-            "in_conversation": self.in_conversation,
-        }
+        return {"turn": self.number, "prompt": self.prompt, "time": self.time, "files": self.files}
 
 
 @dataclass(frozen=True)
@@ -91,7 +83,7 @@ def summaries(store: CheckpointStore | None, session_id: str, turns: Sequence[Tu
         if step is not None and store is not None and step.before is not None:
             end = step.after or step.before
             files = store.repo.changed_names(step.before, end)
-        found.append(TurnSummary(turn.number, turn.prompt, turn.time, files, True))
+        found.append(TurnSummary(turn.number, turn.prompt, turn.time, files))
     return found
 
 

@@ -121,7 +121,8 @@ class ShadowRepo:
         """Hold the repository for this thread and process (waits for another that holds it)."""
         with _thread_lock(self.folder):
             try:
-                self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self.folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # it holds the projects' files
+                self.folder.mkdir(exist_ok=True, mode=0o700)
                 fd = os.open(self.folder / "agentcli.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             except OSError as error:
                 raise CheckpointError(f"cannot create {self.folder}: {error.strerror or error}") from None
