@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agentcli.checkpoints.restore import Restored, restore
 from agentcli.checkpoints.shadow import CheckpointError
@@ -65,12 +65,6 @@ class CodePlan:
     """Files changed outside agentcli since that checkpoint: shown before restoring."""
     after_turn: int
     """The last turn recorded: the rewind becomes a step after it."""
-
-
-@dataclass
-class CodeRewound:
-    restored: Restored = field(default_factory=Restored)
-    undo_step: str = ""
 
 
 def summaries(store: CheckpointStore | None, session_id: str, turns: Sequence[TurnRecord]) -> list[TurnSummary]:
@@ -118,7 +112,7 @@ def _plan(store: CheckpointStore, session_id: str, steps: list[Step], target: St
     return CodePlan(session_id, target, current, changes, sorted(outside), max(s.turn for s in steps))
 
 
-def do_code(store: CheckpointStore, plan: CodePlan) -> CodeRewound:
+def do_code(store: CheckpointStore, plan: CodePlan) -> Restored:
     """Restore the files `plan` planned; CheckpointError when the tree changed since it was planned."""
     assert plan.target.before is not None
     with store.repo.locked():
@@ -136,7 +130,7 @@ def do_code(store: CheckpointStore, plan: CodePlan) -> CodeRewound:
         for path in store.repo.changed_names(check.commit, plan.target.before):
             if path not in said:
                 restored.not_restored.append(f"{path}: still differs from the checkpoint after the restore")
-        return CodeRewound(restored, name)
+        return restored
 
 
 def rewind_record(turn: int, *, code: bool, conversation: bool) -> JSON:

@@ -221,7 +221,7 @@ class ShadowRepo:
         """The last snapshot's commit, tree and message, or None before the first."""
         found = self._git(["cat-file", "--batch"], b"HEAD\n")
         header, _, body = found.partition(b"\n")
-        if not header.endswith(b" commit " + header.rsplit(b" ", 1)[-1]) or not body.startswith(b"tree "):
+        if header.split()[1:2] != [b"commit"] or not body.startswith(b"tree "):
             return None
         fields, _, message = body.partition(b"\n\n")
         tree = fields.split(b"\n", 1)[0].removeprefix(b"tree ").decode("ascii")
@@ -267,23 +267,28 @@ class ShadowRepo:
             env=self._environment(),
             cwd=self.folder,
         ) as proc:
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(b"".join(sha.encode("ascii") + b"\n" for sha in shas))
-            proc.stdin.close()
-            for sha in shas:
-                header = proc.stdout.readline().split()
-                if len(header) != 3 or header[1] != b"blob":
-                    raise CheckpointError(f"the shadow repository {self._git_dir} has lost the file {sha}")
-                data = proc.stdout.read(int(header[2]))
-                proc.stdout.read(1)
-                yield sha, data
+            stdin, stdout = proc.stdin, proc.stdout
+            assert stdin is not None and stdout is not None
 
-    def is_commit(self, sha: str) -> bool:
-        try:
-            self._text(["rev-parse", "-q", "--verify", f"{sha}^{{commit}}"])
-        except CheckpointError:
-            return False
-        return True
+            def ask() -> None:  # from a thread: git answers as it reads, and would block on a full pipe
+                with contextlib.suppress(OSError):
+                    stdin.write(b"".join(sha.encode("ascii") + b"\n" for sha in shas))
+                    stdin.close()
+
+            asking = threading.Thread(target=ask, name="checkpoint-blobs", daemon=True)
+            asking.start()
+            try:
+                for sha in shas:
+                    header = stdout.readline().split()
+                    if len(header) != 3 or header[1] != b"blob":
+                        raise CheckpointError(f"the shadow repository {self._git_dir} has lost the file {sha}")
+                    data = stdout.read(int(header[2]))
+                    stdout.read(1)
+                    yield sha, data
+            finally:
+                if proc.poll() is None:
+                    proc.kill()  # a reader that stopped early: git would wait on its full pipe forever
+                asking.join()
 
     # ------------------------------------------------------------------ refs
 

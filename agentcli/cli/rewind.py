@@ -111,7 +111,7 @@ def _code(store: CheckpointStore, plan: CodePlan | None, force: bool, nothing: s
             f"overwrite them: {_names(plan.outside)}. Nothing was changed; give --force to restore anyway.",
         )
         return 1, False
-    restored = do_code(store, plan).restored
+    restored = do_code(store, plan)
     code = echo(f"Files: restored {len(restored.changed)} ({_names(restored.changed) or 'none differed'}).")
     if restored.not_restored:
         write_err(sys.stderr, "Error: not restored: " + "; ".join(for_terminal(line) for line in restored.not_restored))

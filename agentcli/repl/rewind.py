@@ -88,7 +88,7 @@ def _code(repl: Repl, plan: CodePlan | None, ask: Callable[[str], str], nothing:
         if ask("Restore them too? [y/N] ").lower() not in ("y", "yes"):
             console.print("[dim]Nothing was changed.[/dim]")
             return False
-    restored = do_code(repl.session.checkpoints, plan).restored
+    restored = do_code(repl.session.checkpoints, plan)
     listed = ", ".join(for_terminal(name) for name in restored.changed) or "none differed"
     console.print(f"Files restored: {listed}", style="dim", markup=False)
     for line in restored.not_restored:

@@ -344,3 +344,19 @@ def test_concurrent_sub_agents_changes_belong_to_their_parents_turn(
     assert [step.turn for step in steps] == [1]
     assert run_main("rewind", "--to", "1", "--code").returncode == 0
     assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
+
+
+def test_many_files_are_recorded_and_restored(
+    model: ScriptedModel, run_agent: RunAgent, run_main: RunMain, project: Path
+) -> None:
+    generated = project / "gen"
+    generated.mkdir()
+    for index in range(2000):  # more names and bytes than a pipe holds, both ways
+        (generated / f"file{index}.txt").write_text(f"content of file {index}, long enough to add up\n")
+    model.script(reply(bash("rm -rf gen", "toolu_1")), reply(text("gone")))
+    assert run_agent("remove gen", permission_mode=BYPASS).returncode == 0
+    assert not generated.exists()
+    rewound = run_main("rewind", "--to", "1", "--code")
+    assert rewound.returncode == 0, rewound.stderr
+    assert len(list(generated.iterdir())) == 2000
+    assert (generated / "file1999.txt").read_text() == "content of file 1999, long enough to add up\n"
