@@ -6,9 +6,9 @@ hooks (the checked-in settings' only once trusted, `hooks.trust`), the permissio
 the front end's prompter, which runs the Notification hooks before each question), the MCP
 servers (started later, `mcp.servers`), the model client (`SessionModel`, made at the first
 request), the built-in tools, the agent types, which outside files and skills are trusted, and
-the loop's configuration for a model (`loop_config`), and the project's checkpoints. Building starts nothing but the
-workspace it makes (entered last, closed with the parts; the local one holds nothing): no MCP
-server, no connection, no thread. So a batch runner may compose many sessions, each with a
+the loop's configuration for a model (`loop_config`), and the project's checkpoints. Building
+starts nothing but the workspace it makes (entered last, closed with the parts; the local one
+holds nothing): no MCP server, no connection, no thread. So a batch runner may compose many sessions, each with a
 workspace of its own that it made and will close (`compose(..., workspace=...)`), cheaply.
 
 The conversation (`conversation.Conversation`) uses the parts; `session.Session` holds the

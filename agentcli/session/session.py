@@ -7,10 +7,9 @@ transcript and compaction). `/clear` and `/resume` end the conversation and star
 another; `/model` switches the model for the rest of the session.
 
 Hooks (`agentcli.hooks`) come from the settings files; the session runs SessionEnd (clear,
-close), its conversation UserPromptSubmit, SessionStart (startup, resume, clear, compact, and resume after a
-conversation rewind) and
-PreCompact, its gate Notification (before each permission question); its agent and sub-agents
-run the tool and stop events. The checked-in settings' hooks run only once the user trusts
+close), its conversation UserPromptSubmit, SessionStart (startup, resume, clear, compact; resume
+again after a conversation rewind) and PreCompact, its gate Notification (before each
+permission question); its agent and sub-agents run the tool and stop events. The checked-in settings' hooks run only once the user trusts
 them (`hooks.trust`): asked through `approve_hooks` (the REPL), else left out unless trusted before.
 
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's

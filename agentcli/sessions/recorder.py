@@ -1,8 +1,8 @@
 """Recording a conversation in its transcript, as a subscriber to its agent's events.
 
 Each `MessageAdded` becomes a `message` line (format: `sessions.transcript`) carrying what goes
-with that message: the prompt's reminders and user turn number, the tokens spent since the last line that said
-(`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
+with that message: the prompt's reminders and user turn number, the tokens spent since the last
+line that said (`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
 when that turn changed them, and its `subagents` (Task call id → the sub-agent's transcript, from
 `SubagentFinished`). The first prompt goes before it as the `title`. An answer makes
 the transcript worth keeping (`TranscriptWriter.keep`).
