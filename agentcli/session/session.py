@@ -9,8 +9,9 @@ another; `/model` switches the model for the rest of the session.
 Hooks (`agentcli.hooks`) come from the settings files; the session runs SessionEnd (clear,
 close), its conversation UserPromptSubmit, SessionStart (startup, resume, clear, compact; resume
 again after a conversation rewind) and PreCompact, its gate Notification (before each
-permission question); its agent and sub-agents run the tool and stop events. The checked-in settings' hooks run only once the user trusts
-them (`hooks.trust`): asked through `approve_hooks` (the REPL), else left out unless trusted before.
+permission question); its agent and sub-agents run the tool and stop events. The checked-in
+settings' hooks run only once the user trusts them (`hooks.trust`): asked through
+`approve_hooks` (the REPL), else left out unless trusted before.
 
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
 tool threads, the MCP servers, the model's connections and the workspace it made are released then.
@@ -23,6 +24,7 @@ from types import TracebackType
 
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes
+from agentcli.asking import AsksTheUser
 from agentcli.catalog import MODELS_SETTING, ModelInfo, unknown_model_notice
 from agentcli.checkpoints.rewind import TurnSummary, rewind_record, summaries
 from agentcli.checkpoints.store import CheckpointStore
@@ -47,6 +49,7 @@ from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter
 from agentcli.settings import Settings
+from agentcli.tools.exit_plan import ApprovedPlan
 from agentcli.workspace.contract import Workspace
 
 __all__ = ["Session"]
@@ -66,12 +69,14 @@ class Session:
         approve_outside: AsksAboutOutsideFiles | None = None,
         approve_hooks: AsksAboutHooks | None = None,
         approve_mcp_server: AsksAboutProjectServer | None = None,
+        ask_user: AsksTheUser | None = None,
         retry_base_delay: float = LoopConfig.retry_base_delay,
         workspace: Workspace | None = None,
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
-        run) what would be asked is denied or left out.
+        run) what would be asked is denied or left out. `ask_user` puts the model's questions
+        (AskUserQuestion) and plans (ExitPlanMode) to the user; without it nobody can answer.
         `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run
         only if the user trusted them already, see `hooks.trust`).
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
@@ -83,7 +88,7 @@ class Session:
             cwd,
             on_event,
             about=self._hook_fields,
-            approvals=Approvals(prompter, approve_outside, approve_hooks, approve_mcp_server),
+            approvals=Approvals(prompter, approve_outside, approve_hooks, approve_mcp_server, ask_user),
             model=model,
             workspace=workspace,
             retry_base_delay=retry_base_delay,
@@ -175,6 +180,12 @@ class Session:
     @property
     def model_info(self) -> ModelInfo:
         return self.conversation.model_info
+
+    @property
+    def approved_plan(self) -> ApprovedPlan | None:
+        """The plan the user last approved in this conversation (ExitPlanMode), kept across a resume
+        and a compaction: what a compaction can carry into the new conversation."""
+        return self.context.plans.latest
 
     @property
     def usage(self) -> Usage:

@@ -19,6 +19,7 @@ from agentcli.executor import close_pending
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.sessions.repair import Entry, readable_message, repair
 from agentcli.sessions.transcript import recorded_cwd
+from agentcli.tools.exit_plan import ApprovedPlan
 from agentcli.tools.todo import Todo, parse_todos
 
 SUFFIX = ".jsonl"
@@ -44,6 +45,8 @@ class TurnRecord:
     """The reminder state before it (restored when the conversation is rewound to before it)."""
     todos: tuple[Todo, ...]
     """The task list before it."""
+    plan: ApprovedPlan | None
+    """The plan approved before it."""
 
 
 @dataclass
@@ -63,6 +66,8 @@ class LoadedTranscript:
     (transcripts written before agentcli recorded usage have none)."""
     todos: tuple[Todo, ...] = ()
     """The task list last recorded (TodoWrite); it outlives compaction."""
+    plan: ApprovedPlan | None = None
+    """The plan the user last approved (ExitPlanMode); it outlives compaction."""
     read_files: dict[Path, FileRecord] = field(default_factory=dict)
     """What each file looked like when the model last read or wrote it (the Edit/Write guard)."""
     title: str = ""
@@ -180,6 +185,10 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
         loaded.title = loaded.title or str(record.get("title") or "")
     elif kind == "rewind":
         _rewind(loaded, record, line)
+    elif kind == "plan":
+        plan, mode = record.get("plan"), record.get("mode")
+        if isinstance(plan, str) and plan and mode in ("acceptEdits", "default"):  # a damaged one is skipped
+            loaded.plan = ApprovedPlan(plan, mode)
     elif kind == "compact":
         loaded.turns = []
         loaded.entries = []
@@ -219,6 +228,7 @@ def _begin_turn(loaded: LoadedTranscript, record: JSON, message: JSON) -> None:
         len(loaded.entries),
         loaded.reminders,
         loaded.todos,
+        loaded.plan,
     )
     loaded.turns.append(turn)
     loaded.last_turn = max(loaded.last_turn, number)
@@ -240,6 +250,7 @@ def _rewind(loaded: LoadedTranscript, record: JSON, line: int) -> None:
     del loaded.turns[index:]
     loaded.reminders = turn.reminders
     loaded.todos = turn.todos
+    loaded.plan = turn.plan
     loaded.read_files.clear()  # the model must read a file again before it edits it
     loaded.context_tokens = 0
 
