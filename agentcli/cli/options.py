@@ -200,3 +200,19 @@ STATS = CliCommand(
         HELP,
     ),
 )
+
+REWIND = CliCommand(
+    "rewind",
+    (
+        CliOption("list", ("--list",), "flag", "List the session's turns and the files each changed (the default)."),
+        CliOption("to", ("--to",), "text", "Go back to before user turn TURN (its files and conversation).", "TURN"),
+        CliOption("code", ("--code",), "flag", "With --to: the files only."),
+        CliOption("conversation", ("--conversation",), "flag", "With --to: the conversation only."),
+        CliOption("undo", ("--undo",), "flag", "Put back the files as they were before the last code rewind."),
+        CliOption("force", ("--force",), "flag", "Restore even files changed outside agentcli since then."),
+        CliOption("json", ("--json",), "flag", "With --list: one JSON object."),
+        CONTINUE,
+        RESUME,
+        HELP,
+    ),
+)
