@@ -11,7 +11,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
@@ -49,6 +49,18 @@ class ToolResult:
     `agentcli stats`: the executor's `denied`, `blocked` (a hook), `unknown_tool`, `invalid_input`,
     `interrupted`; or a tool's own (Edit: `not_found`, `not_unique`, `stale`, `not_read`). None
     for any other error, and for a result that is not one."""
+    spent: tuple[Spent, ...] = ()
+    """Model requests the tool made on its own (WebFetch asking a small model about a page,
+    WebSearch's search): the loop adds them to the agent's usage, the transcript records them
+    with the results, and each is priced at its own model's rates."""
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What one request a tool made on its own cost: its model and usage."""
+
+    model: str
+    usage: Usage
 
 
 @dataclass
@@ -209,6 +221,9 @@ class ToolContext:
     """For one call, set by the executor on its own copy: the id of the tool_use being run."""
     hook_permission: HookPermission | None = None
     """For one call, set by the executor on its own copy: what a PreToolUse hook said about it."""
+    hosts_named: frozenset[str] = frozenset()
+    """For one call, set by the executor on its own copy: the hosts it contacts that an allow rule
+    names (`Decision.hosts_named`); only these may be private, loopback or link-local addresses."""
 
     def resolve(self, file_path: str) -> Path:
         """An absolute path for `file_path` as a tool was given it: relative paths are taken from
@@ -282,6 +297,16 @@ def concurrency_group(tool: Tool) -> str | None:
 
 
 @runtime_checkable
+class ContactsHosts(Protocol):
+    """A tool whose calls contact network hosts (WebFetch): the gate asks about each host unless
+    an allow rule names it (`WebFetch(domain:example.com)`), whatever the mode but bypassPermissions."""
+
+    def hosts(self, tool_input: JSON) -> tuple[str, ...]:
+        """The host names the call contacts, lower-case; empty when its input names none it can use."""
+        ...
+
+
+@runtime_checkable
 class CapsOwnOutput(Protocol):
     """A tool that caps its result itself, at `output_limit` characters, saying how to raise it
     (MCP tools: `maxMcpOutputTokens`); the executor's usual cap does not apply to it."""
@@ -350,6 +375,9 @@ class Decision:
     """For an allowed call: each path the gate judged (`literal_path` of it) → the real path it
     judged. The tool is handed these (`ToolContext.real_path`) instead of resolving the name
     again, which a symlink swapped in after the check would redirect."""
+    hosts_named: frozenset[str] = frozenset()
+    """For an allowed call: the hosts it contacts that an allow rule names (not merely a mode, a
+    tool-wide rule or a yes): the tool may reach those at private addresses."""
 
 
 class PermissionGate(Protocol):
@@ -367,28 +395,36 @@ class Usage:
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    web_search_requests: int = 0
+    """Searches the provider ran for the request (its server-side web search), priced per search."""
 
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
         self.cache_read_input_tokens += other.cache_read_input_tokens
+        self.web_search_requests += other.web_search_requests
 
     def less(self, other: Usage) -> Usage:
         """What is left of this usage without `other` (a part of it)."""
-        return Usage(**{kind: tokens - getattr(other, kind) for kind, tokens in self.as_dict().items()})
+        return Usage(**{kind.name: getattr(self, kind.name) - getattr(other, kind.name) for kind in fields(self)})
 
     @property
     def total_input(self) -> int:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
     def as_dict(self) -> dict[str, int]:
-        return {
+        """The counts by name, as transcripts and `--output-format json` write them;
+        `web_search_requests` only when there were any."""
+        counts = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
         }
+        if self.web_search_requests:
+            counts["web_search_requests"] = self.web_search_requests
+        return counts
 
 
 @dataclass(frozen=True)

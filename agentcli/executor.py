@@ -206,7 +206,9 @@ class ToolExecutor:
         decision = self.gate.check(tool, tool_input, replace(ctx, hook_permission=permission))
         if not decision.allowed:
             return ToolResult(decision.message, is_error=True, summary=decision.message, failure="denied")
-        return tool, tool_input, replace(ctx, checked_paths=decision.checked_paths, call_id=call.id)
+        return tool, tool_input, replace(
+            ctx, checked_paths=decision.checked_paths, call_id=call.id, hosts_named=decision.hosts_named
+        )
 
     def _pre_tool_use(self, tool: Tool, tool_input: JSON, call_id: str) -> tuple[JSON, HookPermission] | ToolResult:
         """The input to judge and run, and the hooks' word for the gate; or the result of a blocked call."""

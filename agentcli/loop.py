@@ -133,6 +133,8 @@ class Agent:
         self.agent_id = agent_id
         self.messages: list[JSON] = []
         self.usage = Usage()
+        self.spent_by_tools: dict[str, Usage] = {}
+        """By model: what the tools' own requests (`ToolResult.spent`) added to `usage`."""
         self.context_tokens = 0
         """Tokens the conversation occupies in the context window, as of the latest turn."""
         self._subscribers: list[EventSink] = []
@@ -352,10 +354,18 @@ class Agent:
             finally:
                 self.ctx.cancel.set()
             raise
+        self._count_spent(done)  # before the results join the conversation: their record carries it
         self.add_message(user_message(results))
         self.executor.announce(self.messages[-1], self.emit)
         self._stop_if_cancelled()
         return results
+
+    def _count_spent(self, done: dict[str, ToolResult]) -> None:
+        """Add what the finished calls' tools spent on requests of their own to this agent's usage."""
+        for result in done.values():
+            for spent in result.spent:
+                self.usage.add(spent.usage)
+                self.spent_by_tools.setdefault(spent.model, Usage()).add(spent.usage)
 
     def _stop_if_cancelled(self) -> None:
         """A sub-agent runs outside the main thread, where Ctrl-C raises nothing: its cancel event
@@ -380,6 +390,7 @@ class Agent:
     def _add_interrupted(self, calls: list[ToolCall], done: dict[str, ToolResult]) -> None:
         """The user message after an interrupt: a result for each of `calls`, then the marker."""
         results = self.executor.interrupted(calls, done, self.emit)
+        self._count_spent(done)
         self.add_message(user_message([*results, text_block(INTERRUPTED_MARKER)]))
 
 

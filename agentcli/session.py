@@ -235,8 +235,12 @@ class Session:
     def cost_usd(self, usage: Usage) -> float:
         """The price in dollars of `usage`: this conversation's (`usage`) or what a run of it spent,
         its sub-agents' usage included. Each sub-agent's tokens are priced at its own model's rates,
-        the rest at the main model's (a resumed conversation's earlier spend too)."""
-        by_model = self.subagents.usage_by_model()
+        and so are the tools' own requests (a small model reading a page, a search); the rest at
+        the main model's (a resumed conversation's earlier spend too)."""
+        by_model: dict[str, Usage] = {}
+        for spent in (self.subagents.usage_by_model(), self.agent.spent_by_tools):
+            for name, usage_of_model in spent.items():
+                by_model.setdefault(name, Usage()).add(usage_of_model)
         cost = sum(
             model_info(name, self.settings.get(MODELS_SETTING)).cost_usd(spent) for name, spent in by_model.items()
         )

@@ -1,5 +1,9 @@
 """The pure decision for one call: deny rules, plan mode, ask rules, protected paths, allow rules, the mode.
 
+A call that contacts network hosts (its tool is `ContactsHosts`: WebFetch) is asked about per
+host: no mode approves a host, only bypassPermissions, an allow rule for the whole tool or one
+naming the host (`WebFetch(domain:example.com)`); deny and ask rules naming a host catch it.
+
 No prompting and no I/O beyond resolving paths; the gate turns an "ask" into a question
 (or, non-interactively, a denial).
 """
@@ -10,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentcli.contracts import JSON, FromMcpServer, McpOrigin, Tool, ToolContext, literal_path
+from agentcli.contracts import JSON, ContactsHosts, FromMcpServer, McpOrigin, Tool, ToolContext, literal_path
 from agentcli.permissions.bash_rules import BashPattern, Coverage, RuleMatch, covers, deny_match
 from agentcli.permissions.modes import Mode
 from agentcli.permissions.paths import real_path, within
@@ -39,6 +43,8 @@ class Call:
     """Protected paths the call would write (see `protected`)."""
     origin: McpOrigin | None = None
     """For an MCP tool: its server's and its own names as configured and listed."""
+    hosts: tuple[str, ...] = ()
+    """Network hosts the call contacts (`ContactsHosts`)."""
 
     @property
     def command(self) -> str:
@@ -67,8 +73,11 @@ class Call:
 def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
     name = tool.name
     origin = tool.origin if isinstance(tool, FromMcpServer) else None
+    hosts = tool.hosts(tool_input) if isinstance(tool, ContactsHosts) else ()
     kind: CallKind
-    if name == "Bash":
+    if isinstance(tool, ContactsHosts):
+        kind = "other"  # it reads, but from the network: no mode approves that
+    elif name == "Bash":
         kind = "bash"
     elif origin is not None or name.startswith("mcp__"):
         kind = "mcp"
@@ -91,7 +100,7 @@ def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
         written = bash_targets(command, ctx.cwd) if isinstance(command, str) else []
     project_real = real_path(ctx.cwd)
     protected = protected_writes(written, ctx.cwd)
-    return Call(name, tool_input, kind, tool.read_only, ctx.cwd, paths, reals, project_real, protected, origin)
+    return Call(name, tool_input, kind, tool.read_only, ctx.cwd, paths, reals, project_real, protected, origin, hosts)
 
 
 @dataclass(frozen=True)
@@ -109,6 +118,8 @@ class Verdict:
     """For path tools: the (resolved) paths nothing allowed."""
     protected: tuple[Protected, ...] = ()
     """Protected paths no allow rule names: asked every time, whatever the mode."""
+    hosts: tuple[str, ...] = ()
+    """Network hosts the call contacts that nothing allowed."""
 
 
 def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
@@ -131,9 +142,19 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
     if call.paths:
         uncovered = tuple(p for p in call.real_paths if not _path_allowed(p, call, allow, mode))
         return Verdict("ask", uncovered_paths=uncovered) if uncovered else Verdict("allow")
-    if mode == "bypassPermissions" or any(r.tool_wide for r in allow) or _mode_approves(call, mode):
+    if mode == "bypassPermissions" or any(r.tool_wide for r in allow):
         return Verdict("allow")
-    return Verdict("ask")
+    if call.hosts:
+        unnamed = tuple(h for h in call.hosts if not any(r.names_host(h) for r in allow))
+        return Verdict("ask", hosts=unnamed) if unnamed else Verdict("allow")
+    return Verdict("allow") if _mode_approves(call, mode) else Verdict("ask")
+
+
+def hosts_named(call: Call, rules: RuleSet) -> frozenset[str]:
+    """The hosts of `call` an allow rule names (`WebFetch(domain:…)`): those it may reach at
+    private addresses. Deny and ask rules were judged already."""
+    allow = [r for r in rules.of("allow") if r.names(call.tool, call.origin)]
+    return frozenset(h for h in call.hosts if any(r.names_host(h) for r in allow))
 
 
 def _bash_verdict(call: Call, allow: list[Rule], mode: Mode) -> Verdict:
@@ -149,6 +170,8 @@ def _matches(rule: Rule, call: Call) -> RuleMatch | None:
         return None
     if rule.tool_wide:
         return RuleMatch()
+    if rule.domain is not None:  # a call whose host is unknown is caught (fails closed)
+        return RuleMatch() if not call.hosts or any(rule.names_host(h) for h in call.hosts) else None
     if rule.bash is not None:
         return deny_match(call.command, rule.bash) if call.kind == "bash" else None
     pattern = rule.path

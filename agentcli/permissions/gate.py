@@ -20,7 +20,7 @@ from pathlib import Path
 from agentcli.contracts import JSON, Decision, PermissionGate, PreviewsChange, Tool, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions import messages
-from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate
+from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate, hosts_named
 from agentcli.permissions.modes import MODES, Mode, check_mode, next_mode
 from agentcli.permissions.persist import add_allow_rules
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
@@ -51,7 +51,7 @@ class Gate:
         self.prompter = prompter
         """None means non-interactive: anything that would be asked is denied."""
         self.local_settings = local_settings
-        """Where "don't ask again" Bash/MCP rules are saved (None: keep them for the session only)."""
+        """Where "don't ask again" Bash, MCP and WebFetch domain rules are saved (None: keep them for the session only)."""
         self.on_notice = on_notice
         self._lock = threading.RLock()
 
@@ -101,13 +101,13 @@ class Gate:
         hook = ctx.hook_permission
         hook_asks = hook is not None and hook.decision == "ask"
         if verdict.outcome == "allow" and not hook_asks:
-            return Decision(True, checked_paths=checked)
+            return _allowed(call, checked, rules)
         if verdict.rule is not None and verdict.outcome == "deny":
             return Decision(False, messages.denied_by_rule(call, verdict.rule, verdict.unverified))
         if verdict.plan:
             return Decision(False, messages.plan_refusal(call, self.prompter is not None))
         if hook is not None and hook.decision == "allow" and verdict.rule is None and not verdict.protected:
-            return Decision(True, checked_paths=checked)
+            return _allowed(call, checked, rules)
         suggestion = None if verdict.outcome == "allow" else suggest(call, verdict)
         if self.prompter is None:
             if verdict.outcome == "allow":
@@ -116,15 +116,15 @@ class Gate:
         return call, checked, self._request(call, verdict, suggestion, tool, replace(ctx, checked_paths=checked))
 
     def remember(self, rule_texts: Sequence[str]) -> list[Rule]:
-        """Allow `rule_texts` from now on; Bash and MCP rules are also saved to local settings (and
-        are listed as coming from that file)."""
+        """Allow `rule_texts` from now on; Bash, MCP and WebFetch domain rules are also saved to
+        local settings (and are listed as coming from that file)."""
         parsed: list[Rule] = []
         for text in rule_texts:
             try:
                 parsed.append(parse_rule(text, "allow", SESSION))
             except RuleError as error:
                 self.notify(f'Not remembered: "{text}" is not a valid rule ({error}).')
-        lasting = [r for r in parsed if r.tool == "Bash" or r.tool.startswith("mcp__")]
+        lasting = [r for r in parsed if r.tool == "Bash" or r.tool.startswith("mcp__") or r.domain is not None]
         if lasting and self.local_settings is not None:
             texts = ", ".join(r.text for r in lasting)
             try:
@@ -152,7 +152,7 @@ class Gate:
             return Decision(False, messages.user_denied(call, answer.reason))
         if answer.choice == "always":
             self.remember(answer.rules)
-        return Decision(True, checked_paths=checked)
+        return _allowed(call, checked, self.rules)
 
     def _request(
         self, call: Call, verdict: Verdict, suggestion: Suggestion | None, tool: Tool, ctx: ToolContext
@@ -171,6 +171,10 @@ class Gate:
                 note = "" if diff else "No preview: as written, this change would fail or change nothing."
         elif call.kind == "mcp":
             title, subject, note = "MCP tool", call.tool, messages.mcp_call(call)
+        elif call.hosts:
+            title, subject = "Fetch from the web", ", ".join(call.hosts)
+            url = call.tool_input.get("url")
+            note = f"URL: {messages.one_line(url)}" if isinstance(url, str) else ""
         else:
             title, subject = "Tool", call.tool
         hook = ctx.hook_permission
@@ -198,6 +202,11 @@ class Gate:
         """Tell the user `text` (a rule not saved or ignored), when someone listens."""
         if self.on_notice is not None:
             self.on_notice(text)
+
+
+def _allowed(call: Call, checked: dict[Path, Path], rules: RuleSet) -> Decision:
+    """The decision letting `call` run: the real paths judged, the hosts a rule names."""
+    return Decision(True, checked_paths=checked, hosts_named=hosts_named(call, rules))
 
 
 class AgentGate:

@@ -3,6 +3,7 @@
 - `Bash`, `Bash(npm run build)`, `Bash(git diff:*)`, `Bash(git diff *)`
 - `Read(./.env)`, `Edit(src/**)`, `Write(//tmp/out.txt)`, `Read(~/notes/**)`
 - `mcp__server` or `mcp__server__*` (every tool of that server), `mcp__server__tool`
+- `WebFetch(domain:example.com)`, `WebFetch(domain:*.example.com)`: calls that contact that host
 
 A `Read` rule also covers Grep and Glob; an `Edit` rule also covers Write.
 
@@ -33,7 +34,20 @@ FAMILIES: dict[str, frozenset[str]] = {"Read": READ_FAMILY, "Edit": EDIT_FAMILY}
 PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write"})
 """Tools whose rules take a path specifier."""
 
-KNOWN_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "Grep", "Glob", "Task", "Skill")
+KNOWN_TOOLS = (
+    "Read",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "Bash",
+    "Grep",
+    "Glob",
+    "Task",
+    "Skill",
+    "WebFetch",
+)
+DOMAIN_PREFIX = "domain:"
 
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -63,11 +77,22 @@ class Rule:
     source: RuleSource
     bash: BashPattern | None = None
     path: PathPattern | None = None
+    domain: str | None = None
+    """For WebFetch: the host (`example.com`, or `*.example.com` for its subdomains)."""
 
     @property
     def tool_wide(self) -> bool:
         """True for `Bash`, `Edit`, `mcp__server`: no specifier narrows it."""
-        return self.bash is None and self.path is None
+        return self.bash is None and self.path is None and self.domain is None
+
+    def names_host(self, host: str) -> bool:
+        """For a WebFetch rule: whether it names `host`."""
+        if self.domain is None:
+            return False
+        host = host.lower().rstrip(".")
+        if self.domain.startswith("*."):
+            return host.endswith(self.domain[1:])
+        return host == self.domain
 
     def names(self, tool_name: str, origin: McpOrigin | None = None) -> bool:
         """Whether this rule is about calls of `tool_name` at all (`origin`: an MCP tool's listed names)."""
@@ -115,6 +140,8 @@ def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
     _check_tool_name(tool)
     if specifier is None:
         return Rule(stripped, tool, behavior, source)
+    if tool == "WebFetch":
+        return Rule(stripped, tool, behavior, source, domain=_domain(specifier))
     if tool == "Bash":
         try:
             pattern = parse_bash_specifier(specifier)
@@ -129,6 +156,15 @@ def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
     if tool in READ_FAMILY:
         raise RuleError(f"{tool} takes no specifier; Read(...) rules cover {tool} too")
     raise RuleError(f"{tool} takes no specifier; write {tool} alone to cover every call")
+
+
+def _domain(specifier: str) -> str:
+    if not specifier.startswith(DOMAIN_PREFIX):
+        raise RuleError(f"WebFetch rules name a host: WebFetch({DOMAIN_PREFIX}example.com)")
+    host = specifier[len(DOMAIN_PREFIX) :].strip().lower().rstrip(".")
+    if not re.fullmatch(r"(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d+)?", host):
+        raise RuleError(f"{host!r} is not a host name")
+    return host
 
 
 def _split(text: str) -> tuple[str, str | None]:

@@ -1,0 +1,55 @@
+"""Requests the web tools make to a model on their own, outside the conversation: WebFetch asking
+a small, fast model about a page, WebSearch asking the provider to search.
+
+`SideModel` is a provider's `Model` (made when first asked: nothing is imported at start-up)
+and the model name to ask. What a request spent comes back as a `Spent`, which the tool puts
+on its result (`ToolResult.spent`): the loop counts it, the transcript records it, and it is
+priced at that model's rates. Nothing streams to the terminal; the user's interrupt stops it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, Spent
+
+
+class _Unshown:
+    """A `StreamListener` that shows nothing and stops when the user interrupts."""
+
+    def __init__(self, cancel: Cancellation | None) -> None:
+        self.cancel = cancel
+
+    def text(self, delta: str) -> None:
+        pass
+
+    def tool_call_started(self, name: str) -> None:
+        pass
+
+    def reasoning(self, delta: str) -> None:
+        pass
+
+
+@dataclass
+class SideModel:
+    """A model to ask, by name, through the provider client `connect` gives (made on first use)."""
+
+    name: str
+    connect: Callable[[], Model]
+
+    def ask(
+        self, system: str, messages: list[JSON], *, tools: list[JSON] | None = None, max_tokens: int = 4096,
+        cancel: Cancellation | None = None,
+    ) -> tuple[ModelResponse, Spent]:
+        """One request; raises what the provider raises (`ModelAPIError`, `TransientModelError`,
+        `Cancelled`)."""
+        request = ModelRequest(
+            model=self.name,
+            system=[{"type": "text", "text": system}],
+            tools=tools or [],
+            messages=messages,
+            max_tokens=max_tokens,
+        )
+        response = self.connect().stream(request, _Unshown(cancel))
+        return response, Spent(self.name, response.usage)
