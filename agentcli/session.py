@@ -67,6 +67,7 @@ from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter, now
+from agentcli.web.tools import WebTools
 from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
 from agentcli.skills.trust import SkillTrust
 
@@ -214,6 +215,10 @@ class Session:
             earlier = latest_session(cwd)
         loaded = load_transcript(earlier.path) if earlier else None
         self.provider, self.model_name = choose_provider(options, self.settings, loaded)
+        self.web = WebTools(
+            self.settings, self.provider, lambda: self.agent.config.model, lambda: self.provider_model, self._resolved
+        )
+        """WebFetch and WebSearch (`agentcli.web.tools`): their page cache lasts the session."""
         self._notice_if_unknown(self.model_name)
         self._begin(loaded, source="resume" if earlier else "startup")
 
@@ -349,6 +354,7 @@ class Session:
             self._ended = True
             self.hooks.run("SessionEnd", {"reason": "other"})
         self.mcp.close()
+        self.web.close()
         if self._model is not None:
             self._model.close()
 
@@ -363,11 +369,19 @@ class Session:
     @property
     def model(self) -> Model:
         """The model client, made on first use (importing the provider is not on the start-up path)."""
-        if self._model is None:
-            self._model = resolve(self.provider, ProviderSettings(self.timeouts))
         if self._tool_model is None:
-            self._tool_model = with_tool_protocol(self._model, self.tool_protocol, self._has_native_tools)
+            self._tool_model = with_tool_protocol(self.provider_model, self.tool_protocol, self._has_native_tools)
         return self._tool_model
+
+    @property
+    def provider_model(self) -> Model:
+        """The provider's client itself, without the text tool protocol (the web tools' own requests)."""
+        if self._model is None:
+            self._model = self._resolved(self.provider)
+        return self._model
+
+    def _resolved(self, provider: str) -> Model:
+        return resolve(provider, ProviderSettings(self.timeouts))
 
     def _has_native_tools(self, name: str) -> bool:
         return model_info(name, self.settings.get(MODELS_SETTING)).native_tools
@@ -418,14 +432,20 @@ class Session:
         self.mcp_tools = self.mcp.source()
         self.subagents = SubagentRunner(
             self,
-            [self.builtins, self.mcp_tools],
+            [self.builtins, self.web.source(), self.mcp_tools],
             self.context.skill_tools,
             self.context.facts,
             transcripts,
             self.on_event,
         )
         self.agent = build_agent(
-            sources=[self.builtins, own_tools, task_source(self.agent_types, self.subagents), self.mcp_tools],
+            sources=[
+                self.builtins,
+                self.web.source(),
+                own_tools,
+                task_source(self.agent_types, self.subagents),
+                self.mcp_tools,
+            ],
             system=self.context.system,
             model=self.model,
             gate=self.gate,
