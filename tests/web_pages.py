@@ -33,6 +33,8 @@ class Route:
 class Seen:
     path: str
     host: str
+    headers: dict[str, str] = field(default_factory=dict)
+    """Lower-case names."""
 
 
 class PageServer:
@@ -84,7 +86,8 @@ class PageServer:
                 pass
 
             def do_GET(self) -> None:
-                server.requests.append(Seen(self.path, self.headers.get("Host", "")))
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                server.requests.append(Seen(self.path, self.headers.get("Host", ""), headers))
                 route = server.routes.get(self.path, Route(404, b"<h1>Not Found</h1>"))
                 self.send_response(route.status)
                 self.send_header("Content-Type", route.content_type)
