@@ -77,7 +77,6 @@ def _claude(context: int, output: int, price_in: float, price_out: float) -> Mod
     return ModelInfo(context, output, price_in, price_out, web_search_usd=ANTHROPIC_SEARCH_USD)
 
 
-
 KNOWN_MODELS: dict[str, ModelInfo] = {
     # Anthropic
     "claude-fable-5-1": _claude(1_000_000, 128_000, 10.0, 50.0),

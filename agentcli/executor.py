@@ -206,8 +206,10 @@ class ToolExecutor:
         decision = self.gate.check(tool, tool_input, replace(ctx, hook_permission=permission))
         if not decision.allowed:
             return ToolResult(decision.message, is_error=True, summary=decision.message, failure="denied")
-        return tool, tool_input, replace(
-            ctx, checked_paths=decision.checked_paths, call_id=call.id, hosts_named=decision.hosts_named
+        return (
+            tool,
+            tool_input,
+            replace(ctx, checked_paths=decision.checked_paths, call_id=call.id, hosts_named=decision.hosts_named),
         )
 
     def _pre_tool_use(self, tool: Tool, tool_input: JSON, call_id: str) -> tuple[JSON, HookPermission] | ToolResult:

@@ -67,9 +67,9 @@ from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, find_session, latest_session, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter, now
-from agentcli.web.tools import WebTools
 from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
 from agentcli.skills.trust import SkillTrust
+from agentcli.web.tools import WebTools
 
 
 @dataclass

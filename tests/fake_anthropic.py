@@ -185,9 +185,7 @@ def tool_use(
     return ToolUseBlock(name, dict(input), _new_id("toolu_") if id is None else id, partial, raw_json)
 
 
-def web_search(
-    query: str, results: Sequence[tuple[str, str]] = (), *, error_code: str | None = None
-) -> WebSearchBlock:
+def web_search(query: str, results: Sequence[tuple[str, str]] = (), *, error_code: str | None = None) -> WebSearchBlock:
     """A server-side web search for :func:`reply`: results as (title, url) pairs, or an error
     (``max_uses_exceeded``, ``too_many_requests``…). Counted in the usage's
     ``server_tool_use.web_search_requests``. The request must offer the web_search tool."""
@@ -1012,9 +1010,13 @@ class _Handler(FakeHandler[FakeAnthropic]):
         if isinstance(scripted, HttpError):
             self.send_json(request, scripted.status, scripted.body, scripted.headers)
             return
-        offered = any(isinstance(t, dict) and t.get("type") in SERVER_TOOL_TYPES for t in request.body.get("tools") or [])
+        offered = any(
+            isinstance(t, dict) and t.get("type") in SERVER_TOOL_TYPES for t in request.body.get("tools") or []
+        )
         if any(isinstance(block, WebSearchBlock) for block in scripted.blocks) and not offered:
-            raise ApiError(500, "api_error", "FakeAnthropic: the script searches, but the request offers no web_search tool")
+            raise ApiError(
+                500, "api_error", "FakeAnthropic: the script searches, but the request offers no web_search tool"
+            )
         usage = {**self.fake.cache.account(request.body), "output_tokens": _output_tokens(scripted)}
         usage.update(scripted.usage or {})
         request.usage = usage

@@ -82,14 +82,18 @@ def test_the_transcript_records_what_the_search_spent_and_stats_price_the_search
 ) -> None:
     fake_api.script(
         reply(tool_use("WebSearch", {"query": "x release"}, id="toolu_search1")),
-        reply(web_search("x release", RESULTS[:1]), text("Found it."), usage={"input_tokens": 1000, "output_tokens": 0}),
+        reply(
+            web_search("x release", RESULTS[:1]), text("Found it."), usage={"input_tokens": 1000, "output_tokens": 0}
+        ),
         reply(text("Done.")),
     )
 
     run_wire("search")
 
     (path,) = transcripts(home)
-    results = next(r for r in records(path) if r.get("type") == "message" and r["message"]["role"] == "user" and "spent" in r)
+    results = next(
+        r for r in records(path) if r.get("type") == "message" and r["message"]["role"] == "user" and "spent" in r
+    )
     spent = results["spent"]["claude-sonnet-5-5"]
     assert spent["web_search_requests"] == 1 and spent["input_tokens"] == 1000
     assert results["usage"]["web_search_requests"] == 1
@@ -144,7 +148,11 @@ def test_domain_filters_go_to_the_search_and_both_at_once_are_refused(
     fake_api.script(
         reply(
             tool_use("WebSearch", {"query": "pep 8", "allowed_domains": ["python.org"]}, id="toolu_a"),
-            tool_use("WebSearch", {"query": "pep 8", "allowed_domains": ["a.org"], "blocked_domains": ["b.org"]}, id="toolu_b"),
+            tool_use(
+                "WebSearch",
+                {"query": "pep 8", "allowed_domains": ["a.org"], "blocked_domains": ["b.org"]},
+                id="toolu_b",
+            ),
         ),
         reply(web_search("pep 8", [("PEP 8", "https://peps.python.org/pep-0008/")]), text("PEP 8 is the style guide.")),
         reply(text("Done.")),
@@ -227,7 +235,9 @@ def test_searxng_results_are_filtered_by_domain(engine: PageServer) -> None:
 
 
 def test_brave_search_is_asked_with_the_key_and_domain_operators(engine: PageServer) -> None:
-    answer = {"web": {"results": [{"title": "PEP 8", "url": "https://peps.python.org/pep-0008/", "description": "Style."}]}}
+    answer = {
+        "web": {"results": [{"title": "PEP 8", "url": "https://peps.python.org/pep-0008/", "description": "Style."}]}
+    }
     engine.page("/res/v1/web/search?q=style+site%3Apython.org&count=10", json.dumps(answer), "application/json")
 
     found = BraveSearch("brave-key", http_get_json, engine.url("")).search("style", ["python.org"], [], None)
@@ -264,7 +274,9 @@ def test_the_backend_follows_the_settings_and_the_provider(
         assert "WebSearch is" in choice.why_none
 
 
-def test_with_no_way_to_search_the_tool_is_not_offered(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
+def test_with_no_way_to_search_the_tool_is_not_offered(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
     (project / ".agentcli").mkdir(exist_ok=True)
     (project / ".agentcli" / "settings.json").write_text(json.dumps({"webSearchBackend": "off"}))
     model.script(scripted_reply(scripted_text("hi")))

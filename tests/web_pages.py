@@ -59,7 +59,9 @@ class PageServer:
     def url(self, path: str, host: str = "127.0.0.1", scheme: str = "http") -> str:
         return f"{scheme}://{host}:{self.port}{path}"
 
-    def page(self, path: str, body: str | bytes, content_type: str = "text/html; charset=utf-8", status: int = 200) -> None:
+    def page(
+        self, path: str, body: str | bytes, content_type: str = "text/html; charset=utf-8", status: int = 200
+    ) -> None:
         self.routes[path] = Route(status, body.encode() if isinstance(body, str) else body, content_type)
 
     def redirect(self, path: str, location: str, status: int = 302) -> None:

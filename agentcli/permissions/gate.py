@@ -51,7 +51,8 @@ class Gate:
         self.prompter = prompter
         """None means non-interactive: anything that would be asked is denied."""
         self.local_settings = local_settings
-        """Where "don't ask again" Bash, MCP and WebFetch domain rules are saved (None: keep them for the session only)."""
+        """Where "don't ask again" Bash, MCP and WebFetch domain rules are saved (None: keep them for
+        the session only)."""
         self.on_notice = on_notice
         self._lock = threading.RLock()
 

@@ -5,8 +5,8 @@ with that message: the prompt's reminders, the tokens spent since the last line 
 (`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
 when that turn changed them, and its `subagents` (Task call id → the sub-agent's transcript, from
 `SubagentFinished`), and its `spent`: what the tools' own requests cost, by model (WebFetch's
-small model, WebSearch's search; already counted in `usage`). The first prompt goes before it as the `title`. An answer makes
-the transcript worth keeping (`TranscriptWriter.keep`).
+small model, WebSearch's search; already counted in `usage`). The first prompt goes before it
+as the `title`. An answer makes the transcript worth keeping (`TranscriptWriter.keep`).
 
 For `agentcli stats` it also writes what the events say about how the work went: each model
 request's timing (`ModelResponded`) as `requests` on the next record, each tool call's duration

@@ -7,7 +7,8 @@ import datetime
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 from agentcli.context.paths import is_this_project, legacy_state_dir, project_state_dir
@@ -24,7 +25,7 @@ SUFFIX = ".jsonl"
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
 MAX_ID_CHARS = 200
 """Longer than any session id (36) by far, and short enough to be a file name."""
-_USAGE_KEYS = frozenset(kind.name for kind in fields(Usage))
+_USAGE_KEYS = frozenset(kind.name for kind in dataclass_fields(Usage))
 KILLED = "Not finished: the session ended (the program was stopped) before this call returned."
 
 

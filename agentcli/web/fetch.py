@@ -129,7 +129,9 @@ class Fetcher:
         self.limits = limits or FetchLimits()
         self.resolver = resolver
 
-    def fetch(self, target: Target, *, private_allowed: bool, cancel: Cancellation | None = None) -> Fetched | Redirected:
+    def fetch(
+        self, target: Target, *, private_allowed: bool, cancel: Cancellation | None = None
+    ) -> Fetched | Redirected:
         """GET `target` (redirects within its host followed). `private_allowed`: its host may be
         a private, loopback or link-local address (an allow rule names it). Raises FetchError,
         AddressRefused, or `Cancelled` once `cancel` is set."""

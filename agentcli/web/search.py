@@ -238,7 +238,9 @@ def http_get_json(
     try:
         data = response.json()
     except ValueError:
-        raise SearchError(f"The search engine at {host} did not answer with JSON (is its JSON format enabled?).") from None
+        raise SearchError(
+            f"The search engine at {host} did not answer with JSON (is its JSON format enabled?)."
+        ) from None
     if not isinstance(data, dict):
         raise SearchError(f"The search engine at {host} answered with something other than a JSON object.")
     return data
@@ -293,7 +295,7 @@ def choose_backend(
     uses = settings.get(MAX_USES_SETTING)
     max_uses = uses if isinstance(uses, int) and not isinstance(uses, bool) and uses >= 1 else DEFAULT_MAX_USES
     if chosen == "off":
-        return SearchChoice(None, f"WebSearch is off ({BACKEND_SETTING} is \"off\" in settings).")
+        return SearchChoice(None, f'WebSearch is off ({BACKEND_SETTING} is "off" in settings).')
     if chosen in ("auto", "provider") and _searches_itself(provider, environ, forced=chosen == "provider"):
         named = settings.get(SEARCH_MODEL_SETTING)
         if isinstance(named, str) and named:
@@ -331,7 +333,7 @@ def how_to_enable(provider: str, chosen: object = "auto") -> str:
         else f"the {provider} provider has no web search of its own"
     )
     return (
-        f"WebSearch is not available: {why}. To enable it, set \"{SEARXNG_SETTING}\" in your settings to a "
+        f'WebSearch is not available: {why}. To enable it, set "{SEARXNG_SETTING}" in your settings to a '
         f"SearXNG instance (with its JSON format on), or put a Brave Search API key in {BRAVE_KEY_VARIABLE}; "
         "the Anthropic, Gemini and OpenAI APIs search on their own."
     )

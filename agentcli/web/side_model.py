@@ -39,7 +39,12 @@ class SideModel:
     connect: Callable[[], Model]
 
     def ask(
-        self, system: str, messages: list[JSON], *, tools: list[JSON] | None = None, max_tokens: int = 4096,
+        self,
+        system: str,
+        messages: list[JSON],
+        *,
+        tools: list[JSON] | None = None,
+        max_tokens: int = 4096,
         cancel: Cancellation | None = None,
     ) -> tuple[ModelResponse, Spent]:
         """One request; raises what the provider raises (`ModelAPIError`, `TransientModelError`,

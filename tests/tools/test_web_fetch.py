@@ -40,7 +40,9 @@ def tool(
     return WebFetchTool(Fetcher(limits, resolver(names or {})), cache or UrlCache(), reader)
 
 
-def fetch(web: WebFetchTool, ctx: ToolContext, url: str, named: Sequence[str] = (), prompt: str = "What is it?") -> ToolResult:
+def fetch(
+    web: WebFetchTool, ctx: ToolContext, url: str, named: Sequence[str] = (), prompt: str = "What is it?"
+) -> ToolResult:
     return web.run({"url": url, "prompt": prompt}, replace(ctx, hosts_named=frozenset(named)))
 
 
