@@ -243,8 +243,8 @@ class Session:
         and so are the tools' own requests (a small model reading a page, a search); the rest at
         the main model's (a resumed conversation's earlier spend too)."""
         by_model: dict[str, Usage] = {}
-        for spent in (self.subagents.usage_by_model(), self.agent.spent_by_tools):
-            for name, usage_of_model in spent.items():
+        for spenders in (self.subagents.usage_by_model(), self.agent.spent_by_tools):
+            for name, usage_of_model in spenders.items():
                 by_model.setdefault(name, Usage()).add(usage_of_model)
         cost = sum(
             model_info(name, self.settings.get(MODELS_SETTING)).cost_usd(spent) for name, spent in by_model.items()

@@ -73,6 +73,7 @@ def test_a_search_on_anthropic_runs_at_the_api_and_its_results_reach_the_model(
     result = json.loads(done.stdout)
     assert result["usage"]["web_search_requests"] == 1
     searched = fake_api.requests[1].usage
+    assert searched is not None
     spent_on_search = (searched["input_tokens"] * 2 + searched["output_tokens"] * 10) / 1e6 + 0.01
     assert result["total_cost_usd"] >= round(spent_on_search, 6)
 

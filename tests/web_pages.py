@@ -8,11 +8,13 @@ it hands the fetcher (`resolver`): `docs.test` → 127.0.0.1, without touching /
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Self
+
+from agentcli.web.addresses import Resolver
 
 CHUNK = 64 * 1024
 
@@ -120,7 +122,7 @@ class PageServer:
         return Handler
 
 
-def resolver(names: dict[str, Sequence[str]]) -> Callable[[str, int], Sequence[str]]:
+def resolver(names: dict[str, Sequence[str]]) -> Resolver:
     """A resolver answering `names` (name → addresses) and failing for any other name."""
 
     def resolve(host: str, port: int) -> Sequence[str]:

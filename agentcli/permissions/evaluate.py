@@ -145,8 +145,8 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
     if mode == "bypassPermissions" or any(r.tool_wide for r in allow):
         return Verdict("allow")
     if call.hosts:
-        unnamed = tuple(h for h in call.hosts if not any(r.names_host(h) for r in allow))
-        return Verdict("ask", hosts=unnamed) if unnamed else Verdict("allow")
+        unnamed_hosts = tuple(h for h in call.hosts if not any(r.names_host(h) for r in allow))
+        return Verdict("ask", hosts=unnamed_hosts) if unnamed_hosts else Verdict("allow")
     return Verdict("allow") if _mode_approves(call, mode) else Verdict("ask")
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from agentcli.contracts import JSON, Spent, ToolContext, ToolResult
 from agentcli.conversation import text_block, text_of, user_message
@@ -181,7 +180,7 @@ READER_SYSTEM = (
 _CLOSING = {name: re.compile(rf"</(\s*){name}", re.IGNORECASE) for name in (PAGE_ELEMENT, ANSWER_ELEMENT)}
 
 
-def _framed(element: Literal["web_page", "web_page_answer"], url: str, text: str) -> str:
+def _framed(element: str, url: str, text: str) -> str:
     """`text` inside `<element url="…">`, which nothing in it can close."""
     safe = _CLOSING[element].sub(rf"<\\/\1{element}", text)
     quoted = url.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

@@ -53,7 +53,7 @@ def html_markdown(html: str) -> str:
     """`html` as Markdown, without navigation, forms, scripts or images."""
     from html_to_markdown import convert
 
-    return convert(html, _options()).content.strip()
+    return (convert(html, _options()).content or "").strip()
 
 
 @cache

@@ -193,8 +193,8 @@ class BraveSearch:
             {"x-subscription-token": self.key},
             cancel,
         )
-        web = data.get("web") if isinstance(data.get("web"), dict) else {}
-        results = [r for r in _list(web.get("results")) if isinstance(r, dict)]
+        web = data.get("web")
+        results = [r for r in _list(web.get("results") if isinstance(web, dict) else None) if isinstance(r, dict)]
         return _engine_outcome(
             [(str(r.get("title") or ""), str(r.get("url") or ""), str(r.get("description") or "")) for r in results],
             allowed,

@@ -119,7 +119,12 @@ def test_a_body_that_stops_arriving_ends_in_an_error_naming_the_wait(server: Pag
 def test_an_interrupt_stops_a_fetch_whose_body_is_stalled(server: PageServer, ctx: ToolContext) -> None:
     server.routes["/slow"] = Route(content_type="text/plain", stall_after=b"the start")
     web = tool(limits=FetchLimits(idle_s=600, total_s=600))
-    threading.Thread(target=lambda: server.stalled.wait(30) and ctx.cancel.set(), daemon=True).start()
+
+    def interrupt_once_stalled() -> None:
+        if server.stalled.wait(30):
+            ctx.cancel.set()
+
+    threading.Thread(target=interrupt_once_stalled, daemon=True).start()
 
     result = fetch(web, ctx, server.url("/slow"), named=["127.0.0.1"])
 
@@ -170,7 +175,7 @@ class _Recording(Fetcher):
         super().__init__()
         self.asked: list[str] = []
 
-    def fetch(self, target: Target, *, private_allowed: bool, cancel: object = None) -> Fetched | Redirected:  # type: ignore[override]
+    def fetch(self, target: Target, *, private_allowed: bool, cancel: object = None) -> Fetched | Redirected:
         self.asked.append(target.url)
         return Fetched(target.url, 200, "OK", "text/plain", None, b"page", False)
 
