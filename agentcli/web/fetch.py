@@ -23,7 +23,6 @@ silence between two reads, and a cancel event that shuts the connection down at 
 from __future__ import annotations
 
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -250,6 +249,8 @@ def _same_site(current: Target, following: Target) -> bool:
 
 def _proxy_for(target: Target) -> str | None:
     """The proxy the environment names for `target` (None: connect directly), as curl would use it."""
+    import urllib.request  # http.client and email come with it: not on the start-up path
+
     proxies = urllib.request.getproxies()
     proxy = proxies.get(target.parts.scheme) or proxies.get("all")
     if not proxy or urllib.request.proxy_bypass(target.host):
