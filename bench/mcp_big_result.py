@@ -24,6 +24,7 @@ from agentcli.contracts import ToolContext  # noqa: E402
 from agentcli.mcp.config import ServerConfig  # noqa: E402
 from agentcli.mcp.manager import McpManager  # noqa: E402
 from agentcli.mcp.tools import McpToolSource  # noqa: E402
+from agentcli.workspace.local import LocalWorkspace  # noqa: E402
 from tests.mcp.helpers import raw_server  # noqa: E402
 
 MB = 1 << 20
@@ -47,7 +48,7 @@ def main() -> None:
             [tool] = McpToolSource(manager, print).freeze(60)
             before = peak_mb()
             started = time.perf_counter()
-            result = tool.run({}, ToolContext(cwd=tmp))
+            result = tool.run({}, ToolContext(LocalWorkspace(tmp)))
             took = time.perf_counter() - started
             after = peak_mb()
         finally:

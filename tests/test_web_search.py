@@ -32,6 +32,8 @@ from tests.conftest import RunAgent
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use, web_search
 from tests.web_pages import PageServer
 
+SEARCH_ALLOWED = ["WebSearch"]
+"""The rule that lets WebSearch send queries in `run` (where nobody can be asked)."""
 RESULTS = [("Release notes 2.1", "https://example.com/releases/2.1"), ("Changelog", "https://docs.example.org/log")]
 
 
@@ -58,7 +60,7 @@ def test_a_search_on_anthropic_runs_at_the_api_and_its_results_reach_the_model(
         reply(text("2.1 added web tools ([notes](https://example.com/releases/2.1)).")),
     )
 
-    done = run_wire("what is new in agentcli 2.1?", output_format="json")
+    done = run_wire("what is new in agentcli 2.1?", output_format="json", allowed_tools=SEARCH_ALLOWED)
 
     assert done.returncode == 0, done.stderr
     main, search, final = (request.body for request in fake_api.requests)
@@ -89,7 +91,7 @@ def test_the_transcript_records_what_the_search_spent_and_stats_price_the_search
         reply(text("Done.")),
     )
 
-    run_wire("search")
+    run_wire("search", allowed_tools=SEARCH_ALLOWED)
 
     (path,) = transcripts(home)
     results = next(
@@ -112,10 +114,10 @@ def test_a_resumed_conversation_sends_the_search_result_back_as_it_was(
         reply(text("Done.")),
         reply(text("Still here.")),
     )
-    run_wire("search")
+    run_wire("search", allowed_tools=SEARCH_ALLOWED)
     answered = tool_result_text(fake_api.requests[2].body)
 
-    done = run_wire("and then?", continue_session=True)
+    done = run_wire("and then?", continue_session=True, allowed_tools=SEARCH_ALLOWED)
 
     assert done.returncode == 0, done.stderr
     resumed = fake_api.requests[3].body["messages"]
@@ -131,7 +133,7 @@ def test_a_paused_search_goes_back_verbatim_for_the_api_to_go_on(run_wire: RunAg
         reply(text("Done.")),
     )
 
-    run_wire("search")
+    run_wire("search", allowed_tools=SEARCH_ALLOWED)
 
     first, second = fake_api.requests[1], fake_api.requests[2]
     paused = second.body["messages"][1]
@@ -159,7 +161,7 @@ def test_domain_filters_go_to_the_search_and_both_at_once_are_refused(
         reply(text("Done.")),
     )
 
-    run_wire("search")
+    run_wire("search", allowed_tools=SEARCH_ALLOWED)
 
     assert fake_api.requests[1].body["tools"][0]["allowed_domains"] == ["python.org"]
     answers = fake_api.requests[2].body["messages"][-1]["content"]
@@ -174,7 +176,7 @@ def test_a_failed_search_is_reported_with_its_error_code(run_wire: RunAgent, fak
         reply(text("Done.")),
     )
 
-    run_wire("search")
+    run_wire("search", allowed_tools=SEARCH_ALLOWED)
 
     told = tool_result_text(fake_api.requests[2].body)
     assert "(no results)" in told and "Some searches failed: max_uses_exceeded." in told

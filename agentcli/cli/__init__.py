@@ -19,7 +19,13 @@ from typing import NoReturn
 
 
 def main() -> NoReturn:
-    exit_now(_exit_code(_main))
+    exit_now(exit_code())
+
+
+def exit_code() -> int:
+    """Do what the command line in `sys.argv` asks and return its exit code; the process goes on
+    (the tests run the command line in their own process this way)."""
+    return _exit_code(_main)
 
 
 def _main() -> int:

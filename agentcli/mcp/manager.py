@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import tempfile
 import threading
 import time
@@ -48,6 +49,8 @@ STDERR_SHOWN = 400
 MESSAGE_LIMIT = 6 << 20
 """Characters of one message from a stdio server kept as it arrives, by default: more than the
 output cap keeps, and more than the 5 MB the API takes of one image (`agentcli.mcp.tools`)."""
+STDERR_READ = 16 * STDERR_SHOWN
+"""Bytes read from the end of its stderr for them."""
 
 
 class McpManager:
@@ -212,8 +215,8 @@ class McpManager:
                 if self.status(name).state == "connecting":
                     why = _failure(error, errlog)
                     if server.transport != "stdio":
-                        why += f" (from {server.url}: check the url and the headers it needs, such as a token)"
-                    self._set(name, "failed", why)
+                        why += f" (from {server.target}: check the url and the headers it needs, such as a token)"
+                    self._set(name, "failed", server.conceal(why))
 
     async def _call(self, server: str, session: Any, tool: str, arguments: JSON) -> CallOutcome:
         from agentcli.mcp import connection
@@ -289,8 +292,10 @@ def _failure(error: BaseException, errlog: TextIO) -> str:
         inner = inner.exceptions[0]
     why = str(inner) or type(inner).__name__
     errlog.flush()
-    errlog.seek(0)
-    said = " ".join(errlog.read().split())[-STDERR_SHOWN:]
+    fd = errlog.fileno()  # the server writes to the file itself; read only its end, however much it wrote
+    end = os.fstat(fd).st_size
+    tail = os.pread(fd, STDERR_READ, max(0, end - STDERR_READ)).decode("utf-8", errors="replace")
+    said = " ".join(tail.split())[-STDERR_SHOWN:]
     return f"{why}; it said: {said}" if said else why
 
 

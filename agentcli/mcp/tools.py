@@ -8,12 +8,14 @@ started during the conversation get the same tools. When the tools' definitions 
 than `defer_above` tokens, the conversation is offered `ToolSearch` and `McpCall` instead
 (`agentcli.mcp.search`).
 
-An `McpTool` declares what the gate and the executor need: `read_only` (and concurrency-safe)
-only when the server annotated it `readOnlyHint`; no paths (the gate asks about every MCP call
-unless a rule `mcp__server` or `mcp__server__tool` allows it); its own output cap
-(`maxMcpOutputTokens`, default 25,000 tokens), with a note saying how to raise it; and how long a
-call may wait for its answer (`mcpToolTimeout` or `MCP_TOOL_TIMEOUT`, in milliseconds, default 10
-minutes), after which the model is told the server did not answer.
+An `McpTool` declares what the gate and the executor need: that it acts through its server
+(`Access.server`: the gate asks about every MCP call unless a rule `mcp__server` or
+`mcp__server__tool` allows it), read-only (and run alongside other reads) only when the server
+annotated it `readOnlyHint`; its origin, the server's and the tool's names as listed
+(`contracts.FromMcpServer`); its own output cap (`maxMcpOutputTokens`, default 25,000 tokens),
+with a note saying how to raise it; and how long a call may wait for its answer
+(`mcpToolTimeout` or `MCP_TOOL_TIMEOUT`, in milliseconds, default 10 minutes), after which the
+model is told the server did not answer.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.contracts import JSON, McpOrigin, Tool, ToolContext, ToolResult
+from agentcli.access import Access
+from agentcli.contracts import JSON, Concurrency, McpOrigin, Tool, ToolContext, ToolResult
 from agentcli.mcp import search
 from agentcli.mcp.capped_json import CUT_COUNT
 from agentcli.mcp.names import RENAME, OfferedName, Refused, server_parts, tool_names
@@ -64,8 +67,7 @@ class McpTool:
     output_tokens: int = DEFAULT_OUTPUT_TOKENS
     call_timeout: float = DEFAULT_CALL_TIMEOUT_MS / 1000
     """Seconds a call may wait for the server's answer (`MCP_TOOL_TIMEOUT`, `mcpToolTimeout`)."""
-    read_only: bool = field(init=False)
-    concurrency_safe: bool = field(init=False)
+    concurrency: Concurrency = field(init=False)
     output_limit: int = field(init=False)
     """Characters (`contracts.CapsOwnOutput`): the token cap and room for its note."""
     origin: McpOrigin = field(init=False)
@@ -73,7 +75,7 @@ class McpTool:
 
     def __post_init__(self) -> None:
         self.origin = McpOrigin(self.server, self.info.name)
-        self.read_only = self.concurrency_safe = self.info.read_only
+        self.concurrency = "shared" if self.info.read_only else "exclusive"
         self.output_limit = self.output_tokens * CHARS_PER_TOKEN + NOTE_ROOM
 
     @property
@@ -81,8 +83,8 @@ class McpTool:
         text = self.info.description.strip() or self.info.title or f"The {self.info.name} tool of {self.server}."
         return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return Access(server=self.server, server_read_only=self.info.read_only)
 
     def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         try:

@@ -83,6 +83,11 @@ class Gate:
                 return Decision(
                     False, f"Permission denied: the paths of this {tool.name} call cannot be checked ({why})."
                 )
+            except Exception as error:  # the tool could not declare what the call does: fail closed
+                why = messages.one_line(f"{type(error).__name__}: {error}")
+                return Decision(
+                    False, f"Permission denied: the {tool.name} tool could not say what this call would do ({why})."
+                )
             if isinstance(judged, Decision):
                 return judged
             call, checked, request = judged
@@ -173,9 +178,7 @@ class Gate:
         elif call.kind == "mcp":
             title, subject, note = "MCP tool", call.tool, messages.mcp_call(call)
         elif call.hosts:
-            title, subject = "Fetch from the web", ", ".join(call.hosts)
-            url = call.tool_input.get("url")
-            note = f"URL: {messages.one_line(url)}" if isinstance(url, str) else ""
+            title, subject, note = _network_question(call)
         else:
             title, subject = "Tool", call.tool
         hook = ctx.hook_permission
@@ -205,9 +208,20 @@ class Gate:
             self.on_notice(text)
 
 
+def _network_question(call: Call) -> tuple[str, str, str]:
+    """The title, subject and note of a question about a call that contacts hosts (WebFetch: its
+    URL; WebSearch: its query)."""
+    url, query = call.tool_input.get("url"), call.tool_input.get("query")
+    if isinstance(url, str):
+        return "Fetch from the web", ", ".join(call.hosts), f"URL: {messages.one_line(url)}"
+    if isinstance(query, str):
+        return "Search the web", ", ".join(call.hosts), f"Query: {messages.one_line(query)}"
+    return call.tool, ", ".join(call.hosts), ""
+
+
 def _allowed(call: Call, checked: dict[Path, Path], rules: RuleSet) -> Decision:
     """The decision letting `call` run: the real paths judged, the hosts a rule names."""
-    return Decision(True, checked_paths=checked, hosts_named=hosts_named(call, rules))
+    return Decision(True, checked_paths=checked, hosts_named=hosts_named(call, rules), access=call.access)
 
 
 class AgentGate:

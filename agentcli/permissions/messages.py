@@ -156,6 +156,8 @@ def ask_reason(call: Call, verdict: Verdict, suggestion: Suggestion | None = Non
     outside = call.outside_of(verdict.uncovered_paths)
     if outside:
         return f"It touches {', '.join(str(p) for p in outside)}, outside the project."
+    if verdict.hosts:
+        return f"It contacts {', '.join(verdict.hosts)} over the network."
     if call.kind == "bash" and verdict.coverage is not None and verdict.coverage.uncovered is None:
         return "The command could not be fully analysed, so no rule can cover it."
     risky = [p for p in (verdict.coverage.uncovered or ()) if p.risky_flag] if verdict.coverage else []
@@ -175,7 +177,7 @@ ASKS_BEFORE = {
     "edit": "changing files (Shift-Tab at the prompt accepts all edits)",
     "read": "reading files outside the project",
     "mcp": "using the tools of MCP servers",
-    "other": "using tools that may change things",
+    "other": "using tools that do not say what they do, or that reach the network",
     "web": "contacting a host it has no rule for (one question per host)",
 }
 """What agentcli asks about when no rule decides, by kind of call."""

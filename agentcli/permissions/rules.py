@@ -46,8 +46,11 @@ KNOWN_TOOLS = (
     "Task",
     "Skill",
     "WebFetch",
+    "WebSearch",
 )
 DOMAIN_PREFIX = "domain:"
+DOMAIN_RULE_TOOLS = frozenset({"WebFetch"})
+"""Tools whose rules name a host (`WebFetch(domain:example.com)`)."""
 
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -140,7 +143,7 @@ def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
     _check_tool_name(tool)
     if specifier is None:
         return Rule(stripped, tool, behavior, source)
-    if tool == "WebFetch":
+    if tool in DOMAIN_RULE_TOOLS:
         return Rule(stripped, tool, behavior, source, domain=_domain(specifier))
     if tool == "Bash":
         try:

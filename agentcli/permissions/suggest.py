@@ -17,7 +17,7 @@ from typing import Literal
 from agentcli.permissions.bash_rules import Coverage, SimpleCommand
 from agentcli.permissions.evaluate import Call, Verdict
 from agentcli.permissions.paths import escape_pattern
-from agentcli.permissions.rules import DOMAIN_PREFIX, SESSION, RuleError, parse_rule
+from agentcli.permissions.rules import DOMAIN_PREFIX, DOMAIN_RULE_TOOLS, SESSION, RuleError, parse_rule
 
 Scope = Literal["local", "session"]
 
@@ -60,7 +60,7 @@ def suggest(call: Call, verdict: Verdict) -> Suggestion | None:
     if call.kind == "bash":
         rules = bash_rules_for(call.command, verdict.coverage)
         return Suggestion(rules, "local") if rules else None
-    if verdict.hosts:
+    if verdict.hosts and call.tool in DOMAIN_RULE_TOOLS:
         return Suggestion(tuple(domain_rule(call.tool, host) for host in verdict.hosts), "local")
     if verdict.uncovered_paths:
         return Suggestion(_unique(path_rule(call, p) for p in verdict.uncovered_paths), "session")

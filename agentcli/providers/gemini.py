@@ -57,6 +57,7 @@ from typing import Any
 from urllib.parse import quote
 
 from agentcli import __version__
+from agentcli.bounds import MAX_TOKENS, token_count
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.conversation import web_search_result_block, web_search_wanted
 from agentcli.errors import ModelAPIError, TransientModelError
@@ -419,11 +420,12 @@ class _ResponseAssembler:
                 self.grounded.setdefault(web["uri"], str(web.get("title") or web["uri"]))
 
     def _take_usage(self, metadata: JSON) -> None:
-        prompt = int(metadata.get("promptTokenCount") or 0)
-        cached = int(metadata.get("cachedContentTokenCount") or 0)
+        prompt = token_count(metadata.get("promptTokenCount"))
+        cached = token_count(metadata.get("cachedContentTokenCount"))
+        output = token_count(metadata.get("candidatesTokenCount")) + token_count(metadata.get("thoughtsTokenCount"))
         self.usage = Usage(
             input_tokens=max(prompt - cached, 0),
-            output_tokens=int(metadata.get("candidatesTokenCount") or 0) + int(metadata.get("thoughtsTokenCount") or 0),
+            output_tokens=min(output, MAX_TOKENS),
             cache_read_input_tokens=cached,
         )
 

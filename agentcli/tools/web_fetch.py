@@ -14,7 +14,8 @@ otherwise the page's Markdown goes back, capped at `MAX_PAGE_CHARS`, with the pr
 main model to answer. Either way the content is framed as untrusted data from the web, inside
 an element it cannot close, and nothing in it changes a permission.
 
-The gate asks about each host (`hosts`); the tool never checks permissions itself.
+Each call declares the host it contacts (`access`), which the gate judges; the tool never
+checks permissions itself.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentcli.contracts import JSON, Spent, ToolContext, ToolResult
+from agentcli.access import Access, unknown
+from agentcli.contracts import JSON, Concurrency, Spent, ToolContext, ToolResult
 from agentcli.conversation import text_block, text_of, user_message
 from agentcli.errors import AgentcliError, Cancelled
 from agentcli.tools.base import BuiltinTool, ToolError, prose
@@ -76,7 +78,7 @@ Kept = Page | Redirected
 class WebFetchTool(BuiltinTool):
     name = "WebFetch"
     description = DESCRIPTION
-    read_only = True
+    concurrency: Concurrency = "shared"
     input_schema: JSON = {
         "type": "object",
         "properties": {
@@ -93,12 +95,13 @@ class WebFetchTool(BuiltinTool):
         self.cache = cache
         self.reader = reader
 
-    def hosts(self, tool_input: JSON) -> tuple[str, ...]:
-        """The URL's host (the gate asks about it), or none for a URL WebFetch would not take."""
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """It contacts the URL's host (the gate asks about it) and changes nothing. For a URL
+        WebFetch would not take, what it contacts is not known: asked about, like any such call."""
         try:
-            return (check_url(str(tool_input.get("url", ""))).host,)
-        except FetchError:
-            return ()
+            return Access(hosts=(check_url(str(tool_input.get("url", ""))).host,))
+        except FetchError as error:
+            return unknown(f"WebFetch cannot tell the host of its URL: {error}")
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         prompt = str(tool_input["prompt"]).strip()

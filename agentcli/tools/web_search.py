@@ -2,12 +2,15 @@
 the search engine (or the provider's model) said about them.
 
 Where it searches is `agentcli.web.search`'s choice; the tool is offered only when there is a
-backend. Results are content from the web: framed as untrusted data, like WebFetch's pages.
+backend. Each call declares the host its query goes to (`access`: the search engine's, or the
+provider's API for the provider's own search), which the gate asks about unless a `WebSearch`
+rule allows it. Results are content from the web: framed as untrusted data, like WebFetch's pages.
 """
 
 from __future__ import annotations
 
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.access import Access
+from agentcli.contracts import JSON, Concurrency, ToolContext, ToolResult
 from agentcli.errors import Cancelled
 from agentcli.tools.base import BuiltinTool, ToolError, prose
 from agentcli.web.search import SearchBackend, SearchError
@@ -29,7 +32,7 @@ Searches the web and returns result titles and URLs, with a short summary of wha
 class WebSearchTool(BuiltinTool):
     name = "WebSearch"
     description = DESCRIPTION
-    read_only = True
+    concurrency: Concurrency = "shared"
     input_schema: JSON = {
         "type": "object",
         "properties": {
@@ -51,6 +54,11 @@ class WebSearchTool(BuiltinTool):
 
     def __init__(self, backend: SearchBackend) -> None:
         self.backend = backend
+
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """The query goes to the search engine's host (the gate asks, unless a `WebSearch` rule
+        allows it); nothing changes."""
+        return Access(hosts=(self.backend.host,))
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         query = " ".join(str(tool_input["query"]).split())

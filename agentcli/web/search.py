@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from agentcli.contracts import JSON, Cancellation, Model, ModelResponse, Spent
+from agentcli.contracts import JSON, Cancellation, Model, ModelResponse, Prices, Spent
 from agentcli.conversation import (
     assistant_message,
     text_block,
@@ -86,6 +86,11 @@ class SearchBackend(Protocol):
         """Who searched, for the result: `Anthropic's web search`, `SearXNG at …`."""
         ...
 
+    @property
+    def host(self) -> str:
+        """The host the query is sent to (the permission gate judges it)."""
+        ...
+
     def search(
         self, query: str, allowed: Sequence[str], blocked: Sequence[str], cancel: Cancellation | None
     ) -> SearchOutcome:
@@ -102,14 +107,22 @@ class ProviderSearch:
     connect: Callable[[], Model]
     provider: str
     max_uses: int = DEFAULT_MAX_USES
+    prices: Callable[[str], Prices] | None = None
+    """A model's rates, for the run's budget."""
 
     @property
     def model(self) -> SideModel:
-        return SideModel(self.model_name(), self.connect)
+        name = self.model_name()
+        return SideModel(name, self.connect, self.prices(name) if self.prices is not None else None)
 
     @property
     def label(self) -> str:
         return f"{PROVIDER_NAMES.get(self.provider, self.provider)}'s web search ({self.model_name()})"
+
+    @property
+    def host(self) -> str:
+        variable, default = PROVIDER_URLS.get(self.provider, ("", ""))
+        return _host_of(os.environ.get(variable) or default) if variable else self.provider
 
     def search(
         self, query: str, allowed: Sequence[str], blocked: Sequence[str], cancel: Cancellation | None
@@ -149,6 +162,16 @@ class ProviderSearch:
 
 PROVIDER_NAMES = {"anthropic": "Anthropic", "gemini": "Google", "openai": "OpenAI"}
 """Providers whose API searches the web itself."""
+PROVIDER_URLS = {
+    "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+    "gemini": ("GEMINI_BASE_URL", "https://generativelanguage.googleapis.com"),
+    "openai": ("OPENAI_BASE_URL", "https://api.openai.com"),
+}
+"""Where each provider's requests go (its variable, else its default), for `ProviderSearch.host`."""
+
+
+def _host_of(url: str) -> str:
+    return (urlsplit(url).hostname or url).lower()
 
 
 @dataclass(frozen=True)
@@ -159,6 +182,10 @@ class SearxngSearch:
     @property
     def label(self) -> str:
         return f"SearXNG at {self.base_url}"
+
+    @property
+    def host(self) -> str:
+        return _host_of(self.base_url)
 
     def search(
         self, query: str, allowed: Sequence[str], blocked: Sequence[str], cancel: Cancellation | None
@@ -182,6 +209,10 @@ class BraveSearch:
     @property
     def label(self) -> str:
         return "Brave Search"
+
+    @property
+    def host(self) -> str:
+        return _host_of(self.base_url)
 
     def search(
         self, query: str, allowed: Sequence[str], blocked: Sequence[str], cancel: Cancellation | None
@@ -283,6 +314,7 @@ def choose_backend(
     provider: str,
     main_model: Callable[[], str],
     connect: Callable[[], Model],
+    prices: Callable[[str], Prices] | None = None,
     *,
     environ: Mapping[str, str] | None = None,
     get: JsonGet = http_get_json,
@@ -299,10 +331,10 @@ def choose_backend(
     if chosen in ("auto", "provider") and _searches_itself(provider, environ, forced=chosen == "provider"):
         named = settings.get(SEARCH_MODEL_SETTING)
         if isinstance(named, str) and named:
-            return SearchChoice(ProviderSearch(lambda: named, connect, provider, max_uses))
+            return SearchChoice(ProviderSearch(lambda: named, connect, provider, max_uses, prices))
         if provider == "openai":
-            return SearchChoice(ProviderSearch(lambda: OPENAI_SEARCH_MODEL, connect, provider, max_uses))
-        return SearchChoice(ProviderSearch(main_model, connect, provider, max_uses))
+            return SearchChoice(ProviderSearch(lambda: OPENAI_SEARCH_MODEL, connect, provider, max_uses, prices))
+        return SearchChoice(ProviderSearch(main_model, connect, provider, max_uses, prices))
     if chosen in ("auto", "searxng") and isinstance(searxng, str) and searxng:
         return SearchChoice(SearxngSearch(searxng, get))
     if chosen in ("auto", "brave") and brave:

@@ -3,8 +3,9 @@ a small, fast model about a page, WebSearch asking the provider to search.
 
 `SideModel` is a provider's `Model` (made when first asked: nothing is imported at start-up)
 and the model name to ask. What a request spent comes back as a `Spent`, which the tool puts
-on its result (`ToolResult.spent`): the loop counts it, the transcript records it, and it is
-priced at that model's rates. Nothing streams to the terminal; the user's interrupt stops it.
+on its result (`ToolResult.spent`): the loop counts it and charges it to the run's budget, the
+transcript records it, and it is priced at that model's rates. Nothing streams to the terminal;
+the user's interrupt stops it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, Spent
+from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, Prices, Spent
 
 
 class _Unshown:
@@ -37,6 +38,8 @@ class SideModel:
 
     name: str
     connect: Callable[[], Model]
+    prices: Prices | None = None
+    """Its rates, for the run's budget (None: its dollars are not counted)."""
 
     def ask(
         self,
@@ -57,4 +60,4 @@ class SideModel:
             max_tokens=max_tokens,
         )
         response = self.connect().stream(request, _Unshown(cancel))
-        return response, Spent(self.name, response.usage)
+        return response, Spent(self.name, response.usage, self.prices)

@@ -2,17 +2,19 @@
 
 WebFetch is always offered. Its prompt is applied by the `smallFastModel` setting's model when
 one is set (`claude-haiku-5-5`, or `openai:gpt-5-nano` for another provider's: that provider's
-client is made on first use and closed with the session). WebSearch is offered when
+client is made on first use and closed with the conversation). WebSearch is offered when
 `agentcli.web.search.choose_backend` finds a way to search; otherwise `why_no_search` says how
-to enable it (`/help` shows it). The 15-minute page cache lasts as long as the session.
+to enable it (`/help` shows it). The 15-minute page cache is the session's (it outlives `/clear`).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from typing import Protocol
 
 from agentcli.agents.sources import ToolList
-from agentcli.contracts import Model, Tool
+from agentcli.contracts import Model, Prices, Tool
 from agentcli.errors import UsageError
 from agentcli.setting_keys import setting
 from agentcli.tools.web_fetch import Kept, WebFetchTool
@@ -27,22 +29,27 @@ SMALL_MODEL_SETTING = setting("smallFastModel")
 
 
 class WebTools:
-    """WebFetch and (when there is a way to search) WebSearch, and what they hold open."""
+    """WebFetch and (when there is a way to search) WebSearch, and the clients they made."""
 
     def __init__(
         self,
         settings: SettingsView,
         provider: str,
         main_model: Callable[[], str],
-        connect: Callable[[], Model],
-        resolve_other: Callable[[str], Model],
+        clients: ProviderClients,
+        prices: Callable[[str], Prices],
+        pages: UrlCache[Kept],
     ) -> None:
-        """`connect`: the session's provider client; `resolve_other(provider)`: a client of another
-        provider (for a `smallFastModel` that names one). UsageError for a malformed setting."""
-        self._resolve_other = resolve_other
+        """`provider`: the session's; `main_model`: the model its requests go to now; `clients`:
+        the session's client of a provider, or a new one (closed with these tools); `prices`: a
+        model's rates (the budget charges the tools' own requests); `pages`: the session's page
+        cache. UsageError for a malformed setting."""
+        self._clients = clients
+        self._prices = prices
         self._others: dict[str, Model] = {}
-        self.fetch = WebFetchTool(Fetcher(), UrlCache[Kept](), self._reader(settings, provider, connect))
-        choice = choose_backend(settings, provider, main_model, connect)
+        self._lock = threading.Lock()
+        self.fetch = WebFetchTool(Fetcher(), pages, self._reader(settings, provider))
+        choice = choose_backend(settings, provider, main_model, self._connect(provider), prices)
         self.search = WebSearchTool(choice.backend) if choice.backend is not None else None
         self.why_no_search = choice.why_none
 
@@ -51,12 +58,13 @@ class WebTools:
         return ToolList(WEB, tuple(tools))
 
     def close(self) -> None:
-        """Close the clients made for another provider's small model."""
-        for model in self._others.values():
+        """Close the clients made for a provider the session was not talking to."""
+        with self._lock:
+            others, self._others = list(self._others.values()), {}
+        for model in others:
             model.close()
-        self._others.clear()
 
-    def _reader(self, settings: SettingsView, provider: str, connect: Callable[[], Model]) -> SideModel | None:
+    def _reader(self, settings: SettingsView, provider: str) -> SideModel | None:
         value = settings.get(SMALL_MODEL_SETTING)
         if value is None:
             return None
@@ -65,11 +73,30 @@ class WebTools:
         from agentcli.providers import choose
 
         chosen = choose(value.strip(), provider)
-        if chosen.provider == provider:
-            return SideModel(chosen.model, connect)
-        return SideModel(chosen.model, lambda: self._other(chosen.provider))
+        return SideModel(chosen.model, self._connect(chosen.provider), self._prices(chosen.model))
 
-    def _other(self, provider: str) -> Model:
-        if provider not in self._others:
-            self._others[provider] = self._resolve_other(provider)
-        return self._others[provider]
+    def _connect(self, provider: str) -> Callable[[], Model]:
+        """A client of `provider` when asked: the session's own while it talks to that provider, else one made here."""
+
+        def connect() -> Model:
+            own = self._clients.own(provider)
+            if own is not None:
+                return own
+            with self._lock:  # sub-agents call tools from their own threads
+                if provider not in self._others:
+                    self._others[provider] = self._clients.new(provider)
+                return self._others[provider]
+
+        return connect
+
+
+class ProviderClients(Protocol):
+    """Model clients by provider (`agentcli.session.composition.SessionModel`)."""
+
+    def own(self, provider: str) -> Model | None:
+        """The session's client (without the text tool protocol) when it talks to `provider` now."""
+        ...
+
+    def new(self, provider: str) -> Model:
+        """A new client of `provider`; the caller closes it."""
+        ...

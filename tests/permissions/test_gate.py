@@ -12,7 +12,8 @@ from agentcli.contracts import Cancellation, Decision, McpOrigin, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions.gate import AgentGate, Gate
 from agentcli.permissions.prompt import Answer, PermissionRequest
-from tests.permissions.helpers import TOOLS, Recorder, StandIn, check, outcome, rules
+from agentcli.workspace.local import LocalWorkspace
+from tests.permissions.helpers import TOOLS, Recorder, StandIn, check, mcp_tool, outcome, rules
 from tests.waiting import CEILING, wait_until
 
 
@@ -389,7 +390,7 @@ def test_several_calls_of_one_turn_are_asked_in_order_and_answers_reach_the_mode
         ToolCall("t4", "mcp__srv__do", {}),
     ]
     executor = ToolExecutor(registry, Gate(prompter=recorder))
-    results = executor.run_all(calls, ToolContext(cwd=project), events.append, {})
+    results = executor.run_all(calls, ToolContext(LocalWorkspace(project)), events.append, {})
     assert [r.subject for r in recorder.requests] == ["echo one", "b.txt", "mcp__srv__do"]
     assert results[0]["content"].startswith("one")
     assert "alpha" in results[1]["content"]
@@ -411,7 +412,7 @@ class ServerTool(StandIn):
     """An MCP tool as the gate sees it: a name and the names its server lists (`FromMcpServer`)."""
 
     def __init__(self, name: str, origin: McpOrigin) -> None:
-        super().__init__(name, read_only=False)
+        super().__init__(name, mcp_tool(origin.server, read_only=False))
         self.origin = origin
 
 
@@ -419,7 +420,7 @@ def test_the_question_names_an_mcp_tool_as_offered_and_as_its_server_lists_it(pr
     recorder = Recorder(Answer.yes())
     tool = ServerTool("mcp__my_server__get_weather_", McpOrigin("my.server", "get weather!"))
 
-    assert Gate(prompter=recorder).check(tool, {"city": "Oslo"}, ToolContext(cwd=project)).allowed
+    assert Gate(prompter=recorder).check(tool, {"city": "Oslo"}, ToolContext(LocalWorkspace(project))).allowed
 
     [request] = recorder.requests
     assert request.subject == "mcp__my_server__get_weather_"  # what a rule names
@@ -445,7 +446,7 @@ def test_a_question_queued_behind_another_is_not_put_once_the_user_has_interrupt
     gate = Gate(prompter=prompter)
 
     def ask(name: str, cancel: Cancellation) -> None:
-        ctx = ToolContext(cwd=project, cancel=cancel)
+        ctx = ToolContext(LocalWorkspace(project), cancel=cancel)
         decided[name] = gate.check(TOOLS["Bash"], {"command": f"touch {name}"}, ctx)
 
     asking = threading.Thread(target=ask, args=("first", first))

@@ -1,6 +1,7 @@
 """WebFetch through the gate: asked per host in every mode but bypassPermissions, `WebFetch(domain:…)`
 rules allowing, asking or denying by host, "don't ask again" saving the host's rule, a run without a
-rule denied with the rule to add, and only hosts a rule names let through to private addresses."""
+rule denied with the rule to add, and only hosts a rule names let through to private addresses;
+WebSearch asked about where its query goes, with the query, and allowed in a run by a `WebSearch` rule."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from agentcli.contracts import JSON, Decision, ToolContext
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Answer
 from agentcli.tools.web_fetch import WebFetchTool
+from agentcli.tools.web_search import WebSearchTool
 from agentcli.web.cache import UrlCache
 from agentcli.web.fetch import Fetcher
+from agentcli.web.search import SearxngSearch, http_get_json
+from agentcli.workspace.local import LocalWorkspace
 from tests.permissions.helpers import Recorder, rules
 
 FETCH = WebFetchTool(Fetcher(), UrlCache())
@@ -25,7 +29,7 @@ def call(url: str) -> JSON:
 
 
 def decide(gate: Gate, url: str, project: Path) -> Decision:
-    return gate.check(FETCH, call(url), ToolContext(cwd=project))
+    return gate.check(FETCH, call(url), ToolContext(LocalWorkspace(project)))
 
 
 @pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan"])
@@ -41,7 +45,11 @@ def test_a_fetch_is_asked_about_in_every_mode_but_bypass(tmp_path: Path, mode: s
     assert asked.label == "WebFetch(docs.example.com)"
     assert "URL: https://docs.example.com/guide" in asked.note
     assert asked.suggestion is not None and asked.suggestion.rules == ("WebFetch(domain:docs.example.com)",)
-    assert Gate(mode="bypassPermissions").check(FETCH, call("https://x.example/"), ToolContext(cwd=tmp_path)).allowed
+    assert (
+        Gate(mode="bypassPermissions")
+        .check(FETCH, call("https://x.example/"), ToolContext(LocalWorkspace(tmp_path)))
+        .allowed
+    )
 
 
 @pytest.mark.parametrize(
@@ -117,3 +125,31 @@ def test_a_url_without_a_host_is_asked_about_and_never_allowed_by_a_host_rule(tm
     gate = Gate(rules(allow=("WebFetch(domain:example.com)",)))
 
     assert not decide(gate, "not a url", tmp_path).allowed
+
+
+SEARCH = WebSearchTool(SearxngSearch("https://searx.example.test", http_get_json))
+
+
+def search(gate: Gate, project: Path) -> Decision:
+    return gate.check(SEARCH, {"query": "pep 8 line length"}, ToolContext(LocalWorkspace(project)))
+
+
+def test_a_search_declares_where_its_query_goes_and_is_asked_about_with_the_query(tmp_path: Path) -> None:
+    recorder = Recorder(Answer.yes())
+
+    assert search(Gate(prompter=recorder), tmp_path).allowed
+
+    (asked,) = recorder.requests
+    assert asked.title == "Search the web"
+    assert asked.subject == "searx.example.test"
+    assert "Query: pep 8 line length" in asked.note
+    assert asked.suggestion is not None and asked.suggestion.rules == ("WebSearch",)
+
+
+def test_in_a_run_a_search_needs_a_websearch_rule(tmp_path: Path) -> None:
+    denied = search(Gate(), tmp_path)
+
+    assert not denied.allowed
+    assert "pass --allowed-tools WebSearch " in denied.message
+    assert search(Gate(rules(allow=("WebSearch",))), tmp_path).allowed
+    assert not search(Gate(rules(allow=("WebSearch",), deny=("WebSearch",))), tmp_path).allowed

@@ -10,7 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from agentcli.contracts import JSON, ToolContext, ToolResult, Usage
+from agentcli.access import Access
+from agentcli.contracts import ToolContext, ToolResult, Usage
 from agentcli.providers.scripted import ScriptedModel, reply, text
 from agentcli.tools.web_fetch import MAX_PAGE_CHARS, Kept, WebFetchTool
 from agentcli.web.cache import UrlCache
@@ -311,12 +312,13 @@ def test_when_the_small_model_fails_the_page_goes_back_to_the_main_model(server:
     assert result.spent == ()
 
 
-def test_the_gate_is_told_the_host_the_call_contacts(ctx: ToolContext) -> None:
+def test_each_call_declares_the_host_it_contacts_and_changes_nothing(ctx: ToolContext) -> None:
     web = tool()
-    call: JSON = {"url": "https://Docs.Example.com/a", "prompt": "?"}
+    declared = web.access({"url": "https://Docs.Example.com/a", "prompt": "?"}, ctx)
 
-    assert web.hosts(call) == ("docs.example.com",)
-    assert web.hosts({"url": "not a url", "prompt": "?"}) == ()
+    assert declared == Access(hosts=("docs.example.com",))
+    assert declared.read_only
+    assert web.access({"url": "not a url", "prompt": "?"}, ctx).unknown
 
 
 def minimal_pdf(words: str) -> bytes:
