@@ -294,3 +294,26 @@ def test_how_to_enable_names_the_settings() -> None:
     said = how_to_enable("ollama")
 
     assert "searxngUrl" in said and "BRAVE_API_KEY" in said and "ollama" in said
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ({"webSearchMaxUses": 0}, "webSearchMaxUses must be a whole number of searches from 1 to 100, not 0"),
+        ({"webSearchMaxUses": 1e308}, "webSearchMaxUses must be a whole number of searches"),
+        ({"webSearchBackend": "bing"}, "webSearchBackend must be one of auto, provider, searxng, brave, off"),
+        ({"searxngUrl": "search.lan"}, "searxngUrl must be the http(s) URL of a SearXNG instance"),
+    ],
+)
+def test_a_web_search_setting_out_of_its_values_stops_before_anything_is_sent(
+    run_agent: RunAgent, model: ScriptedModel, home: Path, setting: dict[str, object], said: str
+) -> None:
+    user_settings = home / ".agentcli" / "settings.json"
+    user_settings.parent.mkdir(exist_ok=True)
+    user_settings.write_text(json.dumps(setting))
+
+    done = run_agent("hi")
+
+    assert done.returncode == 2
+    assert said in done.stderr
+    assert model.requests == []

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from agentcli.bounds import Range, shown
 from agentcli.contracts import JSON, Cancellation, Model, ModelResponse, Prices, Spent
 from agentcli.conversation import (
     assistant_message,
@@ -36,7 +37,7 @@ from agentcli.conversation import (
     web_search_hits,
     web_search_tool,
 )
-from agentcli.errors import AgentcliError, Cancelled, TransientModelError
+from agentcli.errors import AgentcliError, Cancelled, TransientModelError, UsageError
 from agentcli.setting_keys import setting
 from agentcli.web.side_model import SideModel
 
@@ -49,6 +50,7 @@ BRAVE_URL_VARIABLE = "BRAVE_SEARCH_BASE_URL"
 BRAVE_DEFAULT_URL = "https://api.search.brave.com"
 BACKENDS = ("auto", "provider", "searxng", "brave", "off")
 DEFAULT_MAX_USES = 5
+MAX_USES = Range("searches", 100, low=1, whole=True)
 MAX_PAUSES = 3
 """How often a paused search turn is sent back to go on."""
 MAX_HITS = 10
@@ -319,13 +321,20 @@ def choose_backend(
     environ: Mapping[str, str] | None = None,
     get: JsonGet = http_get_json,
 ) -> SearchChoice:
-    """The backend the settings and the provider give (see the module's docstring)."""
+    """The backend the settings and the provider give (see the module's docstring); UsageError
+    for a setting that is not one of its values."""
     environ = os.environ if environ is None else environ
     chosen = settings.get(BACKEND_SETTING) or "auto"
+    if chosen not in BACKENDS:
+        raise UsageError(f"Setting {BACKEND_SETTING} must be one of {', '.join(BACKENDS)}, not {shown(chosen)}.")
     searxng = settings.get(SEARXNG_SETTING)
+    if searxng is not None and not (isinstance(searxng, str) and urlsplit(searxng).scheme in ("http", "https")):
+        raise UsageError(
+            f"Setting {SEARXNG_SETTING} must be the http(s) URL of a SearXNG instance, not {shown(searxng)}."
+        )
     brave = environ.get(BRAVE_KEY_VARIABLE)
     uses = settings.get(MAX_USES_SETTING)
-    max_uses = uses if isinstance(uses, int) and not isinstance(uses, bool) and uses >= 1 else DEFAULT_MAX_USES
+    max_uses = DEFAULT_MAX_USES if uses is None else int(MAX_USES.checked(uses, f"Setting {MAX_USES_SETTING}"))
     if chosen == "off":
         return SearchChoice(None, f'WebSearch is off ({BACKEND_SETTING} is "off" in settings).')
     if chosen in ("auto", "provider") and _searches_itself(provider, environ, forced=chosen == "provider"):
