@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
 
 from agentcli.access import Access, unknown
 from agentcli.contracts import JSON, Concurrency, Spent, ToolContext, ToolResult
@@ -30,9 +31,11 @@ from agentcli.errors import AgentcliError, Cancelled
 from agentcli.tools.base import BuiltinTool, ToolError, prose
 from agentcli.web.addresses import AddressRefused, is_loopback_host
 from agentcli.web.cache import UrlCache
-from agentcli.web.convert import UnreadableContent, page_text
-from agentcli.web.fetch import Fetched, Fetcher, FetchError, Redirected, Target, check_url, upgraded
 from agentcli.web.side_model import SideModel
+from agentcli.web.urls import FetchError, Target, check_url, upgraded
+
+if TYPE_CHECKING:  # fetching and converting are imported at the first fetch, not at start-up
+    from agentcli.web.fetch import Fetched, Fetcher, Redirected
 
 MAX_PAGE_CHARS = 100_000
 """Of a page's text, what the main model (or the small model) is given."""
@@ -72,7 +75,7 @@ class Page:
     truncated: bool
 
 
-Kept = Page | Redirected
+Kept: TypeAlias = "Page | Redirected"
 
 
 class WebFetchTool(BuiltinTool):
@@ -89,11 +92,12 @@ class WebFetchTool(BuiltinTool):
         "additionalProperties": False,
     }
 
-    def __init__(self, fetcher: Fetcher, cache: UrlCache[Kept], reader: SideModel | None = None) -> None:
-        """`reader`: the small, fast model that applies the prompt (None: the main model does)."""
-        self.fetcher = fetcher
+    def __init__(self, cache: UrlCache[Kept], reader: SideModel | None = None, fetcher: Fetcher | None = None) -> None:
+        """`reader`: the small, fast model that applies the prompt (None: the main model does);
+        `fetcher`: how pages are fetched (None: a `Fetcher` made at the first fetch)."""
         self.cache = cache
         self.reader = reader
+        self._fetcher = fetcher
 
     def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
         """It contacts the URL's host (the gate asks about it) and changes nothing. For a URL
@@ -116,15 +120,19 @@ class WebFetchTool(BuiltinTool):
         if kept is None:
             kept = self._fetch(target, named, ctx)
             self.cache.put(target.url, kept, len(kept.text) if isinstance(kept, Page) else len(kept.location))
-        if isinstance(kept, Redirected):
+        if not isinstance(kept, Page):
             return _redirect_result(kept)
         if kept.status >= 400:
             raise ToolError(_error_page(kept))
         return self._answer(kept, prompt, ctx)
 
     def _fetch(self, target: Target, private_allowed: bool, ctx: ToolContext) -> Kept:
+        from agentcli.web.fetch import Fetcher, Redirected
+
+        if self._fetcher is None:
+            self._fetcher = Fetcher()
         try:
-            fetched = self.fetcher.fetch(target, private_allowed=private_allowed, cancel=ctx.cancel)
+            fetched = self._fetcher.fetch(target, private_allowed=private_allowed, cancel=ctx.cancel)
         except (FetchError, AddressRefused) as error:
             raise ToolError(str(error)) from None
         except Cancelled:
@@ -191,6 +199,8 @@ def _framed(element: str, url: str, text: str) -> str:
 
 
 def _page(fetched: Fetched) -> Page:
+    from agentcli.web.convert import UnreadableContent, page_text
+
     try:
         text, kind = page_text(fetched.body, fetched.content_type, fetched.charset)
     except UnreadableContent as error:

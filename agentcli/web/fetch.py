@@ -27,18 +27,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import SplitResult, urljoin, urlsplit
+from urllib.parse import urljoin
 
 from agentcli import __version__
 from agentcli.contracts import Cancellation
 from agentcli.errors import Cancelled
 from agentcli.providers.http import aborted_on, problem
 from agentcli.web.addresses import AddressRefused, IPAddress, Resolver, checked_addresses, system_resolver
+from agentcli.web.urls import FetchError, Target, check_url, upgraded
 
 if TYPE_CHECKING:
     import httpx2
 
-MAX_URL_CHARS = 2000
 MAX_REDIRECTS = 10
 ACCEPT = "text/markdown, text/html;q=0.9, text/plain;q=0.8, application/json;q=0.8, */*;q=0.5"
 
@@ -76,49 +76,6 @@ class Redirected:
     location: str
     """The absolute URL it points to."""
     status: int
-
-
-class FetchError(Exception):
-    """The URL could not be fetched; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """A URL checked for fetching: its parts and how to reach its host."""
-
-    url: str
-    parts: SplitResult
-    host: str
-    port: int
-
-
-def check_url(url: str) -> Target:
-    """`url` as a `Target`; FetchError for one WebFetch does not take (not http(s), no host,
-    credentials in it, too long)."""
-    text = url.strip()
-    if len(text) > MAX_URL_CHARS:
-        raise FetchError(f"The URL is {len(text):,} characters long; WebFetch takes at most {MAX_URL_CHARS:,}.")
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError as error:
-        raise FetchError(f"{url!r} is not a valid URL ({error}).") from None
-    if parts.scheme not in ("http", "https"):
-        raise FetchError(f"{url!r} is not an http:// or https:// URL; WebFetch fetches only those.")
-    host = parts.hostname
-    if not host:
-        raise FetchError(f"{url!r} names no host; give a full URL such as https://example.com/page.")
-    if parts.username is not None or parts.password is not None:
-        raise FetchError("The URL carries a user name or password; WebFetch does not send credentials.")
-    return Target(text, parts, host, port or (443 if parts.scheme == "https" else 80))
-
-
-def upgraded(target: Target) -> Target:
-    """`target` over https (an http:// URL upgraded)."""
-    if target.parts.scheme == "https":
-        return target
-    netloc = target.parts.netloc if target.parts.port not in (None, 80) else _host_text(target.host)
-    return check_url(target.parts._replace(scheme="https", netloc=netloc).geturl())
 
 
 class Fetcher:
@@ -264,10 +221,6 @@ def _charset(params: str) -> str | None:
         if name.strip().lower() == "charset" and value.strip():
             return value.strip().strip('"').lower()
     return None
-
-
-def _host_text(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
 
 
 def _timed_out(error: Exception, limits: FetchLimits) -> str:

@@ -20,7 +20,6 @@ from agentcli.setting_keys import setting
 from agentcli.tools.web_fetch import Kept, WebFetchTool
 from agentcli.tools.web_search import WebSearchTool
 from agentcli.web.cache import UrlCache
-from agentcli.web.fetch import Fetcher
 from agentcli.web.search import SettingsView, choose_backend
 from agentcli.web.side_model import SideModel
 
@@ -48,7 +47,7 @@ class WebTools:
         self._prices = prices
         self._others: dict[str, Model] = {}
         self._lock = threading.Lock()
-        self.fetch = WebFetchTool(Fetcher(), pages, self._reader(settings, provider))
+        self.fetch = WebFetchTool(pages, self._reader(settings, provider))
         choice = choose_backend(settings, provider, main_model, self._connect(provider), prices)
         self.search = WebSearchTool(choice.backend) if choice.backend is not None else None
         self.why_no_search = choice.why_none

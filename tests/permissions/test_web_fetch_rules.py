@@ -16,12 +16,11 @@ from agentcli.permissions.prompt import Answer
 from agentcli.tools.web_fetch import WebFetchTool
 from agentcli.tools.web_search import WebSearchTool
 from agentcli.web.cache import UrlCache
-from agentcli.web.fetch import Fetcher
 from agentcli.web.search import SearxngSearch, http_get_json
 from agentcli.workspace.local import LocalWorkspace
 from tests.permissions.helpers import Recorder, rules
 
-FETCH = WebFetchTool(Fetcher(), UrlCache())
+FETCH = WebFetchTool(UrlCache())
 
 
 def call(url: str) -> JSON:

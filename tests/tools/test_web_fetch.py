@@ -38,7 +38,7 @@ def tool(
     cache: UrlCache[Kept] | None = None,
     reader: SideModel | None = None,
 ) -> WebFetchTool:
-    return WebFetchTool(Fetcher(limits, resolver(names or {})), cache or UrlCache(), reader)
+    return WebFetchTool(cache or UrlCache(), reader, Fetcher(limits, resolver(names or {})))
 
 
 def fetch(
@@ -195,7 +195,9 @@ def test_http_is_upgraded_to_https_except_for_a_loopback_host_a_rule_names(
     ctx: ToolContext, url: str, named: list[str], asked: str
 ) -> None:
     fetcher = _Recording()
-    WebFetchTool(fetcher, UrlCache()).run({"url": url, "prompt": "?"}, replace(ctx, hosts_named=frozenset(named)))
+    WebFetchTool(UrlCache(), fetcher=fetcher).run(
+        {"url": url, "prompt": "?"}, replace(ctx, hosts_named=frozenset(named))
+    )
 
     assert fetcher.asked == [asked]
 
