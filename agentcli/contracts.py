@@ -522,9 +522,12 @@ class StreamListener(Protocol):
 
 
 class Unwatched:
-    """A `StreamListener` for a request whose progress nobody watches (a compaction summary)."""
+    """A `StreamListener` for a request whose progress nobody watches (a compaction summary, a
+    web tool's own request)."""
 
-    cancel: Cancellation | None = None  # Ctrl-C in the main thread interrupts it
+    def __init__(self, cancel: Cancellation | None = None) -> None:
+        """`cancel`: what stops the request (None: Ctrl-C in the main thread interrupts it)."""
+        self.cancel = cancel
 
     def text(self, delta: str) -> None:
         pass

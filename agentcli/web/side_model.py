@@ -13,23 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, Prices, Spent
-
-
-class _Unshown:
-    """A `StreamListener` that shows nothing and stops when the user interrupts."""
-
-    def __init__(self, cancel: Cancellation | None) -> None:
-        self.cancel = cancel
-
-    def text(self, delta: str) -> None:
-        pass
-
-    def tool_call_started(self, name: str) -> None:
-        pass
-
-    def reasoning(self, delta: str) -> None:
-        pass
+from agentcli.contracts import JSON, Cancellation, Model, ModelRequest, ModelResponse, Prices, Spent, Unwatched
 
 
 @dataclass
@@ -59,5 +43,5 @@ class SideModel:
             messages=messages,
             max_tokens=max_tokens,
         )
-        response = self.connect().stream(request, _Unshown(cancel))
+        response = self.connect().stream(request, Unwatched(cancel))
         return response, Spent(self.name, response.usage, self.prices)
