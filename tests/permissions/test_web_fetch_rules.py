@@ -1,7 +1,8 @@
 """WebFetch through the gate: asked per host in every mode but bypassPermissions, `WebFetch(domain:…)`
 rules allowing, asking or denying by host, "don't ask again" saving the host's rule, a run without a
 rule denied with the rule to add, and only hosts a rule names let through to private addresses;
-WebSearch asked about where its query goes, with the query, and allowed in a run by a `WebSearch` rule."""
+WebSearch asked about where its query goes, with the query, and allowed in a run by a `WebSearch` rule;
+dontAsk mode denying both where no rule allows them."""
 
 from __future__ import annotations
 
@@ -152,3 +153,18 @@ def test_in_a_run_a_search_needs_a_websearch_rule(tmp_path: Path) -> None:
     assert "pass --allowed-tools WebSearch " in denied.message
     assert search(Gate(rules(allow=("WebSearch",))), tmp_path).allowed
     assert not search(Gate(rules(allow=("WebSearch",), deny=("WebSearch",))), tmp_path).allowed
+
+
+def test_dont_ask_denies_fetches_and_searches_no_rule_allows_without_asking(tmp_path: Path) -> None:
+    recorder = Recorder(Answer.yes())
+    gate = Gate(rules(allow=("WebFetch(domain:docs.example.com)",)), mode="dontAsk", prompter=recorder)
+
+    unnamed = decide(gate, "https://other.example.com/", tmp_path)
+    searched = search(gate, tmp_path)
+    named = decide(gate, "https://docs.example.com/guide", tmp_path)
+
+    assert not unnamed.allowed and "dontAsk mode" in unnamed.message
+    assert '--allowed-tools "WebFetch(domain:other.example.com)"' in unnamed.message
+    assert not searched.allowed and "dontAsk mode" in searched.message
+    assert named.allowed and named.hosts_named == {"docs.example.com"}
+    assert recorder.requests == []
