@@ -12,6 +12,8 @@ one lock, so concurrent agents never lose each other's spending):
 - `Reservation.charge(usage)` when its response has arrived: the tokens, and their price at
   the reservation's `prices`, are added to what the run has spent. A request that failed or was
   interrupted is not charged: no usage ever came back for it.
+- `charge(usage, prices)` for a request a tool made on its own (`ToolResult.spent`), counted
+  when the tool's call is done; the next request's `reserve` then sees it.
 - `check()` after a response: the same verdict without a request (the loop does not run the
   tools of a turn that passed the budget).
 
@@ -25,18 +27,11 @@ more is sent.
 from __future__ import annotations
 
 import threading
-from typing import Protocol
 
-from agentcli.contracts import Usage
+from agentcli.contracts import Prices, Usage
 from agentcli.errors import BudgetExceeded, CostBudgetExceeded
 
 DEFAULT_TOKEN_BUDGET = 10_000_000
-
-
-class Prices(Protocol):
-    """What a usage costs (`agentcli.catalog.ModelInfo`)."""
-
-    def cost_usd(self, usage: Usage) -> float: ...
 
 
 class Budget:
@@ -70,6 +65,11 @@ class Budget:
                 f"Spent ${usd:.4f}, over this run's budget of ${self.usd:.4f} "
                 '(raise it with --max-budget-usd, or "maxBudgetUsd" in settings).'
             )
+
+    def charge(self, usage: Usage, prices: Prices | None) -> None:
+        """Count what was spent without a reservation: a request a tool made on its own
+        (`ToolResult.spent`: WebFetch's small model, WebSearch's search), once it is done."""
+        self._add(usage, prices)
 
     def _add(self, usage: Usage, prices: Prices | None) -> None:
         cost = prices.cost_usd(usage) if prices is not None else 0.0

@@ -41,6 +41,9 @@ class ModelInfo:
     native_tools: bool = True
     """False: the model cannot call tools through the API's own field; `--tool-protocol auto`
     describes the tools in the system prompt instead (`agentcli.providers.text_tools`)."""
+    web_search_usd: float = 0.0
+    """Dollars per search the provider runs for a request (its server-side web search), on top
+    of the tokens: Anthropic's $10 per 1,000 searches, Gemini's $35 per 1,000 grounded prompts."""
 
     def cost_usd(self, usage: Usage) -> float:
         return cost_usd(usage, self)
@@ -48,7 +51,7 @@ class ModelInfo:
 
 def cost_usd(usage: Usage, info: ModelInfo) -> float:
     """The price in dollars of `usage` at `info`'s rates: uncached input, cache writes, cache
-    reads and output, each at its own price."""
+    reads and output, each at its own price, and the provider's web searches."""
     write = info.input_usd_per_mtok * 1.25 if info.cache_write_usd_per_mtok is None else info.cache_write_usd_per_mtok
     read = info.input_usd_per_mtok * 0.1 if info.cache_read_usd_per_mtok is None else info.cache_read_usd_per_mtok
     micro_dollars = (
@@ -57,25 +60,36 @@ def cost_usd(usage: Usage, info: ModelInfo) -> float:
         + usage.cache_read_input_tokens * read
         + usage.output_tokens * info.output_usd_per_mtok
     )
-    return micro_dollars / 1_000_000
+    return micro_dollars / 1_000_000 + usage.web_search_requests * info.web_search_usd
 
 
-def _openai(context: int, output: int, price_in: float, price_out: float, cached: float) -> ModelInfo:
-    return ModelInfo(context, output, price_in, price_out, price_in, cached)
+ANTHROPIC_SEARCH_USD = 10 / 1000
+GEMINI_GROUNDING_USD = 35 / 1000
+OPENAI_SEARCH_USD = 10 / 1000
+
+
+def _openai(
+    context: int, output: int, price_in: float, price_out: float, cached: float, search: float = 0.0
+) -> ModelInfo:
+    return ModelInfo(context, output, price_in, price_out, price_in, cached, web_search_usd=search)
+
+
+def _claude(context: int, output: int, price_in: float, price_out: float) -> ModelInfo:
+    return ModelInfo(context, output, price_in, price_out, web_search_usd=ANTHROPIC_SEARCH_USD)
 
 
 KNOWN_MODELS: dict[str, ModelInfo] = {
     # Anthropic
-    "claude-fable-5-1": ModelInfo(1_000_000, 128_000, 10.0, 50.0),
-    "claude-opus-5-5": ModelInfo(1_000_000, 128_000, 4.0, 20.0),
-    "claude-opus-5": ModelInfo(1_000_000, 128_000, 5.0, 25.0),
-    "claude-sonnet-5-5": ModelInfo(1_000_000, 128_000, 2.0, 10.0),
-    "claude-sonnet-5": ModelInfo(1_000_000, 128_000, 2.0, 10.0),
-    "claude-haiku-5-5": ModelInfo(1_000_000, 128_000, 0.10, 0.50),
-    "claude-opus-4-5": ModelInfo(200_000, 64_000, 5.0, 25.0),
-    "claude-opus-4-1": ModelInfo(200_000, 32_000, 15.0, 75.0),
-    "claude-sonnet-4-5": ModelInfo(200_000, 64_000, 3.0, 15.0),
-    "claude-haiku-4-5": ModelInfo(200_000, 64_000, 1.0, 5.0),
+    "claude-fable-5-1": _claude(1_000_000, 128_000, 10.0, 50.0),
+    "claude-opus-5-5": _claude(1_000_000, 128_000, 4.0, 20.0),
+    "claude-opus-5": _claude(1_000_000, 128_000, 5.0, 25.0),
+    "claude-sonnet-5-5": _claude(1_000_000, 128_000, 2.0, 10.0),
+    "claude-sonnet-5": _claude(1_000_000, 128_000, 2.0, 10.0),
+    "claude-haiku-5-5": _claude(1_000_000, 128_000, 0.10, 0.50),
+    "claude-opus-4-5": _claude(200_000, 64_000, 5.0, 25.0),
+    "claude-opus-4-1": _claude(200_000, 32_000, 15.0, 75.0),
+    "claude-sonnet-4-5": _claude(200_000, 64_000, 3.0, 15.0),
+    "claude-haiku-4-5": _claude(200_000, 64_000, 1.0, 5.0),
     # OpenAI
     "gpt-5.5": _openai(1_050_000, 128_000, 5.0, 30.0, 0.50),
     "gpt-5": _openai(400_000, 128_000, 1.25, 10.0, 0.125),
@@ -88,9 +102,10 @@ KNOWN_MODELS: dict[str, ModelInfo] = {
     "gpt-4o-mini": _openai(128_000, 16_384, 0.15, 0.60, 0.075),
     "o3": _openai(200_000, 100_000, 2.0, 8.0, 0.50),
     "o4-mini": _openai(200_000, 100_000, 1.10, 4.40, 0.275),
+    "gpt-5-search-api": _openai(400_000, 128_000, 1.25, 10.0, 0.125, OPENAI_SEARCH_USD),
     # Google
-    "gemini-2.5-pro": _openai(1_048_576, 65_536, 1.25, 10.0, 0.125),
-    "gemini-2.5-flash": _openai(1_048_576, 65_536, 0.30, 2.50, 0.03),
+    "gemini-2.5-pro": _openai(1_048_576, 65_536, 1.25, 10.0, 0.125, GEMINI_GROUNDING_USD),
+    "gemini-2.5-flash": _openai(1_048_576, 65_536, 0.30, 2.50, 0.03, GEMINI_GROUNDING_USD),
 }
 
 UNKNOWN_MODEL = ModelInfo(200_000, 32_000, 0.0, 0.0, 0.0, 0.0)
@@ -104,6 +119,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "cache_write_usd_per_mtok": (int, float),
     "cache_read_usd_per_mtok": (int, float),
     "native_tools": (bool,),
+    "web_search_usd": (int, float),
 }
 assert set(_FIELD_TYPES) == {f.name for f in fields(ModelInfo)}
 

@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
@@ -56,6 +56,26 @@ class ToolResult:
     """Ends the turn: the loop asks the model nothing more after this call's batch and returns this
     as the turn's answer (ExitPlanMode in `agentcli run`, where nobody can approve a plan: the
     plan is the run's result)."""
+    spent: tuple[Spent, ...] = ()
+    """Model requests the tool made on its own (WebFetch asking a small model about a page,
+    WebSearch's search): the loop adds them to the agent's usage, the transcript records them
+    with the results, and each is priced at its own model's rates."""
+
+
+class Prices(Protocol):
+    """What a usage costs (`agentcli.catalog.ModelInfo`)."""
+
+    def cost_usd(self, usage: Usage) -> float: ...
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What one request a tool made on its own cost: its model and usage."""
+
+    model: str
+    usage: Usage
+    prices: Prices | None = None
+    """That model's rates, for the run's budget (None: its dollars are not counted)."""
 
 
 @dataclass
@@ -214,6 +234,9 @@ class ToolContext:
     """For one call, set by the executor on its own copy: the id of the tool_use being run."""
     hook_permission: HookPermission | None = None
     """For one call, set by the executor on its own copy: what a PreToolUse hook said about it."""
+    hosts_named: frozenset[str] = frozenset()
+    """For one call, set by the executor on its own copy: the hosts it contacts that an allow rule
+    names (`Decision.hosts_named`); only these may be private, loopback or link-local addresses."""
     user_turn: int = 0
     """Which of the conversation's user messages its calls belong to (1 for the first), counted
     by `begin_user_turn`; a sub-agent's context carries the turn that started it."""
@@ -366,6 +389,9 @@ class Decision:
     """For an allowed call: each path the gate judged (`literal_path` of it) → the real path it
     judged. The tool is handed these (`ToolContext.real_path`) instead of resolving the name
     again, which a symlink swapped in after the check would redirect."""
+    hosts_named: frozenset[str] = frozenset()
+    """For an allowed call: the hosts it contacts that an allow rule names (not merely a mode, a
+    tool-wide rule or a yes): the tool may reach those at private addresses."""
     access: Access | None = None
     """For an allowed call: what the gate judged it will do (`Tool.access`); None when the gate
     did not look (a test's), and then the call counts as one that may change anything."""
@@ -395,28 +421,36 @@ class Usage:
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    web_search_requests: int = 0
+    """Searches the provider ran for the request (its server-side web search), priced per search."""
 
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
         self.cache_read_input_tokens += other.cache_read_input_tokens
+        self.web_search_requests += other.web_search_requests
 
     def less(self, other: Usage) -> Usage:
         """What is left of this usage without `other` (a part of it)."""
-        return Usage(**{kind: tokens - getattr(other, kind) for kind, tokens in self.as_dict().items()})
+        return Usage(**{kind.name: getattr(self, kind.name) - getattr(other, kind.name) for kind in fields(self)})
 
     @property
     def total_input(self) -> int:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
     def as_dict(self) -> dict[str, int]:
-        return {
+        """The counts by name, as transcripts and `--output-format json` write them;
+        `web_search_requests` only when there were any."""
+        counts = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
         }
+        if self.web_search_requests:
+            counts["web_search_requests"] = self.web_search_requests
+        return counts
 
 
 @dataclass(frozen=True)
@@ -492,9 +526,12 @@ class StreamListener(Protocol):
 
 
 class Unwatched:
-    """A `StreamListener` for a request whose progress nobody watches (a compaction summary)."""
+    """A `StreamListener` for a request whose progress nobody watches (a compaction summary, a
+    web tool's own request)."""
 
-    cancel: Cancellation | None = None  # Ctrl-C in the main thread interrupts it
+    def __init__(self, cancel: Cancellation | None = None) -> None:
+        """`cancel`: what stops the request (None: Ctrl-C in the main thread interrupts it)."""
+        self.cancel = cancel
 
     def text(self, delta: str) -> None:
         pass

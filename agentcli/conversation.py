@@ -15,7 +15,11 @@ scripted test model), the prompt cache's breakpoints (`agentcli.cache`) and MCP 
 - `{"type": "tool_result", "tool_use_id", "content", "is_error"?}`: its answer, in the very
   next user message, results first and in call order;
 - anything else a provider sends (thinking and its signature, images, server-tool blocks) is
-  carried verbatim and only the provider that made it reads it.
+  carried verbatim and only the provider that made it reads it;
+- a search the provider ran for a request that offered it `web_search_tool` is a
+  `server_tool_use` block and its `{"type": "web_search_tool_result", "tool_use_id", "content":
+  [{"type": "web_search_result", "title", "url", ...}]}` (the Messages API's own; the Gemini
+  and OpenAI providers write their searches' sources in that shape too): `web_search_hits`.
 
 Blocks are built and read through these functions, never by poking at the dicts elsewhere.
 """
@@ -47,6 +51,11 @@ __all__ = [
     "tool_use_block",
     "tool_use_ids",
     "user_message",
+    "web_search_errors",
+    "web_search_hits",
+    "web_search_result_block",
+    "web_search_tool",
+    "web_search_wanted",
     "with_result_content",
 ]
 
@@ -152,3 +161,50 @@ def blocks_of(message: JSON) -> list[JSON]:
     if isinstance(content, str):
         return [text_block(content)] if content else []
     return [block for block in content or [] if isinstance(block, dict)]
+
+
+WEB_SEARCH_TYPE = "web_search_20250305"
+WEB_SEARCH_NAME = "web_search"
+
+
+def web_search_tool(max_uses: int, allowed_domains: Sequence[str] = (), blocked_domains: Sequence[str] = ()) -> JSON:
+    """The provider's own web search, as a request's `tools` entry (the Messages API's server tool)."""
+    tool: JSON = {"type": WEB_SEARCH_TYPE, "name": WEB_SEARCH_NAME, "max_uses": max_uses}
+    if allowed_domains:
+        tool["allowed_domains"] = list(allowed_domains)
+    if blocked_domains:
+        tool["blocked_domains"] = list(blocked_domains)
+    return tool
+
+
+def web_search_wanted(tools: Iterable[JSON]) -> JSON | None:
+    """The web search entry among a request's `tools`, if it offers one (a provider's edge asks)."""
+    return next((tool for tool in tools if str(tool.get("type", "")).startswith("web_search_")), None)
+
+
+def web_search_result_block(tool_use_id: str, hits: Iterable[tuple[str, str]]) -> JSON:
+    """A search's sources (title, url) as a `web_search_tool_result` block."""
+    content = [{"type": "web_search_result", "title": title, "url": url} for title, url in hits]
+    return {"type": "web_search_tool_result", "tool_use_id": tool_use_id, "content": content}
+
+
+def web_search_hits(content: Iterable[JSON]) -> list[tuple[str, str]]:
+    """(title, url) of every search result among `content`'s blocks, each URL once, in order."""
+    hits: dict[str, str] = {}
+    for block in content:
+        if block.get("type") != "web_search_tool_result" or not isinstance(block.get("content"), list):
+            continue
+        for result in block["content"]:
+            url = result.get("url") if isinstance(result, dict) else None
+            if isinstance(url, str) and url and url not in hits:
+                hits[url] = str(result.get("title") or url)
+    return [(title, url) for url, title in hits.items()]
+
+
+def web_search_errors(content: Iterable[JSON]) -> list[str]:
+    """The error codes of searches that failed (`max_uses_exceeded`, `too_many_requests`…)."""
+    return [
+        str(block["content"].get("error_code"))
+        for block in content
+        if block.get("type") == "web_search_tool_result" and isinstance(block.get("content"), dict)
+    ]

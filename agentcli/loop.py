@@ -28,13 +28,14 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from agentcli.budget import Budget, Prices
+from agentcli.budget import Budget
 from agentcli.contracts import (
     JSON,
     Cancellation,
     Model,
     ModelRequest,
     ModelResponse,
+    Prices,
     Tool,
     ToolCall,
     ToolContext,
@@ -139,6 +140,8 @@ class Agent:
         self.budget = budget or Budget()
         self.usage = Usage()
         """Tokens this agent spent (its sub-agents' and a compaction's summary included, `add_usage`)."""
+        self.spent_by_tools: dict[str, Usage] = {}
+        """By model: what the tools' own requests (`ToolResult.spent`) added to `usage`."""
         self._context_tokens = 0
         self._turn_model: str | None = None
         """The model of the current run, when it is not the configured one (`run(model=...)`)."""
@@ -408,11 +411,21 @@ class Agent:
             finally:
                 self.ctx.cancel.set()
             raise
+        self._count_spent(done)  # before the results join the conversation: their record carries it
         self.add_message(user_message(results))
         self.executor.announce(self._messages[-1], self.emit)
         self._stop_if_cancelled()
         final = (done[call.id].final_answer for call in calls if call.id in done)
         return results, next((answer for answer in final if answer is not None), None)
+
+    def _count_spent(self, done: dict[str, ToolResult]) -> None:
+        """Add what the finished calls' tools spent on requests of their own to this agent's usage
+        and charge it to the run's budget."""
+        for result in done.values():
+            for spent in result.spent:
+                self.usage.add(spent.usage)
+                self.spent_by_tools.setdefault(spent.model, Usage()).add(spent.usage)
+                self.budget.charge(spent.usage, spent.prices)
 
     def _stop_if_cancelled(self) -> None:
         """A sub-agent runs outside the main thread, where Ctrl-C raises nothing: its cancel event
@@ -437,6 +450,7 @@ class Agent:
     def _add_interrupted(self, calls: list[ToolCall], done: dict[str, ToolResult]) -> None:
         """The user message after an interrupt: a result for each of `calls`, then the marker."""
         results = self.executor.interrupted(calls, done, self.emit)
+        self._count_spent(done)
         self.add_message(user_message([*results, text_block(INTERRUPTED_MARKER)]))
 
 

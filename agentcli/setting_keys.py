@@ -68,6 +68,11 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
     SettingKey("maxMcpOutputTokens", "whole number from 1 to 1,000,000,000,000 (tokens)", "25,000"),
     SettingKey("mcpToolTimeout", "whole number from 1 to 86,400,000 (milliseconds)", "600,000 (10 minutes)"),
     SettingKey("mcpToolSearchThreshold", "number from 0 to 100 (percent)", "10"),
+    SettingKey("smallFastModel", "model name, optionally `provider:model`", "none (the main model reads pages)"),
+    SettingKey("webSearchBackend", "`auto`, `provider`, `searxng`, `brave` or `off`", "`auto`"),
+    SettingKey("webSearchMaxUses", "whole number from 1 to 100", "5"),
+    SettingKey("webSearchModel", "model name", "the session's model (`gpt-5-search-api` with OpenAI)"),
+    SettingKey("searxngUrl", "URL", "none", OWN_FILES, "web searches are sent to this server"),
     SettingKey(
         "subprocessEnvPassthrough",
         "list of environment variable names",

@@ -17,7 +17,10 @@ Each ``POST /v1/messages`` that passes validation consumes one scripted entry, a
 the path, ``anthropic_version`` in the body, a bearer token). Requests
 are checked first, and a malformed conversation gets the same 400 the real API gives
 (see :func:`validation_error`); a rejected request does not consume an entry. Prompt
-caching is simulated (see :class:`PromptCache`) so tests can measure cache hits.
+caching is simulated (see :class:`PromptCache`) so tests can measure cache hits. The web search
+server tool is run from the script (:func:`web_search`): its ``server_tool_use`` and
+``web_search_tool_result`` blocks stream as the API sends them, the searches are counted in
+the usage, and a request must offer the tool for a reply that searches.
 
 Only the standard library is used.
 """
@@ -33,7 +36,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -51,12 +54,14 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "ToolUseBlock",
+    "WebSearchBlock",
     "http_error",
     "reply",
     "text",
     "thinking",
     "tool_use",
     "validation_error",
+    "web_search",
 ]
 
 OVERLOADED_ERROR: Final[JSONObject] = {
@@ -116,7 +121,21 @@ class ThinkingBlock:
     signature: str
 
 
-Block = TextBlock | ToolUseBlock | ThinkingBlock
+@dataclass(frozen=True)
+class WebSearchBlock:
+    """A search the API ran itself (the web search server tool): a ``server_tool_use`` block,
+    its ``query`` streamed as ``input_json_delta`` chunks, then the ``web_search_tool_result``
+    block with ``results`` (title, url) whole, or with the error ``error_code``."""
+
+    query: str
+    results: tuple[tuple[str, str], ...]
+    id: str
+    error_code: str | None = None
+
+
+Block = TextBlock | ToolUseBlock | ThinkingBlock | WebSearchBlock
+SERVER_TOOL_TYPES: Final = {"web_search_20250305": "web_search", "web_search_20260209": "web_search"}
+"""The server tools the fake runs: type → the name it must have."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +183,13 @@ def tool_use(
     not send: ``tool_use("Bash", {}, raw_json="[1, 2]")``. Streamed replies only.
     """
     return ToolUseBlock(name, dict(input), _new_id("toolu_") if id is None else id, partial, raw_json)
+
+
+def web_search(query: str, results: Sequence[tuple[str, str]] = (), *, error_code: str | None = None) -> WebSearchBlock:
+    """A server-side web search for :func:`reply`: results as (title, url) pairs, or an error
+    (``max_uses_exceeded``, ``too_many_requests``…). Counted in the usage's
+    ``server_tool_use.web_search_requests``. The request must offer the web_search tool."""
+    return WebSearchBlock(query, tuple(results), _new_id("srvtoolu_"), error_code)
 
 
 def thinking(value: str, signature: str | None = None) -> ThinkingBlock:
@@ -327,12 +353,27 @@ def _check_tools(tools: object) -> None:
     for i, tool in enumerate(tools):
         if not isinstance(tool, dict):
             raise _invalid(f"tools.{i}: Input should be a valid dictionary")
+        if "type" in tool and tool["type"] != "custom":
+            _check_server_tool(i, tool)
         name = tool.get("name")
         if not isinstance(name, str) or not _TOOL_NAME_RE.match(name):
             raise _invalid(f"tools.{i}.custom.name: String should match pattern '{_TOOL_NAME_PATTERN}'")
         if name in names:
             raise _invalid("tools: Tool names must be unique.")
         names.add(name)
+
+
+def _check_server_tool(i: int, tool: JSONObject) -> None:
+    kind = tool["type"]
+    if kind not in SERVER_TOOL_TYPES:
+        raise _invalid(f"tools.{i}: Input tag '{kind}' found using 'type' does not match any of the expected tags")
+    if tool.get("name") != SERVER_TOOL_TYPES[kind]:
+        raise _invalid(f"tools.{i}.{kind}.name: Input should be '{SERVER_TOOL_TYPES[kind]}'")
+    uses = tool.get("max_uses")
+    if uses is not None and (type(uses) is not int or uses < 1):
+        raise _invalid(f"tools.{i}.{kind}.max_uses: Input should be greater than 0")
+    if tool.get("allowed_domains") and tool.get("blocked_domains"):
+        raise _invalid(f"tools.{i}.{kind}: cannot specify both allowed_domains and blocked_domains")
 
 
 def _check_message_shapes(messages: list[Any]) -> None:
@@ -396,6 +437,7 @@ def _check_tool_pairing(messages: list[Any]) -> None:
     for i, message in enumerate(messages):
         blocks = _blocks(message["content"])
         if message["role"] == "assistant":
+            _check_server_results(i, blocks)
             ids = _collect_tool_uses(i, blocks, seen_tool_use_ids)
             if ids:
                 _check_answered(i, ids, messages)
@@ -403,6 +445,19 @@ def _check_tool_pairing(messages: list[Any]) -> None:
             previous = messages[i - 1] if i > 0 else None
             expected = _tool_use_ids(previous) if previous and previous["role"] == "assistant" else []
             _check_tool_results(i, blocks, expected)
+
+
+def _check_server_results(i: int, blocks: list[JSONObject]) -> None:
+    """A server tool's result answers a server_tool_use earlier in the same message."""
+    started: set[str] = set()
+    for k, block in enumerate(blocks):
+        if block["type"] == "server_tool_use":
+            started.add(str(block.get("id")))
+        elif block["type"] == "web_search_tool_result" and str(block.get("tool_use_id")) not in started:
+            raise _invalid(
+                f"messages.{i}.content.{k}: `web_search_tool_result` block(s) provided when previous message "
+                "does not contain a corresponding `server_tool_use` block"
+            )
 
 
 def _collect_tool_uses(i: int, blocks: list[JSONObject], seen: set[str]) -> list[str]:
@@ -639,22 +694,50 @@ def _stream_events(scripted: Reply, model: str, usage: Mapping[str, int]) -> lis
         ("message_start", {"type": "message_start", "message": _message(model, [], None, start_usage)}),
         ("ping", {"type": "ping"}),
     ]
-    for index, block in enumerate(scripted.blocks):
-        events.extend(_block_events(index, block, scripted.chunk))
+    index = 0
+    for block in scripted.blocks:
+        for part in _wire_blocks(block):
+            events.extend(_block_events(index, part, scripted.chunk))
+            index += 1
     delta = {"stop_reason": scripted.final_stop_reason(), "stop_sequence": None}
-    events.append(
-        (
-            "message_delta",
-            {"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage["output_tokens"]}},
-        )
-    )
+    final_usage: JSONObject = {"output_tokens": usage["output_tokens"]}
+    if searches := sum(isinstance(block, WebSearchBlock) for block in scripted.blocks):
+        final_usage["server_tool_use"] = {"web_search_requests": searches}
+    events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": final_usage}))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
 
-def _block_events(index: int, block: Block, chunk: int) -> list[Event]:
-    if isinstance(block, TextBlock):
-        start: JSONObject = {"type": "text", "text": ""}
+def _wire_blocks(block: Block) -> list[Block | JSONObject]:
+    """The content blocks a scripted block is on the wire: a web search is two."""
+    if not isinstance(block, WebSearchBlock):
+        return [block]
+    return [block, _search_result(block)]
+
+
+def _search_result(block: WebSearchBlock) -> JSONObject:
+    content: object = (
+        {"type": "web_search_tool_result_error", "error_code": block.error_code}
+        if block.error_code
+        else [
+            {"type": "web_search_result", "title": title, "url": url, "encrypted_content": f"enc-{i}", "page_age": None}
+            for i, (title, url) in enumerate(block.results)
+        ]
+    )
+    return {"type": "web_search_tool_result", "tool_use_id": block.id, "content": content}
+
+
+def _block_events(index: int, block: Block | JSONObject, chunk: int) -> list[Event]:
+    deltas: list[JSONObject]
+    if isinstance(block, dict):  # sent whole, as the API sends a server tool's result
+        start: JSONObject = dict(block)
+        deltas = []
+    elif isinstance(block, WebSearchBlock):
+        start = {"type": "server_tool_use", "id": block.id, "name": "web_search", "input": {}}
+        query = json.dumps({"query": block.query})
+        deltas = [{"type": "input_json_delta", "partial_json": part} for part in _chunks(query, chunk)]
+    elif isinstance(block, TextBlock):
+        start = {"type": "text", "text": ""}
         deltas = [{"type": "text_delta", "text": part} for part in _chunks(block.text, chunk)]
     elif isinstance(block, ToolUseBlock):
         start = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
@@ -697,6 +780,8 @@ def _chunks(value: str, size: int) -> list[str]:
 
 def _content_json(block: Block) -> JSONObject:
     """A block as it appears in a non-streamed Message."""
+    if isinstance(block, WebSearchBlock):
+        return {"type": "server_tool_use", "id": block.id, "name": "web_search", "input": {"query": block.query}}
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
     if isinstance(block, ToolUseBlock):
@@ -925,6 +1010,13 @@ class _Handler(FakeHandler[FakeAnthropic]):
         if isinstance(scripted, HttpError):
             self.send_json(request, scripted.status, scripted.body, scripted.headers)
             return
+        offered = any(
+            isinstance(t, dict) and t.get("type") in SERVER_TOOL_TYPES for t in request.body.get("tools") or []
+        )
+        if any(isinstance(block, WebSearchBlock) for block in scripted.blocks) and not offered:
+            raise ApiError(
+                500, "api_error", "FakeAnthropic: the script searches, but the request offers no web_search tool"
+            )
         usage = {**self.fake.cache.account(request.body), "output_tokens": _output_tokens(scripted)}
         usage.update(scripted.usage or {})
         request.usage = usage

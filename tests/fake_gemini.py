@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
@@ -106,6 +106,9 @@ class Reply:
     drop_after: int | None = None
     error_after: int | None = None
     chunk: int = 8
+    grounding: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    """Google Search grounding: the query and its sources (title, uri), sent as the final chunk's
+    `groundingMetadata`; the request must offer the `google_search` tool."""
 
 
 def reply(
@@ -115,8 +118,10 @@ def reply(
     drop_after: int | None = None,
     error_after: int | None = None,
     chunk: int = 8,
+    grounding: tuple[str, Sequence[tuple[str, str]]] | None = None,
 ) -> Reply:
-    return Reply(tuple(parts), finish_reason, usage, drop_after, error_after, chunk)
+    searched = None if grounding is None else (grounding[0], tuple(grounding[1]))
+    return Reply(tuple(parts), finish_reason, usage, drop_after, error_after, chunk, searched)
 
 
 def text(value: str, *, signature: str | None = None) -> JSONObject:
@@ -365,6 +370,8 @@ class _Handler(FakeHandler[FakeGemini]):
         self._stream(request, scripted)
 
     def _stream(self, request: RecordedRequest, scripted: Reply) -> None:
+        if scripted.grounding is not None and not any("google_search" in t for t in request.body.get("tools") or []):
+            raise ApiError(500, "INTERNAL", "FakeGemini: the script grounds, but the request offers no google_search")
         self.start_response(request, 200, "text/event-stream", {"transfer-encoding": "chunked"})
         chunks = list(_chunks(scripted, request))
         for position, chunk in enumerate(chunks):
@@ -414,10 +421,11 @@ def _chunks(scripted: Reply, request: RecordedRequest) -> Iterator[JSONObject]:
         }
     if scripted.finish_reason is None:
         return
-    yield {
-        "candidates": [
-            {"content": {"parts": [{"text": ""}], "role": "model"}, "finishReason": scripted.finish_reason, "index": 0}
-        ],
-        "usageMetadata": usage,
-        "modelVersion": request.model,
-    }
+    final: JSONObject = {"content": {"parts": [{"text": ""}], "role": "model"}, "finishReason": scripted.finish_reason}
+    if scripted.grounding is not None:
+        query, sources = scripted.grounding
+        final["groundingMetadata"] = {
+            "webSearchQueries": [query],
+            "groundingChunks": [{"web": {"uri": uri, "title": title}} for title, uri in sources],
+        }
+    yield {"candidates": [{**final, "index": 0}], "usageMetadata": usage, "modelVersion": request.model}

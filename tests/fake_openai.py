@@ -79,6 +79,9 @@ class Reply:
     """Send only the first half of the last call's arguments (as `length` cuts a call off)."""
     drop_after: int | None = None
     """Close the connection after this many chunks, without a finish_reason or `[DONE]`."""
+    citations: Sequence[tuple[str, str]] = ()
+    """A search model's sources (title, url), sent as `url_citation` annotations after the text;
+    the request must carry `web_search_options`."""
 
 
 def reply(text: str = "", **fields: Any) -> Reply:
@@ -206,6 +209,12 @@ def _chunks(scripted: Reply, model: str) -> list[JSONObject]:
         chunks.append(chunk({scripted.reasoning_field: piece}))
     for piece in _pieces(scripted.text):
         chunks.append(chunk({"content": piece}))
+    if scripted.citations:
+        notes = [
+            {"type": "url_citation", "url_citation": {"url": url, "title": title, "start_index": 0, "end_index": 1}}
+            for title, url in scripted.citations
+        ]
+        chunks.append(chunk({"annotations": notes}))
     for n, tool_call in enumerate(scripted.calls):
         index = 0 if scripted.index_zero else n
         raw = tool_call.arguments if isinstance(tool_call.arguments, str) else json.dumps(tool_call.arguments)
@@ -292,6 +301,8 @@ class _Handler(FakeHandler[FakeOpenAI]):
         self._stream(request, entry, body["model"])
 
     def _stream(self, request: RecordedRequest, scripted: Reply, model: str) -> None:
+        if scripted.citations and "web_search_options" not in request.body:
+            raise ApiError(400, "FakeOpenAI: the script cites sources, but the request has no web_search_options")
         self.start_response(
             request, 200, "text/event-stream", {"x-request-id": "req_fake_openai", "connection": "close"}
         )

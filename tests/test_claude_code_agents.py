@@ -33,9 +33,11 @@ def test_tools_agentcli_lacks_are_left_out_with_one_notice(
     run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     define(
-        project / ".claude" / "agents", "researcher", agent("researcher", "tools: Read, WebSearch, WebFetch, Task\n")
+        project / ".claude" / "agents",
+        "researcher",
+        agent("researcher", "tools: Read, WebFetch, NotebookRead, LS, Task\n"),
     )
-    define(project / ".claude" / "agents", "surfer", agent("surfer", "tools: WebSearch\n"))
+    define(project / ".claude" / "agents", "surfer", agent("surfer", "tools: LS\n"))
     model.script(
         reply(
             task("look it up", "researcher", id="toolu_1"),
@@ -49,12 +51,12 @@ def test_tools_agentcli_lacks_are_left_out_with_one_notice(
 
     assert done.returncode == 0, done.stderr
     sub_request = next(r for r in model.requests if "You help." in json.dumps(r.system))
-    assert names(sub_request.tools) == ["Read"]
-    assert done.stderr.count("names tools agentcli does not have (WebSearch, WebFetch)") == 1
+    assert names(sub_request.tools) == ["Read", "WebFetch"]
+    assert done.stderr.count("names tools agentcli does not have (NotebookRead, LS)") == 1
     assert "`tools:` names Task, but sub-agents cannot start sub-agents" in " ".join(done.stderr.split())
     final = model.requests[-1].messages[-1]["content"]
     surfed = next(block for block in final if block.get("tool_use_id") == "toolu_2")
-    assert surfed["is_error"] and "none of the tools its `tools:` names is there (WebSearch)" in surfed["content"]
+    assert surfed["is_error"] and "none of the tools its `tools:` names is there (LS)" in surfed["content"]
 
 
 def test_disallowed_tools_are_taken_out(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:

@@ -462,3 +462,14 @@ def test_escape_sequences_in_a_proposed_command_are_shown_not_obeyed(
     repl.press("3")
     repl.press("enter")
     repl.wait_for("Not run.")
+
+
+def test_help_says_how_to_enable_web_search_when_nothing_can_search(start_repl: StartRepl, project: Path) -> None:
+    (project / ".agentcli").mkdir(exist_ok=True)
+    (project / ".agentcli" / "settings.json").write_text('{"webSearchBackend": "brave"}')
+    repl = start_repl()
+
+    repl.submit("/help")
+
+    screen = repl.wait_for("To enable it")
+    assert "WebSearch is not available" in screen and "searxngUrl" in screen and "BRAVE_API_KEY" in screen

@@ -1,4 +1,5 @@
-"""Start-up paths stay light: --version and --help never import the anthropic SDK."""
+"""Start-up paths stay light: --version and --help never import the anthropic SDK, `run` reads its
+options without the command-line framework, and WebFetch's fetching and converting wait for a fetch."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 import pytest
 
 from tests.conftest import RunCli
+from tests.fake_anthropic import FakeAnthropic, reply, text
 
 
 @pytest.mark.parametrize("flag", ["--version", "--help"])
@@ -60,3 +62,18 @@ def test_run_and_print_read_their_options_without_typer_or_pydantic(args: tuple[
     assert "No API key" in done.stderr
     assert "agentcli.credentials" in imported_modules(done.stderr)  # the command ran
     assert not FRAMEWORK & imported_modules(done.stderr)
+
+
+FETCHING = {"agentcli.web.fetch", "agentcli.web.convert", "html_to_markdown", "pypdfium2"}
+"""What WebFetch needs only once it fetches: its HTTP client side, the converter and the PDF reader."""
+
+
+def test_a_run_offers_webfetch_without_importing_what_fetching_needs(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+    fake_api.script(reply(text("hello")))
+
+    done = run_cli("run", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
+
+    assert done.returncode == 0, done.stderr
+    assert "WebFetch" in [tool["name"] for tool in fake_api.requests[0].body["tools"]]
+    assert "agentcli.tools.web_fetch" in imported_modules(done.stderr)
+    assert not FETCHING & imported_modules(done.stderr)

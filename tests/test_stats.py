@@ -79,7 +79,14 @@ def test_a_scripted_runs_tool_calls_are_reported_exactly(
     }  # fmt: skip
     assert model["cut_off"] == 0 and figures["cut_off"] == 0
     assert all(isinstance(model[key][p], int) for key in ("first_token_ms", "request_ms") for p in ("p50", "p90"))
-    assert figures["tokens"] == {"input": 6000, "cache_creation": 0, "cache_read": 0, "output": 600, "total": 6600}
+    assert figures["tokens"] == {
+        "input": 6000,
+        "cache_creation": 0,
+        "cache_read": 0,
+        "output": 600,
+        "total": 6600,
+        "web_searches": 0,
+    }
     spent = Usage(input_tokens=6000, output_tokens=600)
     assert figures["cost_usd"] == round(model_info("claude-sonnet-5-5").cost_usd(spent), 6)
     [session] = figures["per_session"]
@@ -211,7 +218,14 @@ def test_generated_transcripts_give_their_known_counts(run_main: RunMain, home: 
     assert figures["latency"]["first_token_ms"] == {"p50": 60, "p90": 500}  # the 8 requests together
     # The sub-agent's 2,200 tokens are in the session once (taken out of the Task results' record),
     # priced at its own model.
-    assert figures["tokens"] == {"input": 5500, "cache_creation": 0, "cache_read": 3000, "output": 550, "total": 9050}
+    assert figures["tokens"] == {
+        "input": 5500,
+        "cache_creation": 0,
+        "cache_read": 3000,
+        "output": 550,
+        "total": 9050,
+        "web_searches": 0,
+    }
     assert figures["cache_read_share"] == round(3000 / 8500, 4)
     main_s1 = price("claude-sonnet-5-5", input_tokens=2500, output_tokens=250, cache_read_input_tokens=3000)
     sub = price("claude-haiku-5-5", input_tokens=2000, output_tokens=200)

@@ -163,7 +163,9 @@ def test_sub_agents_cannot_start_sub_agents(model: ScriptedModel, run_agent: Run
     assert {"AskUserQuestion", "ExitPlanMode"} <= set(parents)
     not_inherited = ("Task", "AskUserQuestion", "ExitPlanMode")
     assert names(model.requests[1].tools) == [name for name in parents if name not in not_inherited]
-    assert names(model.requests[1].tools) == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "Skill", "TodoWrite"]
+    assert names(model.requests[1].tools) == [
+        "Read", "Write", "Edit", "Bash", "Grep", "Glob", "WebFetch", "WebSearch", "Skill", "TodoWrite"
+    ]  # fmt: skip
     nested = tool_results(model.requests[2])["toolu_nested"]
     assert nested["is_error"] and "Unknown tool 'Task'" in nested["content"]
 

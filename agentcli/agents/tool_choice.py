@@ -4,7 +4,7 @@ against what is left; a tool in both is out).
 
 An entry names a tool exactly, or an MCP server's tools (`mcp__github`, `mcp__github__*`), or in
 `disallowedTools` every MCP tool (`mcp__*`). A `tools` entry naming nothing there is (a tool
-agentcli does not have, `WebSearch`, or a misspelling) is left out and reported
+agentcli does not have, `NotebookRead`, or a misspelling) is left out and reported
 (`ToolChoice.unknown`); when no entry names anything, the sub-agent cannot start.
 """
 

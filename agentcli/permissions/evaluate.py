@@ -9,6 +9,11 @@ approves, and so is asked about unless a rule allows it or the mode is bypassPer
 command no allow rule covers, paths outside the project, an MCP call, hosts, and a call whose
 tool does not say what it does (`Access.unknown`, which plan mode also refuses).
 
+Hosts are judged one by one: an allow rule naming a host (`WebFetch(domain:example.com)`,
+`WebFetch(domain:*.example.com)`) lets the call contact it, and only such a rule lets the tool
+reach that host at a private, loopback or link-local address (`hosts_named`); a deny or ask
+rule naming one of its hosts catches the call.
+
 No prompting and no I/O beyond resolving paths; the gate turns an "ask" into a question
 (or, non-interactively, a denial).
 """
@@ -79,6 +84,11 @@ class Call:
     @property
     def read_only(self) -> bool:
         return self.access.read_only
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """Network hosts the call declares it contacts."""
+        return self.access.hosts
 
     @property
     def command(self) -> str:
@@ -160,12 +170,20 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
         uncovered = tuple(p for p in call.real_paths if not _path_allowed(p, call, allow, mode))
         if uncovered:
             return Verdict("ask", uncovered_paths=uncovered)
-    unnamed_hosts = tuple(h for h in call.access.hosts if not any(r.names_host(h) for r in allow if r.domain))
-    if unnamed_hosts and not broad:
-        return Verdict("ask", hosts=unnamed_hosts)
-    if (call.access.unknown or call.kind == "mcp") and not broad:  # no mode approves what it does
+    if call.hosts and not broad:
+        not_allowed = tuple(h for h in call.hosts if not any(r.names_host(h) for r in allow))
+        if not_allowed:
+            return Verdict("ask", hosts=not_allowed)
+    if (call.kind == "mcp" or call.access.unknown) and not broad:  # no mode approves what it does
         return Verdict("ask")
     return Verdict("allow")
+
+
+def hosts_named(call: Call, rules: RuleSet) -> frozenset[str]:
+    """The hosts of `call` an allow rule names (`WebFetch(domain:…)`): those it may reach at
+    private addresses. Deny and ask rules were judged already."""
+    allow = [r for r in rules.of("allow") if r.names(call.tool, call.origin)]
+    return frozenset(h for h in call.hosts if any(r.names_host(h) for r in allow))
 
 
 def _matches(rule: Rule, call: Call) -> RuleMatch | None:
@@ -202,11 +220,12 @@ def rule_catches(rule: Rule, call: Call) -> bool:
 
 
 def _narrowly_names(rule: Rule, call: Call) -> bool:
-    """A Task or Skill rule naming what the call starts, or a WebFetch rule naming a host it declares."""
+    """A Task or Skill rule naming what the call starts, or a WebFetch rule naming a host it
+    declares (or any call declaring none: its host is unknown, so it is caught; fails closed)."""
     if rule.name is not None:
         value = call.tool_input.get(NAME_FIELDS.get(rule.tool, ""))
         return isinstance(value, str) and rule.names_subject(value.removeprefix("/"))
-    return rule.domain is not None and any(rule.names_host(host) for host in call.access.hosts)
+    return rule.domain is not None and (not call.hosts or any(rule.names_host(host) for host in call.hosts))
 
 
 def _named(protected: Protected, call: Call, allow: list[Rule]) -> bool:

@@ -22,7 +22,7 @@ from pathlib import Path
 from agentcli.contracts import JSON, Decision, PermissionGate, PreviewsChange, Tool, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions import messages
-from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate, rule_catches
+from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate, hosts_named, rule_catches
 from agentcli.permissions.modes import MODES, Mode, check_mode, next_mode
 from agentcli.permissions.paths import real_path
 from agentcli.permissions.persist import add_allow_rules
@@ -64,7 +64,8 @@ class Gate:
         self.prompter = prompter
         """None means non-interactive: anything that would be asked is denied."""
         self.local_settings = local_settings
-        """Where "don't ask again" Bash/MCP rules are saved (None: keep them for the session only)."""
+        """Where "don't ask again" Bash, MCP and WebFetch domain rules are saved (None: keep them for
+        the session only)."""
         self.on_notice = on_notice
         self._lock = threading.RLock()
 
@@ -134,7 +135,7 @@ class Gate:
             return None
         for entry in said.updated_permissions:
             self._update(read_update(entry))
-        return Decision(True, checked_paths=question.checked, access=call.access)
+        return _allowed(call, question.checked, self.rules)
 
     def _update(self, update: Update) -> None:
         """Apply a PermissionRequest hook's `updatedPermissions` entry."""
@@ -172,13 +173,13 @@ class Gate:
         hook = ctx.hook_permission
         hook_asks = hook is not None and hook.decision == "ask"
         if verdict.outcome == "allow" and not hook_asks:
-            return Decision(True, checked_paths=checked, access=call.access)
+            return _allowed(call, checked, rules)
         if verdict.rule is not None and verdict.outcome == "deny":
             return Decision(False, messages.denied_by_rule(call, verdict.rule, verdict.unverified))
         if verdict.plan:
             return Decision(False, messages.plan_refusal(call, self.prompter is not None))
         if hook is not None and hook.decision == "allow" and verdict.rule is None and not verdict.protected:
-            return Decision(True, checked_paths=checked, access=call.access)
+            return _allowed(call, checked, rules)
         suggestion = None if verdict.outcome == "allow" else suggest(call, verdict)
         unasked = None
         if self.prompter is None or mode == "dontAsk":
@@ -193,15 +194,15 @@ class Gate:
         return _Question(call, checked, request, verdict, unasked)
 
     def remember(self, rule_texts: Sequence[str]) -> list[Rule]:
-        """Allow `rule_texts` from now on; Bash and MCP rules are also saved to local settings (and
-        are listed as coming from that file)."""
+        """Allow `rule_texts` from now on; Bash, MCP and WebFetch domain rules are also saved to
+        local settings (and are listed as coming from that file)."""
         parsed: list[Rule] = []
         for text in rule_texts:
             try:
                 parsed.append(parse_rule(text, "allow", SESSION))
             except RuleError as error:
                 self.notify(f'Not remembered: "{text}" is not a valid rule ({error}).')
-        lasting = [r for r in parsed if r.tool == "Bash" or r.tool.startswith("mcp__")]
+        lasting = [r for r in parsed if r.tool == "Bash" or r.tool.startswith("mcp__") or r.domain is not None]
         if lasting and self.local_settings is not None:
             texts = ", ".join(r.text for r in lasting)
             try:
@@ -229,7 +230,7 @@ class Gate:
             return Decision(False, messages.user_denied(call, answer.reason))
         if answer.choice == "always":
             self.remember(answer.rules)
-        return Decision(True, checked_paths=checked, access=call.access)
+        return _allowed(call, checked, self.rules)
 
     def _request(
         self, call: Call, verdict: Verdict, suggestion: Suggestion | None, tool: Tool, ctx: ToolContext
@@ -248,6 +249,8 @@ class Gate:
                 note = "" if diff else "No preview: as written, this change would fail or change nothing."
         elif call.kind == "mcp":
             title, subject, note = "MCP tool", call.tool, messages.mcp_call(call)
+        elif call.hosts:
+            title, subject, note = _network_question(call)
         else:
             title, subject = "Tool", call.tool
         hook = ctx.hook_permission
@@ -287,6 +290,22 @@ class _Question:
     verdict: Verdict
     unasked: Decision | None
     """With nobody to ask: the denial, unless a PermissionRequest hook answers."""
+
+
+def _network_question(call: Call) -> tuple[str, str, str]:
+    """The title, subject and note of a question about a call that contacts hosts (WebFetch: its
+    URL; WebSearch: its query)."""
+    url, query = call.tool_input.get("url"), call.tool_input.get("query")
+    if isinstance(url, str):
+        return "Fetch from the web", ", ".join(call.hosts), f"URL: {messages.one_line(url)}"
+    if isinstance(query, str):
+        return "Search the web", ", ".join(call.hosts), f"Query: {messages.one_line(query)}"
+    return call.tool, ", ".join(call.hosts), ""
+
+
+def _allowed(call: Call, checked: dict[Path, Path], rules: RuleSet) -> Decision:
+    """The decision letting `call` run: the real paths judged, the hosts a rule names."""
+    return Decision(True, checked_paths=checked, hosts_named=hosts_named(call, rules), access=call.access)
 
 
 class AgentGate:

@@ -23,6 +23,8 @@ def describe(call: Call) -> str:
     """`the Bash command `ls``, `Edit of src/a.py`, `Read of /etc/hosts (outside the project)`."""
     if call.kind == "bash":
         return f"the Bash command `{one_line(call.command)}`"
+    if call.hosts:
+        return f"{call.tool} of {', '.join(call.hosts)}"
     if call.paths:
         shown = ", ".join(call.shown(p) for p in call.real_paths)
         where = " (outside the project)" if call.outside else ""
@@ -180,7 +182,7 @@ def ask_reason(call: Call, verdict: Verdict, suggestion: Suggestion | None = Non
     if risky:
         flag = risky[0].risky_flag
         return f"It uses {flag}, which prefix rules do not cover; only a rule naming the exact command does."
-    habit = ASKS_BEFORE.get(call.kind, ASKS_BEFORE["other"])
+    habit = ASKS_BEFORE["web"] if call.hosts else ASKS_BEFORE.get(call.kind, ASKS_BEFORE["other"])
     if suggestion is None:
         return f"agentcli asks before {habit}."
     allowed = " and ".join(_in_words(rule) for rule in suggestion.rules)
@@ -194,6 +196,7 @@ ASKS_BEFORE = {
     "read": "reading files outside the project",
     "mcp": "using the tools of MCP servers",
     "other": "using tools that do not say what they do, or that reach the network",
+    "web": "contacting a host it has no rule for (one question per host)",
 }
 """What agentcli asks about when no rule decides, by kind of call."""
 
@@ -213,6 +216,8 @@ def _in_words(rule_text: str) -> str:
         if rule.path.text.endswith("/**"):
             return f"{what} in {rule.path.text[:-2]}"
         return f"{what} of {rule.path.text}"
+    if rule.domain is not None:
+        return f"fetches from {rule.domain}"
     return rule_text
 
 

@@ -86,8 +86,9 @@ class PermissionRequest:
 
     @property
     def label(self) -> str:
-        """The call on one line, for the answer's echo: `Bash(git status)`, `Edit(src/a.py)`, `mcp__db__query`."""
-        if self.kind in ("mcp", "none", "other"):
+        """The call on one line, for the answer's echo: `Bash(git status)`, `Edit(src/a.py)`,
+        `WebFetch(example.com)`, `mcp__db__query`."""
+        if self.kind in ("mcp", "none") or self.subject == self.tool:
             return self.tool
         subject = " ".join(self.subject.split())
         if len(subject) > MAX_LABEL:

@@ -55,12 +55,17 @@ KNOWN_TOOLS = (
     "Task",
     "Skill",
     "WebFetch",
+    "WebSearch",
 )
 NAME_FIELDS = {"Task": "subagent_type", "Skill": "skill"}
 """Tools whose rules name what a call starts, by this input field."""
 TOOL_ALIASES = {"Agent": "Task"}
 """Claude Code's names for agentcli's tools (its Task tool is `Agent` since 2.1.63)."""
 DOMAIN_PREFIX = "domain:"
+DOMAIN_RULE_TOOLS = frozenset({"WebFetch"})
+"""Tools whose rules name a host (`WebFetch(domain:example.com)`)."""
+UNREAD_SPECIFIERS = frozenset({"WebSearch"})
+"""Tools agentcli has whose rules' specifiers it gives no meaning (`WebSearch(cats)`): kept opaque."""
 
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -164,7 +169,7 @@ def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
         return Rule(stripped, tool, behavior, source)
     if tool in NAME_FIELDS:
         return Rule(stripped, tool, behavior, source, name=_name_glob(specifier))
-    if tool == "WebFetch":
+    if tool in DOMAIN_RULE_TOOLS:
         return Rule(stripped, tool, behavior, source, domain=_domain(specifier))
     if tool == "Bash":
         if behavior != "allow" and "*" in specifier.strip().removesuffix(":*").removesuffix(" *"):
@@ -183,7 +188,7 @@ def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
             raise RuleError(str(error)) from None
     if tool in READ_FAMILY:
         raise RuleError(f"{tool} takes no specifier; Read(...) rules cover {tool} too")
-    if tool in KNOWN_TOOLS or tool.startswith("mcp__"):
+    if (tool in KNOWN_TOOLS and tool not in UNREAD_SPECIFIERS) or tool.startswith("mcp__"):
         raise RuleError(f"{tool} takes no specifier; write {tool} alone to cover every call")
     return Rule(stripped, tool, behavior, source, opaque=specifier)
 

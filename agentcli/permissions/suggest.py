@@ -2,7 +2,8 @@
 
 The narrowest rule that is still useful: `git diff:*` for `git diff HEAD~1`, `npm run
 build:*` for `npm run build -- --watch`, the exact command for `rm -rf build` (a prefix
-on rm, sudo, bash, python… would allow anything), `Edit(./src/pkg/**)` for an edit there.
+on rm, sudo, bash, python… would allow anything), `Edit(./src/pkg/**)` for an edit there,
+`WebFetch(domain:example.com)` for a fetch from that host (saved: one question per host).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Literal
 from agentcli.permissions.bash_rules import Coverage, SimpleCommand
 from agentcli.permissions.evaluate import Call, Verdict
 from agentcli.permissions.paths import escape_pattern
-from agentcli.permissions.rules import SESSION, RuleError, parse_rule
+from agentcli.permissions.rules import DOMAIN_PREFIX, DOMAIN_RULE_TOOLS, SESSION, RuleError, parse_rule
 
 Scope = Literal["local", "session"]
 
@@ -59,9 +60,16 @@ def suggest(call: Call, verdict: Verdict) -> Suggestion | None:
     if call.kind == "bash":
         rules = bash_rules_for(call.command, verdict.coverage)
         return Suggestion(rules, "local") if rules else None
+    if verdict.hosts and call.tool in DOMAIN_RULE_TOOLS:
+        return Suggestion(tuple(domain_rule(call.tool, host) for host in verdict.hosts), "local")
     if verdict.uncovered_paths:
         return Suggestion(_unique(path_rule(call, p) for p in verdict.uncovered_paths), "session")
     return Suggestion((call.tool,), "local" if call.kind == "mcp" else "session")
+
+
+def domain_rule(tool: str, host: str) -> str:
+    """`WebFetch(domain:example.com)`: the rule that lets `tool` contact `host`."""
+    return f"{tool}({DOMAIN_PREFIX}{host.strip('[]')})"
 
 
 def bash_rules_for(command: str, coverage: Coverage | None) -> tuple[str, ...]:

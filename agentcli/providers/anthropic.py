@@ -16,7 +16,9 @@ agentcli's own HTTP layer (`agentcli.providers.http`).
   an Anthropic-compatible server got wrong is mended (`agentcli.providers.call_repair`): a
   tool_use without a usable name becomes `invalid_tool_call`, and an id that is missing, unusable
   or already in the conversation a fresh `toolu_…` one; an input that is not JSON the API takes
-  back (`NaN`, too deep) becomes `{}` (`agentcli.tool_input`); each such call gets an error result. An
+  back (`NaN`, too deep) becomes `{}` (`agentcli.tool_input`); each such call gets an error result.
+  Blocks of the API's own server tools (`server_tool_use`, `web_search_tool_result`) are kept as
+  sent, and the searches it ran are counted (`usage.server_tool_use.web_search_requests`). An
   `error` event is retried when `STREAM_FAULTS` names its type, as are a dropped or silent
   stream and an event that does not parse (`TransientModelError`); the loop does the retrying,
   where the user sees it.
@@ -251,6 +253,8 @@ class _MessageAssembler:
                 self._check_call(block)
                 self.partial_json[index] = []
                 self.listener.tool_call_started(block["name"])
+            elif block.get("type") == "server_tool_use":  # a search the API runs itself: kept as sent
+                self.partial_json[index] = []
         elif kind == "content_block_delta":
             index = self._started_index(event)
             self._apply_delta(self.blocks[index], index, event["delta"])
@@ -318,10 +322,12 @@ class _MessageAssembler:
         if index in self.partial_json:
             raw = "".join(self.partial_json.pop(index))
             try:
-                block["input"], problem = parse_tool_input(raw)
+                server_input = block.get("type") != "tool_use" and not raw  # a server tool's input came whole
+                parsed, problem = (block.get("input") or {}, None) if server_input else parse_tool_input(raw)
             except json.JSONDecodeError:
                 return  # left unclosed: treated as cut off
-            if problem is not None:
+            block["input"] = parsed
+            if problem is not None and block.get("type") == "tool_use":
                 self.invalid_inputs.setdefault(block["id"], problem)
         elif block.get("type") == "text":
             self.listener.text("")  # the block is whole: a front end can show all of it now
@@ -333,6 +339,9 @@ class _MessageAssembler:
         for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"):
             if usage.get(name) is not None:
                 setattr(self.usage, name, token_count(usage[name]))
+        server = usage.get("server_tool_use")
+        if isinstance(server, dict) and server.get("web_search_requests") is not None:
+            self.usage.web_search_requests = token_count(server["web_search_requests"])
 
     def finish(self) -> ModelResponse:
         if not self.stopped or self.stop_reason is None:

@@ -11,7 +11,11 @@ translated here, at the edge, both ways.
   messages of one role merged into one turn (Gemini wants the roles to alternate). A `tool_use`
   block is a `functionCall` part; each `tool_result` a `functionResponse` part, named after
   the call it answers, with `{"output": text}` (or `{"error": text}`), in call order; images a
-  tool returned follow those parts. `max_tokens` is `generationConfig.maxOutputTokens`.
+  tool returned follow those parts. `max_tokens` is `generationConfig.maxOutputTokens`. A
+  request offering the web search server tool (`conversation.web_search_tool`: WebSearch's)
+  gets the `google_search` tool: Gemini grounds its answer with Google Search, and the sources
+  (`groundingMetadata.groundingChunks`) become a `web_search_tool_result` block; a grounded
+  answer counts as one search (Gemini bills per grounded prompt).
 - **Tool schemas** are cut down to the OpenAPI subset Gemini accepts (`gemini_schema`): kept
   are `type` (upper-cased; `["string", "null"]` becomes `nullable`), `description`, `title`,
   `format`, `nullable`, string `enum`s (`const` becomes a one-value enum), `properties`,
@@ -55,6 +59,7 @@ from urllib.parse import quote
 from agentcli import __version__
 from agentcli.bounds import MAX_TOKENS, token_count
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
+from agentcli.conversation import web_search_result_block, web_search_wanted
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers import MISSING_GEMINI_KEY
 from agentcli.providers.body import encode
@@ -149,8 +154,13 @@ def request_body(request: ModelRequest, turns: EncodedTurns | None = None) -> by
     system = [{"text": block["text"]} for block in request.system if block.get("type") == "text" and block["text"]]
     if system:
         fields.append(f'"systemInstruction":{encode({"parts": system})}')
-    if request.tools:
-        fields.append(f'"tools":{encode([{"functionDeclarations": [_declaration(tool) for tool in request.tools]}])}')
+    search = web_search_wanted(request.tools)
+    functions = [_declaration(tool) for tool in request.tools if tool is not search]
+    tools: list[JSON] = [{"functionDeclarations": functions}] if functions else []
+    if search is not None:  # Google Search grounding: Gemini searches on its own
+        tools.append({"google_search": {}})
+    if tools:
+        fields.append(f'"tools":{encode(tools)}')
     fields.append(f'"generationConfig":{encode({"maxOutputTokens": request.max_tokens})}')
     return ("{" + ",".join(fields) + "}").encode()
 
@@ -318,6 +328,9 @@ class _ResponseAssembler:
         self.invalid_inputs: dict[str, str] = {}
         self.usage = Usage()
         self.finish_reason: str | None = None
+        self.grounded: dict[str, str] = {}
+        """url → title of the Google Search results the answer is grounded on."""
+        self.searched = False
 
     def feed(self, chunk: JSON) -> None:
         try:
@@ -338,6 +351,8 @@ class _ResponseAssembler:
         candidate = candidates[0]
         for part in (candidate.get("content") or {}).get("parts") or []:
             self._take_part(part)
+        if grounding := candidate.get("groundingMetadata"):
+            self._take_grounding(grounding)
         if reason := candidate.get("finishReason"):
             self.finish_reason = str(reason)
 
@@ -397,6 +412,13 @@ class _ResponseAssembler:
         if block is not None and block["type"] == "text":
             self.listener.text("")  # the block is whole: a front end can show all of it now
 
+    def _take_grounding(self, grounding: JSON) -> None:
+        self.searched = self.searched or bool(grounding.get("webSearchQueries"))
+        for chunk in grounding.get("groundingChunks") or []:
+            web = chunk.get("web") if isinstance(chunk, dict) else None
+            if isinstance(web, dict) and isinstance(web.get("uri"), str):
+                self.grounded.setdefault(web["uri"], str(web.get("title") or web["uri"]))
+
     def _take_usage(self, metadata: JSON) -> None:
         prompt = token_count(metadata.get("promptTokenCount"))
         cached = token_count(metadata.get("cachedContentTokenCount"))
@@ -415,6 +437,10 @@ class _ResponseAssembler:
         if reason == "MALFORMED_FUNCTION_CALL":
             raise TransientModelError("Gemini wrote a malformed function call", fault="malformed function call")
         blocks = [b for b in self.blocks if b["type"] != "text" or b["text"] or b.get("thought_signature")]
+        if self.grounded or self.searched:
+            self.usage.web_search_requests = 1  # billed per grounded prompt
+            hits = [(title, url) for url, title in self.grounded.items()]
+            blocks.insert(0, web_search_result_block(f"gemini_search_{uuid.uuid4().hex}", hits))
         calls = any(block["type"] == "tool_use" for block in blocks)
         incomplete = None
         if reason == "MAX_TOKENS":

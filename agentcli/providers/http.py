@@ -59,6 +59,7 @@ __all__ = [
     "connection_error",
     "error_message",
     "error_type",
+    "problem",
     "request_id_of",
     "status_error",
     "stream_error",
@@ -118,7 +119,7 @@ class EventStream:
         except httpx2.SSEError as error:
             raise self.fault(f"the stream sent an event it could not finish ({error})", "malformed stream") from error
         except httpx2.TransportError as error:
-            raise self.fault(f"the connection dropped mid-stream ({_problem(error)})", "connection dropped") from error
+            raise self.fault(f"the connection dropped mid-stream ({problem(error)})", "connection dropped") from error
 
     def fault(self, message: str, fault: str) -> TransientModelError:
         """A retryable fault of this stream, carrying its request id."""
@@ -275,7 +276,7 @@ def connection_error(
 
     if isinstance(error, httpx2.ConnectError | httpx2.ConnectTimeout):
         return ModelAPIError(
-            f"Could not reach the API at {endpoint.base_url} ({_problem(error)}). "
+            f"Could not reach the API at {endpoint.base_url} ({problem(error)}). "
             f"Check {endpoint.base_url_variable} and your network."
         )
     if isinstance(error, httpx2.TimeoutException):
@@ -283,7 +284,7 @@ def connection_error(
             f"the API sent no response for {timeouts.stream_idle:g} s (streamIdleTimeoutSeconds)", fault="no response"
         )
     return TransientModelError(
-        f"the connection failed before the response came ({_problem(error)})", fault="connection failed"
+        f"the connection failed before the response came ({problem(error)})", fault="connection failed"
     )
 
 
@@ -361,7 +362,7 @@ def _body_text(response: httpx2.Response) -> str:
     return response.text
 
 
-def _problem(error: Exception) -> str:
+def problem(error: Exception) -> str:
     """`connection refused`, `timed out`…: what the transport said, without the errno noise."""
     import httpx2
 

@@ -12,7 +12,10 @@ own HTTP layer (`agentcli.providers.http`).
   the user's text, images as `image_url` parts) as a `user` message. Thinking blocks (streamed
   reasoning) are not sent back. Each message is translated and encoded once
   (`agentcli.providers.body`). Tools as `{"type": "function", "function": {...}}`;
-  `stream_options.include_usage` for the usage.
+  `stream_options.include_usage` for the usage. A request offering the web search server tool
+  (`conversation.web_search_tool`: WebSearch's) gets `web_search_options` instead: OpenAI's
+  search models (`gpt-5-search-api`) search on their own; their `url_citation` annotations
+  become a `web_search_tool_result` block, and the request counts as one search.
 - **The answer.** Text deltas are streamed to the listener; `reasoning_content` / `reasoning`
   deltas are streamed to it as reasoning (shown dimmed) and become a thinking block; tool-call
   deltas are assembled by `index`, or by `id` when a server sends parallel calls all at index 0
@@ -36,12 +39,22 @@ from __future__ import annotations
 import json
 import os
 import threading
+import uuid
 from dataclasses import dataclass, field
 
 from agentcli import __version__
 from agentcli.bounds import token_count
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
-from agentcli.conversation import blocks_of, is_text, is_tool_result, is_tool_use, text_block, tool_call
+from agentcli.conversation import (
+    blocks_of,
+    is_text,
+    is_tool_result,
+    is_tool_use,
+    text_block,
+    tool_call,
+    web_search_result_block,
+    web_search_wanted,
+)
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers.body import JsonFragments, encode
 from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
@@ -139,8 +152,11 @@ class _Translator:
             f'"{limit}":{encode(request.max_tokens)}',
             f'"messages":{self._fragments.array(messages)}',
         ]
-        if request.tools:
-            fields.append(f'"tools":{encode([function_tool(tool) for tool in request.tools])}')
+        functions = [tool for tool in request.tools if tool is not web_search_wanted(request.tools)]
+        if functions:
+            fields.append(f'"tools":{encode([function_tool(tool) for tool in functions])}')
+        if web_search_wanted(request.tools) is not None:  # OpenAI's search models search on their own
+            fields.append('"web_search_options":{}')
         fields.append('"stream":true,"stream_options":{"include_usage":true}')
         self._fragments.next_request()
         return ("{" + ",".join(fields) + "}").encode()
@@ -244,6 +260,8 @@ class _ChunkAssembler:
     by_index: dict[object, _Call] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    cited: dict[str, str] = field(default_factory=dict)
+    """url → title of the `url_citation` annotations (a search model's sources)."""
 
     def feed(self, chunk: JSON) -> None:
         try:
@@ -271,6 +289,10 @@ class _ChunkAssembler:
             self.listener.text(content)
         for part in delta.get("tool_calls") or []:
             self._tool_call_delta(part)
+        for note in delta.get("annotations") or []:
+            citation = note.get("url_citation") if isinstance(note, dict) else None
+            if isinstance(citation, dict) and isinstance(citation.get("url"), str):
+                self.cited.setdefault(citation["url"], str(citation.get("title") or citation["url"]))
 
     def _tool_call_delta(self, part: JSON) -> None:
         """A piece of a call: a new call at a new index, or at index 0 under a new id (servers that
@@ -330,6 +352,10 @@ class _ChunkAssembler:
             content.append(text_block(self.text))
             if not self.calls:
                 self.listener.text("")
+        if web_search_wanted(self.request.tools) is not None:
+            self.usage.web_search_requests = 1  # a search model's request searches once, cited or not
+            hits = [(title, url) for url, title in self.cited.items()]
+            content.append(web_search_result_block(f"openai_search_{uuid.uuid4().hex}", hits))
         stop = FINISH_REASONS.get(self.finish_reason, "end_turn")
         if self.calls and stop == "end_turn":
             stop = "tool_use"  # some servers (Ollama) finish a turn of tool calls with "stop"

@@ -95,6 +95,11 @@ def _help(repl: Repl, args: str) -> None:
             escape(for_terminal(command.prompt.description)) + f"  [dim]({escape(for_terminal(command.server))})[/dim]",
         )
     repl.console.print(table)
+    web = repl.session.web
+    if web.search is None:
+        repl.console.print(f"[dim]{escape(web.why_no_search)}[/dim]")
+    else:
+        repl.console.print(f"[dim]WebSearch searches with {escape(web.search.backend.label)}.[/dim]")
     repl.console.print(
         "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "
         "Ctrl-O shows cut-short tool output · Ctrl-C interrupts · Ctrl-D exits[/dim]"

@@ -5,10 +5,11 @@ and builds what every conversation of the session shares (`SessionParts`): the w
 hooks (the checked-in settings' only once trusted, `hooks.trust`), the permission gate (with
 the front end's prompter, which runs the Notification hooks before each question), the MCP
 servers (started later, `mcp.servers`), the model client (`SessionModel`, made at the first
-request), the built-in tools, the agent types, which outside files and skills are trusted, and
-the loop's configuration for a model (`loop_config`), and the project's checkpoints. Building
-starts nothing but the workspace it makes (entered last, closed with the parts; the local one
-holds nothing): no MCP server, no connection, no thread. So a batch runner may compose many sessions, each with a
+request), the built-in tools, WebFetch's page cache, the agent types, which outside files and
+skills are trusted, the loop's configuration for a model (`loop_config`), and the project's
+checkpoints. Building starts nothing but the workspace it makes (entered last, closed with the
+parts; the local one holds nothing): no MCP server, no connection, no thread. So a batch runner
+may compose many sessions, each with a
 workspace of its own that it made and will close (`compose(..., workspace=...)`), cheaply.
 
 The conversation (`conversation.Conversation`) uses the parts; `session.Session` holds the
@@ -63,6 +64,8 @@ from agentcli.sessions.store import LoadedTranscript, find_session, latest_sessi
 from agentcli.settings import Settings, agentcli_home, load_settings, own_local_settings
 from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
+from agentcli.tools.web_fetch import Kept
+from agentcli.web.cache import UrlCache
 from agentcli.workspace.contract import Workspace
 from agentcli.workspace.local import LocalWorkspace
 
@@ -184,9 +187,22 @@ class SessionModel:
         if self._client is not None:
             self._client.close()
 
+    def own(self, provider: str) -> Model | None:
+        """The provider's client itself, without the tool protocol, while requests go to
+        `provider` (the web tools' own requests); None for another provider."""
+        if provider != self._provider:
+            return None
+        if self._client is None:
+            self._client = self.new(provider)
+        return self._client
+
+    def new(self, provider: str) -> Model:
+        """A new client of `provider`, with the session's timeouts; the caller closes it."""
+        return resolve(provider, ProviderSettings(self._timeouts))
+
     def _current(self) -> Model:
         if self._client is None:
-            self._client = resolve(self._provider, ProviderSettings(self._timeouts))
+            self._client = self.new(self._provider)
         if self._speaking is None:
             self._speaking = with_tool_protocol(self._client, self._protocol, self._native_tools)
         return self._speaking
@@ -221,6 +237,8 @@ class SessionParts:
     mcp: SessionServers
     """Nothing is started until `mcp.start()` (the front end, once it is up) or the first request."""
     mcp_content: McpContent
+    web_pages: UrlCache[Kept]
+    """WebFetch's pages, kept 15 minutes per URL across the session's conversations."""
     ask_user: AsksTheUser | None
     """The front end's, for AskUserQuestion and ExitPlanMode (None: nobody can answer)."""
     budget_usd: float | None
@@ -368,6 +386,7 @@ def compose(
         agent_types=agent_types,
         mcp=mcp,
         mcp_content=McpContent(mcp.manager, mcp.timeout_s),
+        web_pages=UrlCache(),
         ask_user=approvals.user,
         budget_usd=budget,
         token_budget=tokens,

@@ -10,9 +10,10 @@ agent only through the agent's methods:
   `workspace.checkpointed.CheckpointedWorkspace`, the files read, the user turn);
 - its checkpoints (`checkpoints.turns.TurnCheckpoints`): the work tree before the first change
   of each user turn and when the turn ends;
-- the agent, from `build_agent` with the built-in tools, its own (Skill, TodoWrite), the
-  user's (AskUserQuestion, ExitPlanMode: they ask through the front end's `ask_user`), Task
-  (`agents.task`: its sub-agents get the built-in and MCP tools) and the MCP servers' (which
+- the agent, from `build_agent` with the built-in tools, the web tools (`web.tools`: WebFetch,
+  WebSearch), its own (Skill, TodoWrite), the user's (AskUserQuestion, ExitPlanMode: they ask
+  through the front end's `ask_user`), Task (`agents.task`: its sub-agents get the built-in,
+  web and MCP tools) and the MCP servers' (which
   join at its first request, `tools_ready`, as `Agent.add_tools`);
 - its transcript and what keeps track of the agent by subscribing to its events: the
   recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`), which calls
@@ -50,6 +51,7 @@ from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript
 from agentcli.sessions.transcript import TranscriptWriter, now
+from agentcli.web.tools import WebTools
 from agentcli.workspace.checkpointed import CheckpointedWorkspace
 
 
@@ -99,11 +101,20 @@ class Conversation:
             self.context.restore_todos(loaded.todos)
             self.context.restore_plan(loaded.plan)
         self.mcp_tools = parts.mcp.source()
+        self.web = WebTools(
+            parts.settings,
+            parts.model.provider,
+            self._model_name,
+            parts.model,
+            parts.model_info,
+            parts.web_pages,
+        )
+        """WebFetch and WebSearch (`agentcli.web.tools`), for the agent and its sub-agents."""
         self.budget = Budget(parts.token_budget, parts.budget_usd)
         """What this conversation may spend, drawn on by its agent and every sub-agent."""
         self.subagents = SubagentRunner(
             self,
-            [parts.builtins, self.mcp_tools],
+            [parts.builtins, self.web.source(), self.mcp_tools],
             self.context.skill_tools(parts.builtins),
             self.context.facts,
             project_state_dir(cwd) / self.id / "subagents",
@@ -125,7 +136,14 @@ class Conversation:
         if loaded is not None:
             self.ctx.read_files.restore(loaded.read_files)  # checked against the file before any edit
         self.agent = build_agent(
-            sources=[parts.builtins, own_tools, asking, task_source(parts.agent_types, self.subagents), self.mcp_tools],
+            sources=[
+                parts.builtins,
+                self.web.source(),
+                own_tools,
+                asking,
+                task_source(parts.agent_types, self.subagents),
+                self.mcp_tools,
+            ],
             system=self.context.system,
             model=parts.model,
             gate=parts.gate,
@@ -157,6 +175,10 @@ class Conversation:
     def _prune(self, store: CheckpointStore) -> None:
         """Before this process's first checkpoint: drop old sessions' checkpoints (`cleanupPeriodDays`)."""
         store.prune(self._parts.checkpoint_config.cleanup_days, project_state_dir(self._parts.cwd))
+
+    def _model_name(self) -> str:
+        """The model the agent's requests go to now (WebSearch's provider search asks it)."""
+        return self.agent.model_name
 
     def start(self, source: str) -> None:
         """Run the SessionStart hooks (`source`: startup, resume, clear, compact); what they say
@@ -272,9 +294,10 @@ class Conversation:
         self.transcript.write({"type": "model", "time": now(), "provider": provider, "model": name})
 
     def end(self) -> None:
-        """Release the transcript (and its lock) and the agent's tool threads."""
+        """Release the transcript (and its lock), the agent's tool threads and the web tools' own clients."""
         self.transcript.close()
         self.agent.close()
+        self.web.close()
 
     # ------------------------------------------------------------------ what it cost
 
@@ -297,8 +320,12 @@ class Conversation:
     def cost_usd(self, usage: Usage) -> float:
         """The price in dollars of `usage`: this conversation's (`usage`) or what a run of it spent,
         its sub-agents' usage included. Each sub-agent's tokens are priced at its own model's rates,
-        the rest at the main model's (a resumed conversation's earlier spend too)."""
-        by_model = self.subagents.usage_by_model()
+        and so are the tools' own requests (a small model reading a page, a search); the rest at
+        the main model's (a resumed conversation's earlier spend too)."""
+        by_model: dict[str, Usage] = {}
+        for spenders in (self.subagents.usage_by_model(), self.agent.spent_by_tools):
+            for name, usage_of_model in spenders.items():
+                by_model.setdefault(name, Usage()).add(usage_of_model)
         cost = sum(self._parts.model_info(name).cost_usd(spent) for name, spent in by_model.items())
         main = usage
         for spent in by_model.values():

@@ -52,6 +52,7 @@ from agentcli.sessions.store import LoadedTranscript, SessionInfo, load_transcri
 from agentcli.sessions.transcript import TranscriptWriter
 from agentcli.settings import Settings
 from agentcli.tools.exit_plan import ApprovedPlan
+from agentcli.web.tools import WebTools
 from agentcli.workspace.contract import Workspace
 
 __all__ = ["Session"]
@@ -161,6 +162,10 @@ class Session:
     @property
     def context(self) -> SessionContext:
         return self.conversation.context
+
+    @property
+    def web(self) -> WebTools:
+        return self.conversation.web
 
     @property
     def transcript(self) -> TranscriptWriter:

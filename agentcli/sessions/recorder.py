@@ -4,9 +4,10 @@ Each `MessageAdded` becomes a `message` line (format: `sessions.transcript`) car
 with that message: the prompt's reminders and user turn number, the tokens spent since the last
 line that said (`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
 when that turn changed them, and its `subagents` (Task call id → the sub-agent's transcript, from
-`SubagentFinished`). The first prompt goes before it as the `title`, and a plan the user
-approved in that turn (ExitPlanMode) as a `plan` record. An answer makes the transcript worth
-keeping (`TranscriptWriter.keep`).
+`SubagentFinished`), and its `spent`: what the tools' own requests cost, by model (WebFetch's
+small model, WebSearch's search; already counted in `usage`). The first prompt goes before it
+as the `title`, and a plan the user approved in that turn (ExitPlanMode) as a `plan` record.
+An answer makes the transcript worth keeping (`TranscriptWriter.keep`).
 
 For `agentcli stats` it also writes what the events say about how the work went: each model
 request's timing (`ModelResponded`) as `requests` on the next record, each tool call's duration
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from agentcli.contracts import JSON, FileRecords
+from agentcli.contracts import JSON, FileRecords, Usage
 from agentcli.errors import BudgetExceeded, MaxTurnsReached, ModelAPIError, ModelStopped, NoProgress, StoppedByHook
 from agentcli.events import Event, MessageAdded, ModelResponded, SubagentFinished, ToolCallFinished
 from agentcli.loop import Agent
@@ -70,6 +71,8 @@ class TranscriptRecorder:
         """The model requests answered since the last record that listed them."""
         self._calls: dict[str, JSON] = {}
         """Tool call id → its duration and failure kind, recorded with the next tool results."""
+        self._spent: dict[str, Usage] = {}
+        """By model: what the tools' own requests spent (`ToolResult.spent`), recorded with the next tool results."""
         self._turns = 0
         """Model requests answered since the last `run` record."""
 
@@ -92,6 +95,8 @@ class TranscriptRecorder:
             if event.result.failure is not None:
                 call["failure"] = event.result.failure
             self._calls[event.id] = call
+            for spent in event.result.spent:
+                self._spent.setdefault(spent.model, Usage()).add(spent.usage)
         elif isinstance(event, SubagentFinished) and event.transcript is not None:
             self._subagents[event.parent_tool_use_id] = event.transcript
 
@@ -131,6 +136,9 @@ class TranscriptRecorder:
                 record["subagents"], self._subagents = self._subagents, {}
             if self._calls:
                 record["calls"], self._calls = self._calls, {}
+            if self._spent:
+                record["spent"] = {model: usage.as_dict() for model, usage in self._spent.items()}
+                self._spent = {}
         self.transcript.write(record)
         if answered:
             self.transcript.keep()

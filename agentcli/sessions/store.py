@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 from agentcli.bounds import TOKEN_COUNTS, shown
@@ -26,7 +27,7 @@ SUFFIX = ".jsonl"
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
 MAX_ID_CHARS = 200
 """Longer than any session id (36) by far, and short enough to be a file name."""
-_USAGE_KEYS = frozenset(Usage().as_dict())
+_USAGE_KEYS = frozenset(kind.name for kind in dataclass_fields(Usage))
 KILLED = "Not finished: the session ended (the program was stopped) before this call returned."
 
 

@@ -29,7 +29,8 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
   (the model requests it made). It follows the run's last message.
 
 A `message` or `compact` record carries `usage` (`input_tokens`, `output_tokens`,
-`cache_creation_input_tokens`, `cache_read_input_tokens`): the tokens used since the last
+`cache_creation_input_tokens`, `cache_read_input_tokens`, and `web_search_requests` when the
+provider searched the web): the tokens used since the last
 record that has one, if any (the response it holds, one that was discarded and asked for
 again, a compaction's summary). Summed over the file, they are what the session cost, so
 a resumed session's `/cost` includes what was spent before. Older transcripts have no
@@ -41,7 +42,9 @@ for files read or written in that turn (path → mtime_ns, size, sha256; null fo
 session's Edit and Write know what the model has seen (and still refuse a file that changed);
 and `subagents` when that turn ran Task calls: the id of each Task call → the path of its
 sub-agent's own transcript (`<session id>/subagents/<sub-agent id>.jsonl` beside this file, in
-this format; not a session of its own, so `/resume` does not list it).
+this format; not a session of its own, so `/resume` does not list it); and `spent` when a tool
+made requests of its own in that turn (WebFetch asking a small model about a page, WebSearch's
+search): model → usage, a part of the record's `usage` to be priced at that model's rates.
 
 For `agentcli stats`, a record may carry `requests`: each model request answered since the last
 record that has them (`model`, `stop_reason`, `first_token_ms`, `duration_ms`, `retries`); and a

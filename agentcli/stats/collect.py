@@ -11,6 +11,9 @@ What counts how:
 - A session's transcript already counts a sub-agent's tokens in the record of the tool results
   its Task call answered (`subagents`); those are taken out of that record, so nothing is counted
   twice, and the sub-agent's own transcript says what they were and at which model's price.
+- What the tools' own requests spent (a record's `spent`: WebFetch's small model, WebSearch's
+  search) is part of the record's usage, priced at each request's own model; the provider's web
+  searches are priced per search (`tokens.web_searches` counts them).
 - A task is one prompt's run (a `run` record); a finished task is one that stopped `done`.
 - Figures that need what older transcripts do not record (`run`, `requests`, `calls`) are null
   ("unknown") when no transcript in the period recorded them, never 0; shares count only the
@@ -32,7 +35,7 @@ import datetime
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from agentcli.bounds import TOKEN_COUNTS
@@ -233,7 +236,13 @@ class _Reader:
             for name in _dict(record.get("subagents")).values():  # counted in the sub-agent's own transcript
                 if isinstance(name, str) and (spent := self.subagents.get(Path(name).name)) is not None:
                     usage = _minus(usage, spent.usage)
-            cost = self.tally.price(usage, self.model)
+            cost, rest = 0.0, usage
+            for model, counts in _dict(record.get("spent")).items():  # the tools' own requests, at their models' rates
+                if isinstance(counts, dict):
+                    by_tool = recorded_usage(counts)
+                    rest = _minus(rest, by_tool)
+                    cost += self.tally.price(by_tool, str(model))
+            cost += self.tally.price(rest, self.model)
             self.spend.add(usage, cost, day)
             if self.session is not None:
                 self.session.spend.add(usage, cost, day)
@@ -444,6 +453,7 @@ def _tokens(usage: Usage) -> JSON:
         "cache_read": usage.cache_read_input_tokens,
         "output": usage.output_tokens,
         "total": usage.total_input + usage.output_tokens,
+        "web_searches": usage.web_search_requests,
     }
 
 
@@ -502,8 +512,7 @@ def _days(sessions: list[_Session]) -> list[JSON]:
 
 
 def _minus(usage: Usage, spent: Usage) -> Usage:
-    mine, theirs = usage.as_dict(), spent.as_dict()
-    return Usage(**{key: max(0, mine[key] - theirs.get(key, 0)) for key in mine})
+    return Usage(**{kind.name: max(0, getattr(usage, kind.name) - getattr(spent, kind.name)) for kind in fields(Usage)})
 
 
 def _count(value: object) -> int | None:
