@@ -179,6 +179,9 @@ class _AcpSession:
         self.session: Session | None = None
         self._turn_lock = threading.Lock()
         self._cancelled = threading.Event()
+        self._updates_lock = threading.Lock()
+        self._muted = False
+        """The prompt answered `cancelled` and its turn still winds down: its updates are dropped."""
         self._mcp_file: str | None = None
 
     @property
@@ -220,10 +223,13 @@ class _AcpSession:
         if not self._turn_lock.acquire(blocking=self._cancelled.is_set()):
             raise RpcError(INVALID_REQUEST, "A prompt is still running in this session: cancel it or wait for it.")
         self._cancelled.clear()
+        self._muted = False
         done: Future[str] = Future()
         threading.Thread(target=self._run_turn, args=(text, done), daemon=True).start()
         while not done.done():
             if self._cancelled.wait(0.05) and not done.done():
+                with self._updates_lock:
+                    self._muted = True
                 return {"stopReason": "cancelled"}  # at once; the turn winds down behind the answer
         return {"stopReason": done.result()}
 
@@ -272,8 +278,11 @@ class _AcpSession:
             self._turn_lock.release()
 
     def _on_event(self, event: Event) -> None:
-        for update in self.updates.of(event):
-            self._send(update)
+        with self._updates_lock:  # an update is sent whole before the prompt answers `cancelled`, or not at all
+            if self._muted:
+                return  # what a cancelled turn does while it winds down is not shown
+            for update in self.updates.of(event):
+                self._send(update)
 
     def _send(self, update: JSON) -> None:
         self.connection.notify("session/update", {"sessionId": self.id, "update": update})

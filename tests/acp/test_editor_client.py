@@ -115,6 +115,7 @@ def test_a_whole_session_from_an_editor(
     assert (project / "notes.txt").exists()  # rejected: nothing ran
 
     assert cancelled["response"] == {"stopReason": "cancelled"}
+    assert said(cancelled).startswith("A long answer")  # the chunks before the cancel, none after
     assert again["response"] == {"stopReason": "end_turn"} and said(again) == "Back again."
     # the conversation stayed valid through the cancel (the fake server rejects any other)
     last = fake_api.requests[-1].body["messages"]
