@@ -112,6 +112,8 @@ def _session_options(values: Values) -> SessionOptions:
         _check_choice("--tool-protocol", values["tool_protocol"], TOOL_PROTOCOLS)
     if values["continue_session"] and values["resume"] is not None:
         raise CliUsageError("give --continue or --resume ID, not both.", "--continue")
+    if values["sandbox"] and values["no_sandbox"]:
+        raise CliUsageError("give --sandbox or --no-sandbox, not both.", "--sandbox")
     from agentcli.session import SessionOptions
 
     return SessionOptions(
@@ -129,6 +131,7 @@ def _session_options(values: Values) -> SessionOptions:
         resume=values["resume"],
         mcp_config=values["mcp_config"] or [],
         strict_mcp_config=values["strict_mcp_config"],
+        sandbox=True if values["sandbox"] else False if values["no_sandbox"] else None,
     )
 
 

@@ -7,8 +7,8 @@ the front end's prompter, which runs the Notification hooks before each question
 servers (started later, `mcp.servers`), the model client (`SessionModel`, made at the first
 request), the built-in tools, the agent types, which outside files and skills are trusted, and
 the loop's configuration for a model (`loop_config`). Building starts nothing but the
-workspace it makes (entered last, closed with the parts; the local one holds nothing): no MCP
-server, no connection, no thread. So a batch runner may compose many sessions, each with a
+workspace it makes (entered last, closed with the parts; the local one holds nothing, the
+sandboxed one a bubblewrap sandbox, `session.sandbox`): no MCP server, no connection, no thread. So a batch runner may compose many sessions, each with a
 workspace of its own that it made and will close (`compose(..., workspace=...)`), cheaply.
 
 The conversation (`conversation.Conversation`) uses the parts; `session.Session` holds the
@@ -54,8 +54,9 @@ from agentcli.sessions.autocompact import auto_compact_percent
 from agentcli.sessions.store import LoadedTranscript, find_session, latest_session, load_transcript
 from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
 from agentcli.skills.trust import SkillTrust
+from agentcli.session.sandbox import SandboxStatus, session_workspace
 from agentcli.workspace.contract import Workspace
-from agentcli.workspace.local import LocalWorkspace
+from agentcli.workspace.sandbox_settings import sandbox_settings
 
 
 @dataclass
@@ -83,6 +84,9 @@ class SessionOptions:
     """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
     strict_mcp_config: bool = False
     """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
+    sandbox: bool | None = None
+    """`--sandbox` (True) or `--no-sandbox` (False): whether the agent's commands run in the
+    sandbox, over `sandbox.enabled`; None: the settings decide."""
 
 
 @dataclass(frozen=True)
@@ -207,6 +211,8 @@ class SessionParts:
     budget_usd: float | None
     auto_compact_percent: float | None
     retry_base_delay: float
+    sandbox: SandboxStatus
+    """Whether the agent's commands run in a sandbox, and what it allows (for /sandbox)."""
 
     @property
     def cwd(self) -> Path:
@@ -274,6 +280,7 @@ def compose(
     prompter = approvals.prompter
     if prompter is not None and hook_config.matching("Notification", "permission_prompt"):
         prompter = _NotifyingPrompter(prompter, hooks)
+    sandbox = sandbox_settings(settings, options.sandbox, notice)
     gate = build_gate(
         settings,
         cwd,
@@ -282,6 +289,7 @@ def compose(
         split_rules(options.disallowed_tools),
         prompter=prompter,
         on_notice=notice,
+        auto_allow_sandboxed=sandbox.auto_allow,
     )
     for text in settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
         notice(text)
@@ -311,8 +319,15 @@ def compose(
         return model_info(name, settings.get(MODELS_SETTING)).native_tools
 
     opened = ExitStack()
+    status = SandboxStatus(sandbox)
     if workspace is None:  # made last, once nothing else can fail; entered (a sandbox starts so), closed with the parts
-        workspace = opened.enter_context(LocalWorkspace(cwd, passthrough=passthrough))
+        try:
+            workspace, status = session_workspace(
+                cwd, sandbox, opened, passthrough=passthrough, ask_host=gate.ask_about_host, notice=notice
+            )
+        except BaseException:
+            opened.close()
+            raise
     return SessionParts(
         options=options,
         settings=settings,
@@ -324,7 +339,7 @@ def compose(
         model=SessionModel(provider, protocol, native_tools, timeouts, model),
         first_model=first_model,
         earlier=earlier,
-        builtins=builtin_source(),
+        builtins=builtin_source(unsandboxed_commands=status.active and sandbox.allow_unsandboxed),
         skill_trust=SkillTrust(),
         outside_files=outside_files,
         agent_types=agent_types,
@@ -333,6 +348,7 @@ def compose(
         budget_usd=budget,
         auto_compact_percent=compact_percent,
         retry_base_delay=retry_base_delay,
+        sandbox=status,
     )
 
 
