@@ -315,6 +315,23 @@ class Dispatches(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class McpOrigin:
+    """Which server's which tool an MCP tool is, by the names the user configured and the server
+    lists (the tool's own `name`, `mcp__<server>__<tool>`, may be a rewritten form of them)."""
+
+    server: str
+    tool: str
+
+
+@runtime_checkable
+class FromMcpServer(Protocol):
+    """A tool an MCP server supplies: the permission question names its server and tool as they
+    are listed, and rules may name a shortened tool by its listed name (`agentcli.mcp.names`)."""
+
+    origin: McpOrigin
+
+
 @runtime_checkable
 class ReportsInterruption(Protocol):
     """A tool whose call, interrupted before it finished, can say what it had done by then (Task:

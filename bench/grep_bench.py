@@ -46,7 +46,7 @@ class AllowAll:
         return Decision(True)
 
 
-def generate(root: Path, files: int) -> None:
+def generate(root: Path, files: int, ignored: int = 2_000) -> None:
     rng = random.Random(7)
     (root / ".git").mkdir(parents=True)
     (root / ".gitignore").write_text("node_modules/\n*.bin\n")
@@ -68,7 +68,7 @@ def generate(root: Path, files: int) -> None:
         (folder / f"file{index}{suffix}").write_text("".join(lines))
     modules = root / "node_modules" / "dep"
     modules.mkdir(parents=True)
-    for index in range(2000):
+    for index in range(ignored):
         (modules / f"m{index}.js").write_text("var alpha = 1; // RAREMARKER\n")
     for index in range(50):
         (root / f"blob{index}.bin").write_bytes(b"\0RAREMARKER" * 100)

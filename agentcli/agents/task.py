@@ -45,7 +45,8 @@ Agent types (`subagent_type`):"""
 class AgentTypes:
     """The agent types of a session as their files are now, read again only when one changes.
 
-    A definition file that cannot be used is reported once (`on_notice`), not at every request."""
+    A definition file that cannot be used, or whose frontmatter was read leniently, is reported
+    once (`on_notice`), not at every request."""
 
     def __init__(self, cwd: Path, home: Path | None, on_notice: Callable[[str], None]) -> None:
         self.cwd = cwd
@@ -53,16 +54,17 @@ class AgentTypes:
         self.on_notice = on_notice
         self._catalog: AgentCatalog | None = None
         self._signature: tuple[tuple[str, int, int], ...] | None = None
-        self._reported: set[tuple[Path, str]] = set()
+        self._reported: set[str] = set()
 
     def catalog(self) -> AgentCatalog:
         signature = self._files_signature()
         if self._catalog is None or signature != self._signature:
             self._catalog, self._signature = load_agent_catalog(self.cwd, self.home), signature
-            for invalid in self._catalog.invalid:
-                if (invalid.path, invalid.problem) not in self._reported:
-                    self._reported.add((invalid.path, invalid.problem))
-                    self.on_notice(f"Skipped an agent definition: {invalid.problem}")
+            notices = [f"Skipped an agent definition: {invalid.problem}" for invalid in self._catalog.invalid]
+            for text in [*notices, *self._catalog.warnings()]:
+                if text not in self._reported:
+                    self._reported.add(text)
+                    self.on_notice(text)
         return self._catalog
 
     def _files_signature(self) -> tuple[tuple[str, int, int], ...]:

@@ -132,6 +132,7 @@ def _session_options(values: Values) -> SessionOptions:
         mcp_config=values["mcp_config"] or [],
         strict_mcp_config=values["strict_mcp_config"],
         sandbox=True if values["sandbox"] else False if values["no_sandbox"] else None,
+        trust_project_hooks=values["trust_project_hooks"],
     )
 
 

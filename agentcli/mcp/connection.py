@@ -29,12 +29,15 @@ MAX_PAGES = 50
 
 
 async def open_session(
-    server: ServerConfig, stack: contextlib.AsyncExitStack[Any], errlog: TextIO, cwd: Path
+    server: ServerConfig, stack: contextlib.AsyncExitStack[Any], errlog: TextIO, cwd: Path, message_limit: int
 ) -> tuple[Any, frozenset[str]]:
     """An initialised SDK `ClientSession` for `server` (its transport and session kept open by
-    `stack`), and what else the server offers besides tools ("prompts", "resources")."""
+    `stack`), and what else the server offers besides tools ("prompts", "resources"). A stdio
+    server's messages over `message_limit` characters are capped as they arrive (`stdio`)."""
     if server.transport == "stdio":
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.stdio import StdioServerParameters
+
+        from agentcli.mcp.stdio import stdio_transport
 
         parameters = StdioServerParameters(
             command=sys.executable,
@@ -42,7 +45,7 @@ async def open_session(
             env=dict(server.env),
             cwd=cwd,
         )
-        read, write = await stack.enter_async_context(stdio_client(parameters, errlog=errlog))
+        read, write = await stack.enter_async_context(stdio_transport(server.name, parameters, errlog, message_limit))
     elif server.transport == "http":
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client

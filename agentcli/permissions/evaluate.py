@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentcli.access import Access
-from agentcli.contracts import JSON, Tool, ToolContext, literal_path
+from agentcli.contracts import JSON, FromMcpServer, McpOrigin, Tool, ToolContext, literal_path
 from agentcli.permissions.bash_rules import BashPattern, Coverage, RuleMatch, covers, deny_match
 from agentcli.permissions.modes import Mode
 from agentcli.permissions.paths import real_path, within
@@ -71,6 +71,8 @@ class Call:
     """The real paths among `real_paths` that the call writes (a mode approves them only in acceptEdits)."""
     protected: tuple[Protected, ...] = ()
     """Protected paths the call would write (see `protected`)."""
+    origin: McpOrigin | None = None
+    """For an MCP tool: its server's and its own names as configured and listed."""
 
     @property
     def kind(self) -> CallKind:
@@ -113,7 +115,8 @@ def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
     written = reals[len(access.reads) :]
     targets = [*written, *(bash_targets(access.command, ctx.cwd) if access.command is not None else ())]
     protected = protected_writes(targets, ctx.cwd)
-    return Call(tool.name, tool_input, access, ctx.cwd, paths, reals, real_path(ctx.cwd), written, protected)
+    origin = tool.origin if isinstance(tool, FromMcpServer) else None
+    return Call(tool.name, tool_input, access, ctx.cwd, paths, reals, real_path(ctx.cwd), written, protected, origin)
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,7 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode, *, auto_allow_sandboxed: bo
         return Verdict("ask", leaves_sandbox=True)
     if call.access.sandboxed and auto_allow_sandboxed:
         return Verdict("allow")
-    allow = [r for r in rules.of("allow") if r.names(call.tool)]
+    allow = [r for r in rules.of("allow") if r.names(call.tool, call.origin)]
     if call.protected:
         unnamed = tuple(p for p in call.protected if not _named(p, call, allow))
         if unnamed:
@@ -174,7 +177,7 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode, *, auto_allow_sandboxed: bo
 
 def _matches(rule: Rule, call: Call) -> RuleMatch | None:
     """For deny and ask rules: does the rule catch any part of this call? (fails closed)"""
-    if not rule.names(call.tool):
+    if not rule.names(call.tool, call.origin):
         return None
     if rule.tool_wide:
         return RuleMatch()

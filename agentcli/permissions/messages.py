@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 
+from agentcli.mcp.names import split_name
 from agentcli.permissions.evaluate import Call, Verdict
 from agentcli.permissions.rules import SESSION, Rule, RuleError, parse_rule
 from agentcli.permissions.suggest import Suggestion, naming_rules
@@ -30,9 +31,10 @@ def describe(call: Call) -> str:
 
 
 def mcp_call(call: Call) -> str:
-    """An MCP call's server, tool and arguments for the question (the arguments as JSON, cut at
-    MAX_ARGUMENTS characters): `server demo · tool echo\narguments: {"text": "hi"}`."""
-    _, server, tool = [*call.tool.split("__", 2), "", ""][:3]
+    """An MCP call's server, tool and arguments for the question, the server and tool as configured
+    and listed (the arguments as JSON, cut at MAX_ARGUMENTS characters):
+    `server demo · tool echo\narguments: {"text": "hi"}`."""
+    server, tool = (call.origin.server, call.origin.tool) if call.origin else split_name(call.tool) or ("", "")
     arguments = json.dumps(call.tool_input, ensure_ascii=False)
     if len(arguments) > MAX_ARGUMENTS:
         arguments = arguments[: MAX_ARGUMENTS - 1] + "…"

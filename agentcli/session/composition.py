@@ -30,12 +30,13 @@ from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, StreamL
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.events import EventSink, Notice, SerializedSink
 from agentcli.hooks import Hooks, load_hooks
+from agentcli.hooks.trust import ENABLE_ALL_KEY as ENABLE_ALL_HOOKS_KEY
 from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import LoopConfig
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent
 from agentcli.mcp.servers import SessionServers
-from agentcli.model_settings import TOKEN_BUDGET_SETTING, budget_usd, check_model_table, tool_protocol
+from agentcli.model_settings import budget_usd, check_model_table, token_budget, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
@@ -53,6 +54,7 @@ from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.sessions.autocompact import auto_compact_percent
 from agentcli.sessions.store import LoadedTranscript, find_session, latest_session, load_transcript
 from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
+from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
 from agentcli.session.sandbox import SandboxStatus, session_workspace
 from agentcli.workspace.contract import Workspace
@@ -87,19 +89,22 @@ class SessionOptions:
     sandbox: bool | None = None
     """`--sandbox` (True) or `--no-sandbox` (False): whether the agent's commands run in the
     sandbox, over `sandbox.enabled`; None: the settings decide."""
+    trust_project_hooks: bool = False
+    """`--trust-project-hooks`: run the checked-in settings' hooks without asking (`hooks.trust`)."""
 
 
 @dataclass(frozen=True)
 class Approvals:
     """The front end's questions (the REPL's); without them (`agentcli run`) what would be asked
-    is denied or left out, and the checked-in settings' hooks run."""
+    is denied or left out."""
 
     prompter: Prompter | None = None
     """Asks about tool calls."""
     outside: AsksAboutOutsideFiles | None = None
     """Asks about `@` imports outside the project."""
     hooks: AsksAboutHooks | None = None
-    """Asks whether to run the checked-in settings' hooks."""
+    """Asks whether to run the checked-in settings' hooks (without it they run only if the user
+    trusted them already, see `hooks.trust`)."""
     mcp_server: AsksAboutProjectServer | None = None
     """Asks about the project's MCP servers."""
 
@@ -202,6 +207,8 @@ class SessionParts:
     builtins: ToolList
     skill_trust: SkillTrust
     """Kept across /clear and /resume: a skill the model changed stays untrusted in a new conversation."""
+    skill_notices: SkillNotices
+    """Kept across /clear: what was said about a skill file is not said again."""
     outside_files: OutsideFiles
     agent_types: AgentTypes
     """The types the Task tool may start; kept across /clear so a bad definition is reported once."""
@@ -209,6 +216,7 @@ class SessionParts:
     """Nothing is started until `mcp.start()` (the front end, once it is up) or the first request."""
     mcp_content: McpContent
     budget_usd: float | None
+    token_budget: int
     auto_compact_percent: float | None
     retry_base_delay: float
     sandbox: SandboxStatus
@@ -223,17 +231,14 @@ class SessionParts:
         return model_info(name, self.settings.get(MODELS_SETTING))
 
     def loop_config(self, name: str) -> LoopConfig:
-        """The loop's configuration for the model `name` (its output limits; the run's turn limit and budget)."""
+        """The loop's configuration for the model `name` (its output limits and prices; the run's turn limit)."""
         info = self.model_info(name)
-        budget = self.options.max_budget_tokens or self.settings.get(TOKEN_BUDGET_SETTING) or LoopConfig.token_budget
         return LoopConfig(
             model=name,
             max_output_tokens=min(32_000, info.max_output_tokens),
             model_max_output_tokens=info.max_output_tokens,
             max_turns=self.options.max_turns,
-            token_budget=budget,
             retry_base_delay=self.retry_base_delay,
-            budget_usd=self.budget_usd,
             prices=info,
         )
 
@@ -274,7 +279,12 @@ def compose(
     passthrough = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
     local_settings = next(path for scope, path in settings_files(cwd) if scope == "local")
     hook_config = trusted_config(
-        load_hooks(settings.raw), settings.get(TRUST_KEY), local_settings, approvals.hooks, notice
+        load_hooks(settings.raw),
+        settings.get(TRUST_KEY),
+        local_settings,
+        approvals.hooks,
+        notice,
+        trusted=options.trust_project_hooks or settings.get(ENABLE_ALL_HOOKS_KEY) is True,
     )
     hooks = Hooks(hook_config, cwd, about=about, passthrough=passthrough, on_notice=notice)
     prompter = approvals.prompter
@@ -296,6 +306,7 @@ def compose(
     check_model_table(settings)
     protocol = tool_protocol(options.tool_protocol, settings)
     budget = budget_usd(options.max_budget_usd, settings)
+    tokens = token_budget(options.max_budget_tokens, settings)
     compact_percent = auto_compact_percent(settings)
     timeouts = Timeouts.from_setting(settings.get(IDLE_SETTING), settings.sources.get(IDLE_SETTING))
     outside_files = OutsideFiles.for_session(
@@ -341,11 +352,13 @@ def compose(
         earlier=earlier,
         builtins=builtin_source(unsandboxed_commands=status.active and sandbox.allow_unsandboxed),
         skill_trust=SkillTrust(),
+        skill_notices=SkillNotices(notice),
         outside_files=outside_files,
         agent_types=agent_types,
         mcp=mcp,
         mcp_content=McpContent(mcp.manager, mcp.timeout_s),
         budget_usd=budget,
+        token_budget=tokens,
         auto_compact_percent=compact_percent,
         retry_base_delay=retry_base_delay,
         sandbox=status,

@@ -23,8 +23,10 @@ from __future__ import annotations
 import uuid
 
 from agentcli.agents.build import build_agent
+from agentcli.agents.forked_skills import ForkedSkills
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import task_source
+from agentcli.budget import Budget
 from agentcli.catalog import ModelInfo
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
@@ -62,8 +64,8 @@ class Conversation:
             outside=parts.outside_files,
             on_notice=parts.notice,
             mcp=parts.mcp_content,
+            skill_notices=parts.skill_notices,
         )
-        own_tools = self.context.tool_source(parts.gate, parts.builtins)
         self.resumed = loaded
         """The transcript this conversation continues, if it does."""
         self.transcript: TranscriptWriter
@@ -88,13 +90,19 @@ class Conversation:
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
         self.mcp_tools = parts.mcp.source()
+        self.budget = Budget(parts.token_budget, parts.budget_usd)
+        """What this conversation may spend, drawn on by its agent and every sub-agent."""
         self.subagents = SubagentRunner(
             self,
             [parts.builtins, self.mcp_tools],
-            self.context.skill_tools,
+            self.context.skill_tools(parts.builtins),
             self.context.facts,
             project_state_dir(cwd) / self.id / "subagents",
             parts.on_event,
+            self.budget,
+        )
+        own_tools = self.context.tool_source(
+            parts.gate, parts.builtins, ForkedSkills(parts.agent_types, self.subagents)
         )
         self.ctx = ToolContext(parts.workspace)
         """The tools' context: the session's workspace, this conversation's files read and user turns."""
@@ -109,6 +117,7 @@ class Conversation:
             ctx=self.ctx,
             on_event=parts.on_event,
             hooks=parts.hooks,
+            budget=self.budget,
         )
         self.recorder = TranscriptRecorder(
             self.transcript,
@@ -186,7 +195,7 @@ class Conversation:
         self.recorder.prompt_reminders(self.context.reminders.snapshot())
         try:
             with self.context.turn(prepared):
-                result = self.agent.run(prepared.content, model=prepared.model)
+                result = self.agent.run(self.context.forked_content(prepared, self.ctx), model=prepared.model)
         except BaseException as stopped:  # an interrupt too: the run record says why it ended
             self.recorder.record_run(stopped)
             if isinstance(stopped, Exception):

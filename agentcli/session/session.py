@@ -9,8 +9,8 @@ another; `/model` switches the model for the rest of the session.
 Hooks (`agentcli.hooks`) come from the settings files; the session runs SessionEnd (clear,
 close), its conversation UserPromptSubmit, SessionStart (startup, resume, clear, compact) and
 PreCompact, its gate Notification (before each permission question); its agent and sub-agents
-run the tool and stop events. With `approve_hooks` (the REPL) the checked-in settings' hooks
-run only once the user trusts them (`hooks.trust`).
+run the tool and stop events. The checked-in settings' hooks run only once the user trusts
+them (`hooks.trust`): asked through `approve_hooks` (the REPL), else left out unless trusted before.
 
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
 tool threads, the MCP servers, the model's connections and the workspace it made are released then.
@@ -70,7 +70,8 @@ class Session:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
         run) what would be asked is denied or left out.
-        `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run).
+        `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run
+        only if the user trusted them already, see `hooks.trust`).
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
         A `model` given is the session's from then on: `close` closes it. A `workspace` given
         (rooted at `cwd`) is where the agent works; its owner closes it (else the session makes

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agentcli.contracts import PermissionGate, Tool, ToolContext, before_running
+from agentcli.skills.catalog import Skill
 from agentcli.skills.expand import CommandRunner
 from agentcli.skills.frontmatter import SkillFileError
-from agentcli.skills.loader import Skill
 from agentcli.skills.rules import allowed_for
 from agentcli.truncate import cap_middle
 from agentcli.workspace.contract import WorkspaceError

@@ -1,10 +1,12 @@
-"""Running a started process to its end, for the workspaces whose processes are pipes on this
-machine (`Workspace.run` of the local one; of a sandboxed one too).
+"""Reading a started process's output in bounded memory, over `contract.Process`.
 
-Its output is read as it comes and kept in bounded memory (`HeadTail`: the first and the last
-bytes, counting what falls between), until the output ends, the deadline passes or the cancel
-event is set. A process that exits while something it left in the background keeps its output
-open is given `EXIT_GRACE` seconds, then killed with its group (`lingering`).
+- `run_to_end`, for the workspaces whose processes are pipes on this machine (`Workspace.run`
+  of the local one; of a sandboxed one too): the output is read as it comes and its first and
+  last bytes kept (`HeadTail`, counting what falls between), until it ends, the deadline passes
+  or the cancel event is set. A process that exits while something it left in the background
+  keeps its output open is given `EXIT_GRACE` seconds, then killed with its group (`lingering`).
+- `read_head`, for a caller that wants only the start of what a program prints (git's facts):
+  reading stops once more than the limit came, and the caller's block then stops the program.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import selectors
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 
 from agentcli.workspace.contract import Finished, Outcome, Process
 
@@ -70,6 +73,46 @@ def _pump(proc: Process, output: HeadTail, timeout: float, cancel: threading.Eve
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=0.05)
     return "done"
+
+
+@dataclass(frozen=True)
+class Head:
+    """The start of what a process printed (`read_head`)."""
+
+    data: bytes
+    """At most the limit's bytes."""
+    complete: bool
+    """The output ended within the limit; False when more came (or the deadline passed)."""
+    exit_code: int | None
+    """Its exit status when its output ended and it exited in time; else None."""
+    timed_out: bool = False
+
+
+def read_head(proc: Process, limit: int, timeout: float) -> Head:
+    """The first `limit` bytes `proc` prints and how it exited, waiting at most `timeout` seconds.
+    Reading stops when more than `limit` bytes came or the deadline passed; the process is
+    left running then (leaving `Workspace.start`'s block kills it)."""
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout
+    kept = bytearray()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return Head(bytes(kept), False, None, timed_out=True)
+            if not selector.select(min(0.05, left)):
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            kept += chunk
+            if len(kept) > limit:
+                return Head(bytes(kept[:limit]), False, None)
+    try:
+        return Head(bytes(kept), True, proc.wait(max(0.0, deadline - time.monotonic())))
+    except subprocess.TimeoutExpired:
+        return Head(bytes(kept), False, None, timed_out=True)
 
 
 class HeadTail:

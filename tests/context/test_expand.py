@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from agentcli.contracts import ToolContext
+from agentcli.skills.catalog import Skill
 from agentcli.skills.expand import expand_skill, split_arguments
 from agentcli.skills.frontmatter import SkillFileError
-from agentcli.skills.loader import Skill
 from agentcli.skills.shell import GatedShell
 from agentcli.workspace.local import LocalWorkspace
 from tests.context.gates import RuleGate, ShellBash
@@ -59,9 +59,9 @@ def test_mentions_in_code_are_left_alone(tmp_path: Path) -> None:
     assert text == "Use `@src/x.py` literally.\n```\n@src/y.py ARG\n```"
 
 
-def test_missing_or_binary_file_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(SkillFileError, match=r"/t: @nope/x\.md does not exist"):
-        expand_skill(skill("Read @nope/x.md"), "", tmp_path, no_commands)
+def test_a_missing_file_leaves_a_note_and_a_binary_file_is_an_error(tmp_path: Path) -> None:
+    text = expand_skill(skill("Read @nope/x.md, then go on."), "", tmp_path, no_commands)
+    assert text == "Read @nope/x.md [agentcli: nope/x.md does not exist, so nothing was attached], then go on."
     (tmp_path / "blob.bin").write_bytes(b"\0\1\2")
     with pytest.raises(SkillFileError, match="binary"):
         expand_skill(skill("@blob.bin"), "", tmp_path, no_commands)

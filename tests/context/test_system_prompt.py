@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.context.facts import gather_facts
+from agentcli.context.facts import MAX_LINE_CHARS, gather_facts
 from agentcli.context.paths import memory_dir, project_slug
 from agentcli.context.system_prompt import CORE, build_system_prompt
 from agentcli.workspace.local import LocalWorkspace
@@ -98,3 +98,19 @@ def test_long_status_is_capped(tmp_path: Path) -> None:
         write(tmp_path / f"u{n:02}.txt", "x")
     text = gather_facts(LocalWorkspace(tmp_path), "m", TODAY).git
     assert "... and 15 more (run `git status` for all)" in text
+
+
+def test_a_huge_commit_subject_and_status_are_cut_while_read(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    subject = "S" * 2_000_000
+    (tmp_path / "message.txt").write_text(subject)
+    git(tmp_path, "commit", "-q", "--allow-empty", "-F", str(tmp_path / "message.txt"))
+    for n in range(400):  # 25 KB of status, past the 16 KiB read
+        write(tmp_path / f"untracked-file-with-a-rather-long-name-{n:04}.txt", "x")
+
+    text = gather_facts(LocalWorkspace(tmp_path), "m", TODAY).git
+
+    assert len(text) < 20_000
+    (commit,) = [line for line in text.splitlines() if "SSS" in line]
+    assert re.fullmatch(r"[0-9a-f]+ S+…", commit) and len(commit) == MAX_LINE_CHARS + 1
+    assert "... and many more (run `git status` for all)" in text

@@ -11,7 +11,7 @@ import pytest
 
 from agentcli.mcp.search import DEFAULT_THRESHOLD_PERCENT, threshold_percent
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
-from tests.conftest import RunAgent, RunCli
+from tests.conftest import RunAgent, RunMain
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import reply as fake_reply
 from tests.fake_anthropic import text as fake_text
@@ -38,7 +38,7 @@ def _results(api: FakeAnthropic, request: int) -> list[dict[str, Any]]:
 
 
 def test_a_large_toolset_is_searched_loaded_and_called_end_to_end(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path
+    run_main: RunMain, fake_api: FakeAnthropic, home: Path
 ) -> None:
     _three_large_servers(home)
     _settings(home, mcpToolSearchThreshold=1)  # 1% of the 1M window: 10k tokens; 117 tools take more
@@ -48,7 +48,7 @@ def test_a_large_toolset_is_searched_loaded_and_called_end_to_end(
         fake_reply(fake_text("Done.")),
     )
 
-    done = run_cli("run", "--allowed-tools", "mcp__t2__op_7", "update A-1")
+    done = run_main("run", "--allowed-tools", "mcp__t2__op_7", "update A-1")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Done.\n"
