@@ -1,4 +1,5 @@
-"""The pure decision for one call: deny rules, plan mode, ask rules, the sandbox, protected paths, allow rules, the mode.
+"""The pure decision for one call: deny rules, plan mode, ask rules, the sandbox, protected paths,
+allow rules, the mode.
 
 A call is judged by what its tool declares it will do (`Tool.access`, an `access.Access`):
 the paths it reads and writes, the command it runs, the hosts it contacts, the MCP server it

@@ -8,7 +8,8 @@ servers (started later, `mcp.servers`), the model client (`SessionModel`, made a
 request), the built-in tools, the agent types, which outside files and skills are trusted, and
 the loop's configuration for a model (`loop_config`). Building starts nothing but the
 workspace it makes (entered last, closed with the parts; the local one holds nothing, the
-sandboxed one a bubblewrap sandbox, `session.sandbox`): no MCP server, no connection, no thread. So a batch runner may compose many sessions, each with a
+sandboxed one a bubblewrap sandbox, `session.sandbox`): no MCP server, no connection, no
+thread. So a batch runner may compose many sessions, each with a
 workspace of its own that it made and will close (`compose(..., workspace=...)`), cheaply.
 
 The conversation (`conversation.Conversation`) uses the parts; `session.Session` holds the
@@ -51,12 +52,12 @@ from agentcli.providers import (
 )
 from agentcli.providers.text_tools import ToolProtocol, with_tool_protocol
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
+from agentcli.session.sandbox import SandboxStatus, session_workspace
 from agentcli.sessions.autocompact import auto_compact_percent
 from agentcli.sessions.store import LoadedTranscript, find_session, latest_session, load_transcript
 from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
 from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
-from agentcli.session.sandbox import SandboxStatus, session_workspace
 from agentcli.workspace.contract import Workspace
 from agentcli.workspace.sandbox_settings import sandbox_settings
 

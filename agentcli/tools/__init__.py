@@ -15,4 +15,13 @@ def builtin_tools(*, unsandboxed_commands: bool = False) -> ToolRegistry:
     from agentcli.tools.read import ReadTool
     from agentcli.tools.write import WriteTool
 
-    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), BashTool(unsandboxed_commands=unsandboxed_commands), GrepTool(), GlobTool()])
+    return ToolRegistry(
+        [
+            ReadTool(),
+            WriteTool(),
+            EditTool(),
+            BashTool(unsandboxed_commands=unsandboxed_commands),
+            GrepTool(),
+            GlobTool(),
+        ]
+    )

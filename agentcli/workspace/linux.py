@@ -22,7 +22,8 @@ MS_BIND = 4096
 MS_REC = 16384
 MS_SLAVE = 1 << 19
 MS_RELATIME = 1 << 21
-_KEPT_FLAGS = {  # statvfs flag → the mount flag a read-only remount must repeat (the kernel refuses to drop a locked one)
+# statvfs flag → the mount flag a read-only remount must repeat (the kernel refuses to drop a locked one)
+_KEPT_FLAGS = {
     os.ST_NOSUID: MS_NOSUID,
     os.ST_NODEV: MS_NODEV,
     os.ST_NOEXEC: MS_NOEXEC,

@@ -94,7 +94,8 @@ class SandboxProxy:
             client.close()
 
     def _open_upstream(self, head: bytes, rest: bytes) -> tuple[socket.socket | None, bytes]:
-        """The connection the request asks for and the bytes to answer the client first (or, refused, no connection and the answer)."""
+        """The connection the request asks for and the bytes to answer the client first (or, refused,
+        no connection and the answer)."""
         lines = head.decode("latin-1").split("\r\n")
         parts = lines[0].split(" ")
         if len(parts) != 3 or not parts[2].startswith("HTTP/"):
@@ -126,7 +127,8 @@ class SandboxProxy:
         return connection, b""
 
     def _connect(self, host: str, port: int) -> tuple[socket.socket | None, bytes]:
-        """A connection to `host` if the policy admits it (and the address it resolves to), else the refusal's answer."""
+        """A connection to `host` if the policy admits it (and the address it resolves to), else the
+        refusal's answer."""
         reason = self.policy.admits(host, port)
         if reason is not None:
             return None, _refused(host, reason)

@@ -116,7 +116,8 @@ def plan_layout(project: Path, settings: SandboxSettings, home: Path, homes: Seq
 
 
 def setting_path(text: str, project: Path, home: Path) -> Path | None:
-    """A path named in the settings (absolute, `~/…`, or relative to the project), resolved; None when it does not exist."""
+    """A path named in the settings (absolute, `~/…`, or relative to the project), resolved; None
+    when it does not exist."""
     path = home / text[2:] if text.startswith("~/") else Path(text)
     return _real(path if path.is_absolute() else project / path)
 
@@ -226,11 +227,10 @@ class RootGuard:
 
         def judge(path: Path, there: bool, guarded: bool) -> None:
             """Read-only if it is there; held (if `guarded`) while it is not."""
-            if path in self._held or (guarded and not there):
-                if self._hold(path):
-                    taken.append(path)
-                    held.append(str(path))
-                    return
+            if (path in self._held or (guarded and not there)) and self._hold(path):
+                taken.append(path)
+                held.append(str(path))
+                return
             real = _real(path) if there else None
             if real is not None and any(_within(real, w) for w in self._writable):
                 read_only.append(str(real))

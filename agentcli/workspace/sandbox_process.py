@@ -22,7 +22,7 @@ import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import agentcli
 from agentcli.signals import interrupts_deferred

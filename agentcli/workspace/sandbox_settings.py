@@ -19,7 +19,7 @@ naming the file; a key agentcli does not know inside `sandbox` is ignored with a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +109,7 @@ def sandbox_settings(
         if on_notice is not None:
             on_notice(text)
 
-    merged = SandboxSettings()
+    values: dict[str, Any] = {}
     lists: dict[str, list[str]] = {name: [] for name in _LISTS}
     for scope, path, data in settings.raw:
         block = data.get(SANDBOX)
@@ -132,13 +132,13 @@ def sandbox_settings(
             if not own and value != _NARROWING[name]:
                 notice(_ignored(name, path))
                 continue
-            merged = replace(merged, **{_FIELDS[name]: value})
+            values[_FIELDS[name]] = value
             if name == "enabled":
-                merged = replace(merged, enabled_by=str(path))
-    merged = replace(merged, **{_FIELDS[name]: tuple(items) for name, items in lists.items()})
+                values["enabled_by"] = str(path)
+    values.update({_FIELDS[name]: tuple(items) for name, items in lists.items()})
     if flag is not None:
-        merged = replace(merged, enabled=flag, enabled_by="--sandbox" if flag else "--no-sandbox")
-    return merged
+        values.update(enabled=flag, enabled_by="--sandbox" if flag else "--no-sandbox")
+    return SandboxSettings(**values)
 
 
 def _flatten(block: Any, path: Path, notice: Callable[[str], None]) -> dict[str, Any]:

@@ -15,12 +15,12 @@ command's path: it is PID 1 of a new PID namespace, in a mount namespace of its 
 fresh /proc (a command sees only its own processes). It waits for one request
 `{"argv", "cwd", "env", "stderr", "pinned", "read_only", "hidden"}` with the command's output
 pipes, then binds the `pinned` folders onto themselves (so they cannot be moved), mounts the
-`read_only` paths read-only and covers the `hidden` placeholders with /dev/null, gives up every capability, installs the system-call filter
-(`seccomp`), and spawns the command (the sandbox has no controlling terminal: bubblewrap started it in a
-session of its own). It answers `{"started": pid}` (or
-`{"error": …}`), and once the command's main process has exited, or `{"kill": true}` came, or
-agentcli went away: kills every process left in its namespace, reaps them all, answers
-`{"exit": waitstatus}` and exits. Nothing a command started outlives that answer.
+`read_only` paths read-only and covers the `hidden` placeholders with /dev/null, gives up every
+capability, installs the system-call filter (`seccomp`), and executes the command (the sandbox
+has no controlling terminal: bubblewrap started it in a session of its own). The command is
+PID 1 of its namespace, so when it exits the kernel kills every process left there. Its
+watcher (the starter's parent) answers `{"exit": waitstatus}` then, or kills it first when
+`{"kill": true}` came or agentcli went away. Nothing a command started outlives that answer.
 
 The relay (`relay`) is a child of the supervisor, outside every command's namespace.
 When agentcli closes the control socket the supervisor exits, and with PID 1 the sandbox ends.
@@ -221,7 +221,7 @@ def _watch(sock: socket.socket, taken: int, starter: int) -> int:
     os.close(taken)
     pidfd = os.pidfd_open(starter)
     while True:
-        readable, _, _ = select.select([sock, pidfd], [], [])
+        readable, _, _ = select.select([sock.fileno(), pidfd], [], [])
         if pidfd in readable:
             break
         try:
