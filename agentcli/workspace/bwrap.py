@@ -3,8 +3,9 @@
 `argv` is the one bwrap command of a session: new user, PID, network, IPC and UTS namespaces
 (the system-call filter forbids further user namespaces to commands), the machine read-only
 (`/dev` and `/proc` fresh, `/run` empty but for the proxy's socket), the layout's writable,
-hidden, pinned and read-only paths (`sandbox_layout`), a private `/tmp`, and the supervisor as PID 1 with the only capabilities
-any process inside ever holds (which it keeps from the commands, `supervisor`).
+hidden, pinned and read-only paths (`sandbox_layout`), a private `/tmp`, and the supervisor as
+PID 1 with the only capabilities any process inside ever holds (which it keeps from the
+commands, `supervisor`).
 
 `unavailable()` checks what can be checked without starting anything (Linux, bwrap installed,
 an architecture the system-call filter knows); `diagnose` turns what bwrap printed when it
