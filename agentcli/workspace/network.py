@@ -5,7 +5,8 @@ for its subdomains, not itself), or when the user said yes to it in this session
 the first time a command needs a host no setting names, through `AsksAboutHost`; `agentcli run`
 has nobody to ask, and refuses). Once the name is allowed, the address it resolves to is
 judged too: the machine's own loopback, link-local (cloud metadata) and unspecified addresses
-are refused unless the setting names that very host (`localhost`, `127.0.0.1`), so a name that
+are refused unless the setting, or the user's yes, names that very host (`localhost`,
+`127.0.0.1`; never `*.example.com`), so a name that
 resolves to 127.0.0.1 cannot reach the services of the machine agentcli runs on.
 
 Every refusal is kept (`Refusal`), so the workspace can say in a command's result which hosts
@@ -82,10 +83,10 @@ class NetworkPolicy:
             return self.refuse(host, port, f"it resolved to {address}, which is not an address")
         if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
             ip = ip.ipv4_mapped
-        if (ip.is_loopback or ip.is_link_local or ip.is_unspecified) and normalize(host) not in self._exact:
+        if (ip.is_loopback or ip.is_link_local or ip.is_unspecified) and not self._named_exactly(normalize(host)):
             return self.refuse(
                 host, port, f"it resolved to {address}, this machine's own or a link-local address, which only an "
-                "entry naming exactly that host in sandbox.network.allowedDomains opens"
+                "entry naming exactly that host in sandbox.network.allowedDomains (or your yes to it) opens"
             )  # fmt: skip
         return None
 
@@ -104,6 +105,11 @@ class NetworkPolicy:
         with self._lock:
             approved = sorted(host for host, yes in self._answers.items() if yes)
         return [*sorted(self._exact), *(f"*{suffix}" for suffix in self._suffixes), *approved]
+
+    def _named_exactly(self, name: str) -> bool:
+        with self._lock:
+            approved = self._answers.get(name) is True
+        return approved or name in self._exact
 
     def _named(self, name: str) -> bool:
         return name in self._exact or name.endswith(self._suffixes)
