@@ -15,9 +15,13 @@ read-only for the next command; those deeper down are found once, when the sandb
 (`nested_protected`, down to `NESTED_DEPTH` folders). A folder holding a nested one is bound
 onto itself (`Layout.pinned`), so it cannot be renamed away and replaced.
 
-Where agentcli's and Claude Code's configuration is missing at the root (`GUARDED_WHEN_MISSING`),
-a command could create it and so approve itself: for as long as a command runs, an empty file
-holds each such name (read-only, and covered by /dev/null inside), and is removed after.
+Where agentcli's and Claude Code's configuration folders are missing at the root
+(`GUARDED_WHEN_MISSING`, and `.git/hooks`), a command could create them and so approve itself:
+for as long as a command runs, an empty folder holds each such name (read-only inside), and is
+removed after unless something was put in it meanwhile (from outside the sandbox: an approved
+Write). An empty folder is invisible to git, so `git status` and `git add -A` in the sandbox
+see the project as it is. A missing `.mcp.json` is not held: a command may create one, and its
+servers then wait for your approval as a checked-in file's do.
 """
 
 from __future__ import annotations
@@ -53,8 +57,9 @@ SECRET_PLACES = (
 """In the home folder: keys, tokens and credentials of common tools, and Claude Code's home."""
 SECRET_FILES = ("/etc/shadow", "/etc/gshadow")
 """Readable by a root user's commands otherwise."""
-GUARDED_WHEN_MISSING = (".agentcli", ".claude", ".mcp.json", ".commands")
-"""Configuration agentcli or Claude Code would trust at the project's root, held while a command runs if absent."""
+GUARDED_WHEN_MISSING = (".agentcli", ".claude", ".commands")
+"""Configuration folders agentcli or Claude Code would trust at the project's root, held while a
+command runs if absent."""
 NESTED_DEPTH = 3
 NESTED_LIMIT = 20_000
 """Folder entries looked at, at most, for nested protected paths."""
@@ -193,13 +198,12 @@ class RootProtection:
 
     pinned: tuple[str, ...]
     read_only: tuple[str, ...]
-    placeholders: tuple[str, ...]
-    """Held names (`GUARDED_WHEN_MISSING`), to cover with /dev/null."""
+    """The protected paths there, and the held folders of the missing ones."""
 
 
 class RootGuard:
     """The protected paths at the project's root, judged again for every command; holds the
-    placeholder files of the missing ones while commands run (counted: commands may overlap)."""
+    placeholder folders of the missing ones while commands run (counted: commands may overlap)."""
 
     def __init__(self, project: Path, writable: Sequence[Path]) -> None:
         self._project = project
@@ -223,13 +227,12 @@ class RootGuard:
     def _judge(self, taken: list[Path]) -> RootProtection:
         pinned: list[str] = []
         read_only: list[str] = []
-        held: list[str] = []
 
         def judge(path: Path, there: bool, guarded: bool) -> None:
             """Read-only if it is there; held (if `guarded`) while it is not."""
             if (path in self._held or (guarded and not there)) and self._hold(path):
                 taken.append(path)
-                held.append(str(path))
+                read_only.append(str(path))
                 return
             real = _real(path) if there else None
             if real is not None and any(_within(real, w) for w in self._writable):
@@ -249,10 +252,10 @@ class RootGuard:
         for name in _ROOT_NAMES:
             there = name in present
             judge(self._project / present.get(name, name), there, guarded=name in GUARDED_WHEN_MISSING)
-        return RootProtection(tuple(pinned), tuple(dict.fromkeys(read_only)), tuple(held))
+        return RootProtection(tuple(pinned), tuple(dict.fromkeys(read_only)))
 
     def _hold(self, path: Path) -> bool:
-        """Take `path`'s placeholder (made now if it is missing); False when something else is there."""
+        """Take `path`'s placeholder folder (made now if it is missing); False when something else is there."""
         if path in self._held:
             inode, count = self._held[path]
             if _inode(path) == inode:
@@ -260,13 +263,13 @@ class RootGuard:
                 return True
             del self._held[path]
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o444)
+            os.mkdir(path, 0o755)  # never follows a symlink: one in its place makes this fail
         except OSError:
             return False
-        try:
-            self._held[path] = (os.fstat(fd).st_ino, 1)
-        finally:
-            os.close(fd)
+        made = _inode(path)
+        if made is None:
+            return False
+        self._held[path] = (made, 1)
         return True
 
     def _release(self, path: Path) -> None:
@@ -279,9 +282,9 @@ class RootGuard:
             info = os.lstat(path)
         except OSError:
             return
-        if info.st_ino == inode and stat.S_ISREG(info.st_mode) and info.st_size == 0:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        if info.st_ino == inode and stat.S_ISDIR(info.st_mode):
+            with contextlib.suppress(OSError):  # not empty: something was put there from outside, and stays
+                os.rmdir(path)
 
 
 def _inode(path: Path) -> int | None:

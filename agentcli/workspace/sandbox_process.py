@@ -140,7 +140,6 @@ class Sandbox:
                 "stderr": command.stderr,
                 "pinned": list(protection.pinned),
                 "read_only": list(protection.read_only),
-                "hidden": list(protection.placeholders),
             }
             with interrupts_deferred():  # once the request is sent, only the process handle can end it
                 channel.send(starter, request, fds)

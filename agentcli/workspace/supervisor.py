@@ -13,11 +13,11 @@ control socket:
 A starter ("zygote") is made ahead of the command it will run, so none of this is on the
 command's path: it is PID 1 of a new PID namespace, in a mount namespace of its own with a
 fresh /proc (a command sees only its own processes). It waits for one request
-`{"argv", "cwd", "env", "stderr", "pinned", "read_only", "hidden"}` with the command's output
-pipes, then binds the `pinned` folders onto themselves (so they cannot be moved), mounts the
-`read_only` paths read-only and covers the `hidden` placeholders with /dev/null, gives up every
-capability, installs the system-call filter (`seccomp`), and executes the command (the sandbox
-has no controlling terminal: bubblewrap started it in a session of its own). The command is
+`{"argv", "cwd", "env", "stderr", "pinned", "read_only"}` with the command's output pipes,
+then binds the `pinned` folders onto themselves (so they cannot be moved), mounts the
+`read_only` paths read-only, gives up every capability, installs the system-call filter
+(`seccomp`), and executes the command (the sandbox has no controlling terminal: bubblewrap
+started it in a session of its own). The command is
 PID 1 of its namespace, so when it exits the kernel kills every process left there. Its
 watcher (the starter's parent) answers `{"exit": waitstatus}` then, or kills it first when
 `{"kill": true}` came or agentcli went away. Nothing a command started outlives that answer.
@@ -186,8 +186,6 @@ def _become(request: dict[str, Any], fds: list[int], filter_program: bytes) -> N
         linux.bind(path, path, read_only=False)
     for path in request["read_only"]:
         linux.bind(path, path, read_only=True)
-    for path in request["hidden"]:
-        linux.bind("/dev/null", path, read_only=True)
     linux.drop_capabilities()
     linux.undumpable()
     seccomp.install(filter_program)

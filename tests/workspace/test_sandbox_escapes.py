@@ -117,17 +117,39 @@ def test_nothing_a_command_leaves_in_the_background_survives_it(sandbox: Sandbox
 
 
 @pytest.mark.parametrize(
-    "target",
-    [".git/hooks/pre-commit", ".git/config", ".agentcli/settings.json", ".claude/settings.json", ".mcp.json"],
+    ("target", "there"),
+    [
+        (".git/hooks/pre-commit", False),
+        (".git/hooks/pre-commit", True),
+        (".git/config", True),
+        (".agentcli/settings.local.json", False),
+        (".agentcli/settings.json", True),
+        (".claude/settings.json", False),
+        (".claude/settings.json", True),
+        (".commands/evil.md", False),
+        (".mcp.json", True),
+    ],
 )
 def test_the_project_s_protected_paths_stay_read_only_inside(
-    sandbox: SandboxedWorkspace, project: Path, target: str
+    sandbox: SandboxedWorkspace, project: Path, target: str, there: bool
 ) -> None:
-    before = (project / target).read_bytes() if (project / target).exists() else None
+    if there and not (project / target).exists():
+        (project / target).parent.mkdir(parents=True, exist_ok=True)
+        (project / target).write_text("{}\n")
+    before = (project / target).read_bytes() if there else None  # a missing one stays missing
     run_in(sandbox, f"mkdir -p $(dirname {target}); echo '{{\"hooks\": 1}}' > {target}; chmod +x {target}")
 
     after = (project / target).read_bytes() if (project / target).exists() else None
     assert after == before
+
+
+def test_the_held_folders_leave_no_trace_for_git_or_after_the_command(
+    sandbox: SandboxedWorkspace, project: Path
+) -> None:
+    done = run_in(sandbox, "git status --short --untracked-files=all; git add -A && echo added")
+
+    assert done.output == "added"
+    assert sorted(p.name for p in project.iterdir()) == [".git"]
 
 
 def test_the_git_folder_cannot_be_moved_away_and_replaced(sandbox: SandboxedWorkspace, project: Path) -> None:

@@ -47,7 +47,8 @@ EOF"""
 class Site(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         address = self.server.server_address
-        body = f"served {self.path} by {address[0] if isinstance(address, tuple) else address!r}".encode()
+        host = address[0] if isinstance(address, tuple) else str(address)
+        body = f"served {self.path} by {host}".encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
