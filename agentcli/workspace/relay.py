@@ -1,12 +1,10 @@
-"""The sandbox's one way out to the network: a relay, inside the sandbox, from its loopback
-port (where HTTP_PROXY and HTTPS_PROXY point) to agentcli's proxy outside it (a Unix socket
-bound into the sandbox), which decides which hosts may be reached (`proxy`).
-
-It only copies bytes, both ways, a thread per direction; it runs as a process of its own that
-the supervisor starts before any command and that no command can see (it is outside every
-command's PID namespace). Why not socat, as Claude Code does: one program fewer to install,
-and a relay started once per session rather than one per command; what it has to do (accept,
-connect, copy) has no more to it than socat's `TCP-LISTEN,fork UNIX-CONNECT`.
+"""Copying bytes between two sockets: the proxy's tunnels (`splice`), and, where socat is not
+installed, the sandbox's network bridge (`serve`): from the sandbox's loopback port (where
+HTTP_PROXY and HTTPS_PROXY point) to agentcli's proxy outside it (a Unix socket bound into the
+sandbox), which decides which hosts may be reached (`proxy`). With socat the supervisor runs
+`socat TCP-LISTEN,fork UNIX-CONNECT` instead; either is a process of its own that the
+supervisor starts before any command and that no command can see (it is outside every
+command's PID namespace).
 
 Standard library only: it runs inside the sandbox with `python -I -S`.
 """

@@ -7,7 +7,7 @@ It is PID 1 of the sandbox (no command can signal it) and holds, within the sand
 namespace, CAP_SYS_ADMIN and CAP_SETPCAP, which no command ever has. It answers agentcli on the
 control socket:
 
-- first `{"ready": true}` (or `{"error": …}` and exit), once the relay is listening;
+- first `{"ready": true}` (or `{"error": …}` and exit), once the network bridge is listening;
 - for each `{"zygote": true}`: a starter, passed back as the agentcli end of a socket pair.
 
 A starter ("zygote") is made ahead of the command it will run, so none of this is on the
@@ -22,7 +22,8 @@ PID 1 of its namespace, so when it exits the kernel kills every process left the
 watcher (the starter's parent) answers `{"exit": waitstatus}` then, or kills it first when
 `{"kill": true}` came or agentcli went away. Nothing a command started outlives that answer.
 
-The relay (`relay`) is a child of the supervisor, outside every command's namespace.
+The network bridge (socat, or `relay` where socat is missing) is a child of the supervisor,
+outside every command's namespace.
 When agentcli closes the control socket the supervisor exits, and with PID 1 the sandbox ends.
 """
 
@@ -35,9 +36,11 @@ import select
 import signal
 import socket
 import sys
+import time
 from typing import Any
 
 REAP_EVERY_S = 1.0
+RELAY_START_S = 10.0
 
 
 def main(argv: list[str]) -> int:
@@ -85,19 +88,50 @@ def _reap() -> None:
 
 
 def _start_relay(port: int, proxy_path: str) -> None:
+    """The bridge from the sandbox's loopback `port` to the proxy's socket at `proxy_path`:
+    socat (`TCP-LISTEN,fork` to `UNIX-CONNECT`, as Claude Code bridges its sandbox), or, where
+    socat is not installed, the same in Python (`relay`). Returns once it listens."""
+    import shutil
+
     from agentcli.workspace import linux, relay
 
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(128)
-    if os.fork() == 0:
+    socat = shutil.which("socat")
+    if socat is None:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
+        listener.listen(128)
+        if os.fork() == 0:
+            try:
+                linux.drop_capabilities()
+                relay.serve(listener, proxy_path)
+            finally:
+                os._exit(0)
+        listener.close()
+        return
+    pid = os.fork()
+    if pid == 0:
         try:
             linux.drop_capabilities()
-            relay.serve(listener, proxy_path)
+            listen = f"TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork"
+            os.execv(socat, ["socat", listen, f"UNIX-CONNECT:{proxy_path}"])
         finally:
-            os._exit(0)
-    listener.close()
+            os._exit(127)
+    _wait_listening(port, pid)
+
+
+def _wait_listening(port: int, pid: int) -> None:
+    """Wait until something listens on the sandbox's loopback `port` (raises OSError if `pid` ends first)."""
+    wanted = f"0100007F:{port:04X}"
+    for _ in range(int(RELAY_START_S / 0.005)):
+        with open("/proc/net/tcp") as table:
+            if any(line.split()[1] == wanted and line.split()[3] == "0A" for line in list(table)[1:]):
+                return
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            raise OSError(f"socat, the sandbox's network bridge, exited with {os.waitstatus_to_exitcode(status)}")
+        time.sleep(0.005)
+    raise OSError(f"socat, the sandbox's network bridge, did not listen within {RELAY_START_S:g} s")
 
 
 def _make_zygote(control: socket.socket, filter_program: bytes) -> socket.socket:

@@ -4,6 +4,9 @@ the internet), over plain HTTP and HTTPS-style CONNECT; and the user is asked ab
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -92,8 +95,29 @@ def test_by_default_no_host_is_reached_and_the_result_names_the_refusal(
     assert loopback.output.startswith("failed:")  # the machine's own loopback is not the sandbox's
 
 
+@pytest.fixture(params=["socat", "python relay"])
+def bridge(request: pytest.FixtureRequest, outside: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The sandbox's network bridge: socat, or the Python relay where socat is not on PATH
+    (a folder outside /tmp, which the sandbox's commands see too)."""
+    if request.param == "python relay":
+        folder = outside / "bin-without-socat"
+        folder.mkdir()
+        for program in ("bwrap", "bash"):
+            found = shutil.which(program)
+            assert found is not None, program
+            (folder / program).symlink_to(found)
+        (folder / "python3").symlink_to(os.path.realpath(sys.executable))  # python3 may be a shim needing PATH
+        monkeypatch.setenv("PATH", str(folder))
+    elif shutil.which("socat") is None:
+        require_sandbox()
+        if os.environ.get("CI") == "true":
+            pytest.fail("socat must be installed on CI")
+        pytest.skip("socat is not installed")
+    return str(request.param)
+
+
 def test_an_allowed_host_is_reached_through_the_proxy_and_no_other(
-    project: Path, outside: Path, sites: dict[str, int]
+    project: Path, outside: Path, sites: dict[str, int], bridge: str
 ) -> None:
     with sandbox(project, outside, allowed_domains=("127.0.0.1",)) as workspace:
         allowed = run_in(workspace, FETCH.format(host="127.0.0.1", port=sites["127.0.0.1"]))
