@@ -33,7 +33,7 @@ from agentcli.workspace.sandboxed import SandboxedWorkspace, SandboxUnavailable
 from bench.common import Figure, interleaved
 
 COMMANDS = {"true": "true", "ls": "ls -la", "git status": "git status --short"}
-MODEL_TURN_S = 0.02
+MODEL_TURN_S = 0.1
 """The pause before each command, standing for the model's turn (a real one takes seconds)."""
 NEVER = threading.Event()
 BWRAP_PER_COMMAND = [
