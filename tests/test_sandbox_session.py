@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -227,3 +228,24 @@ def test_sandbox_and_no_sandbox_together_are_a_usage_error(run_main: RunMain) ->
 
     assert done.returncode == 2
     assert "give --sandbox or --no-sandbox, not both" in done.stderr
+
+
+def test_a_sandbox_that_cannot_be_set_up_says_why_in_one_line(
+    run_agent: RunAgent,
+    model: ScriptedModel,
+    sandbox_on: None,
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    deep = tmp_path / ("a-long-folder-name-" * 4) / ("for-the-sandbox-" * 4)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))  # its proxy's socket path is then too long
+    model.script(reply(tool_use("Bash", {"command": "touch made.txt"}, id="toolu_1")), reply(text("done")))
+
+    done = run_agent("go")
+
+    assert done.returncode == 0, done.stderr
+    assert "The sandbox is off for this session: it could not be set up: AF_UNIX path too long" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (project / "made.txt").exists()  # asked about as usual: refused in a run

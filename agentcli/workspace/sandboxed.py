@@ -177,7 +177,10 @@ class SandboxedWorkspace:
 
         if why := bwrap.unavailable():
             raise SandboxUnavailable(why)
-        run_dir = Path(tempfile.mkdtemp(prefix="agentcli-sandbox-"))
+        try:
+            run_dir = Path(tempfile.mkdtemp(prefix="agentcli-sandbox-"))
+        except OSError as error:
+            raise SandboxUnavailable(f"it could not make its folder: {error}") from None
         self._run_dir = run_dir
         try:
             (run_dir / "tmp").mkdir(mode=0o700)
@@ -193,6 +196,9 @@ class SandboxedWorkspace:
                 relay_port=RELAY_PORT,
                 unix_sockets=self._settings.allow_unix_sockets,
             )
+        except OSError as error:  # e.g. the proxy's socket path too long for a Unix socket (a long TMPDIR)
+            self._stop()
+            raise SandboxUnavailable(f"it could not be set up: {error}") from None
         except BaseException:
             self._stop()
             raise
