@@ -103,7 +103,8 @@ class Process(Protocol):
     @property
     def pid(self) -> int:
         """Its process id (also the id of its process group): as this machine sees it, or, for a
-        command in a sandbox, as its own PID namespace does."""
+        command in a sandbox, as its own PID namespace does (1: never signal it from here, end it
+        with `kill`)."""
         ...
 
     @property
