@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -20,6 +21,8 @@ from agentcli.workspace.sandboxed import SandboxedWorkspace, SandboxUnavailable
 from tests.waiting import CEILING
 
 NEVER = threading.Event()
+PYTHON = os.path.realpath(sys.executable)
+"""A Python a sandboxed command runs directly (`python3` on PATH may be a shim, slow to start)."""
 _checked: list[str | None] = []
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
-from tests.sandbox_support import require_sandbox
+from tests.sandbox_support import PYTHON, require_sandbox
 
 
 class Site(BaseHTTPRequestHandler):
@@ -44,7 +44,7 @@ def test_a_sandboxed_command_runs_unasked_and_a_new_host_is_asked_about_once(
 ) -> None:
     require_sandbox()
     (home / ".agentcli" / "settings.json").write_text(json.dumps({"sandbox": {"enabled": True}}))
-    fetch = f"python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.2:{site}/').read().decode())\""
+    fetch = f"{PYTHON} -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.2:{site}/').read().decode())\""
     fake_api.script(
         reply(tool_use("Bash", {"command": f"touch made.txt && {fetch}"})),
         reply(text("Fetched it.")),

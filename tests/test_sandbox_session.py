@@ -17,7 +17,7 @@ import pytest
 from agentcli.contracts import JSON
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from tests.conftest import RunAgent, RunMain
-from tests.sandbox_support import require_sandbox
+from tests.sandbox_support import PYTHON, require_sandbox
 
 
 def user_settings(home: Path, **settings: object) -> None:
@@ -41,7 +41,7 @@ def test_a_sandboxed_command_runs_without_a_question_and_cannot_touch_what_is_ou
 ) -> None:
     precious = outside / "precious.txt"
     precious.write_text("keep me\n")
-    script = f"touch made-here.txt; python3 -c 'import os; os.remove(\"{precious}\")'"
+    script = f"touch made-here.txt; {PYTHON} -c 'import os; os.remove(\"{precious}\")'"
     model.script(reply(tool_use("Bash", {"command": script}, id="toolu_1")), reply(text("done")))
 
     done = run_agent("tidy up")  # default mode, non-interactive: without the sandbox this is refused

@@ -17,7 +17,7 @@ import pytest
 from agentcli.workspace.contract import Command
 from agentcli.workspace.sandbox_settings import SandboxSettings
 from agentcli.workspace.sandboxed import SandboxedWorkspace
-from tests.sandbox_support import NEVER, require_sandbox, run_in
+from tests.sandbox_support import NEVER, PYTHON, require_sandbox, run_in
 from tests.waiting import CEILING
 
 
@@ -57,7 +57,7 @@ def test_a_write_outside_the_project_fails_and_says_why_while_the_project_is_wri
 @pytest.mark.parametrize(
     "script",
     [
-        "python3 -c 'import os, sys; os.remove(sys.argv[1])' {path}",
+        "{python} -c 'import os, sys; os.remove(sys.argv[1])' {path}",
         "awk 'BEGIN {{ system(\"rm -f {path}\") }}'",
         "printf 'all:\\n\\trm -f {path}\\n' | make -s -f -",
         "perl -e 'unlink $ARGV[0] or die \"$!\\n\"' {path}",
@@ -69,7 +69,7 @@ def test_a_write_outside_the_project_fails_and_says_why_while_the_project_is_wri
 def test_the_deny_rules_blind_spots_cannot_delete_a_file_outside_the_project(
     sandbox: SandboxedWorkspace, precious: Path, script: str
 ) -> None:
-    run_in(sandbox, script.format(path=precious, folder=precious.parent))
+    run_in(sandbox, script.format(python=PYTHON, path=precious, folder=precious.parent))
 
     assert precious.read_text() == "keep me\n"
 
@@ -205,7 +205,7 @@ def test_a_unix_socket_of_the_machine_cannot_be_reached(sandbox: SandboxedWorksp
         server.setblocking(False)
         done = run_in(
             sandbox,
-            'python3 -c \'import socket; socket.socket(socket.AF_UNIX).connect("daemon.sock"); print("reached")\'',
+            f'{PYTHON} -c \'import socket; socket.socket(socket.AF_UNIX).connect("daemon.sock"); print("reached")\'',
         )
         with pytest.raises(BlockingIOError):
             server.accept()

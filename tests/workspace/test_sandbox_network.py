@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,16 +16,16 @@ import pytest
 from agentcli.workspace.network import NetworkPolicy
 from agentcli.workspace.sandbox_settings import SandboxSettings
 from agentcli.workspace.sandboxed import SandboxedWorkspace
-from tests.sandbox_support import require_sandbox, run_in
+from tests.sandbox_support import PYTHON, require_sandbox, run_in
 
-FETCH = """python3 - <<'EOF'
+FETCH = """{python} - <<'EOF'
 import urllib.request
 try:
     print(urllib.request.urlopen("http://{host}:{port}/page", timeout=20).read().decode())
 except Exception as error:
     print("failed:", error)
 EOF"""
-TUNNEL = """python3 - <<'EOF'
+TUNNEL = """{python} - <<'EOF'
 import http.client, os
 proxy = os.environ["HTTPS_PROXY"].rsplit(":", 1)
 connection = http.client.HTTPConnection(proxy[0].removeprefix("http://"), int(proxy[1]), timeout=20)
@@ -37,7 +36,7 @@ try:
 except Exception as error:
     print("failed:", error)
 EOF"""
-DIRECT = """python3 - <<'EOF'
+DIRECT = """{python} - <<'EOF'
 import socket
 try:
     socket.create_connection(("{host}", {port}), timeout=5)
@@ -82,9 +81,9 @@ def test_by_default_no_host_is_reached_and_the_result_names_the_refusal(
     project: Path, outside: Path, sites: dict[str, int]
 ) -> None:
     with sandbox(project, outside) as workspace:
-        through_proxy = run_in(workspace, FETCH.format(host="127.0.0.2", port=sites["127.0.0.2"]))
-        direct = run_in(workspace, DIRECT.format(host="127.0.0.2", port=sites["127.0.0.2"]))
-        loopback = run_in(workspace, DIRECT.format(host="127.0.0.1", port=sites["127.0.0.1"]))
+        through_proxy = run_in(workspace, FETCH.format(python=PYTHON, host="127.0.0.2", port=sites["127.0.0.2"]))
+        direct = run_in(workspace, DIRECT.format(python=PYTHON, host="127.0.0.2", port=sites["127.0.0.2"]))
+        loopback = run_in(workspace, DIRECT.format(python=PYTHON, host="127.0.0.1", port=sites["127.0.0.1"]))
 
     assert through_proxy.output.startswith("failed: HTTP Error 403")
     assert through_proxy.notes == (
@@ -106,7 +105,6 @@ def bridge(request: pytest.FixtureRequest, outside: Path, monkeypatch: pytest.Mo
             found = shutil.which(program)
             assert found is not None, program
             (folder / program).symlink_to(found)
-        (folder / "python3").symlink_to(os.path.realpath(sys.executable))  # python3 may be a shim needing PATH
         monkeypatch.setenv("PATH", str(folder))
     elif shutil.which("socat") is None:
         require_sandbox()
@@ -120,10 +118,10 @@ def test_an_allowed_host_is_reached_through_the_proxy_and_no_other(
     project: Path, outside: Path, sites: dict[str, int], bridge: str
 ) -> None:
     with sandbox(project, outside, allowed_domains=("127.0.0.1",)) as workspace:
-        allowed = run_in(workspace, FETCH.format(host="127.0.0.1", port=sites["127.0.0.1"]))
-        tunnelled = run_in(workspace, TUNNEL.format(host="127.0.0.1", port=sites["127.0.0.1"]))
-        other = run_in(workspace, TUNNEL.format(host="127.0.0.2", port=sites["127.0.0.2"]))
-        direct = run_in(workspace, DIRECT.format(host="127.0.0.1", port=sites["127.0.0.1"]))
+        allowed = run_in(workspace, FETCH.format(python=PYTHON, host="127.0.0.1", port=sites["127.0.0.1"]))
+        tunnelled = run_in(workspace, TUNNEL.format(python=PYTHON, host="127.0.0.1", port=sites["127.0.0.1"]))
+        other = run_in(workspace, TUNNEL.format(python=PYTHON, host="127.0.0.2", port=sites["127.0.0.2"]))
+        direct = run_in(workspace, DIRECT.format(python=PYTHON, host="127.0.0.1", port=sites["127.0.0.1"]))
 
     assert allowed.output == "served /page by 127.0.0.1"
     assert tunnelled.output == "served /tunnelled by 127.0.0.1"
@@ -156,10 +154,10 @@ def test_the_user_is_asked_once_about_a_new_host_and_a_no_is_kept(
     require_sandbox()
     settings = SandboxSettings(enabled=True)
     with SandboxedWorkspace(project, settings, home=outside, ask_host=ask) as workspace:
-        first = run_in(workspace, FETCH.format(host="127.0.0.2", port=sites["127.0.0.2"]))
-        again = run_in(workspace, FETCH.format(host="127.0.0.2", port=sites["127.0.0.2"]))
-        refused = run_in(workspace, FETCH.format(host="example.invalid", port=80))
-        refused_again = run_in(workspace, FETCH.format(host="example.invalid", port=80))
+        first = run_in(workspace, FETCH.format(python=PYTHON, host="127.0.0.2", port=sites["127.0.0.2"]))
+        again = run_in(workspace, FETCH.format(python=PYTHON, host="127.0.0.2", port=sites["127.0.0.2"]))
+        refused = run_in(workspace, FETCH.format(python=PYTHON, host="example.invalid", port=80))
+        refused_again = run_in(workspace, FETCH.format(python=PYTHON, host="example.invalid", port=80))
 
     assert first.output == again.output == "served /page by 127.0.0.2"
     assert asked == [("127.0.0.2", sites["127.0.0.2"]), ("example.invalid", 80)]
