@@ -249,3 +249,18 @@ def test_a_sandbox_that_cannot_be_set_up_says_why_in_one_line(
     assert "The sandbox is off for this session: it could not be set up: AF_UNIX path too long" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (project / "made.txt").exists()  # asked about as usual: refused in a run
+
+
+def test_the_additional_directories_are_writable_in_the_sandbox(
+    run_agent: RunAgent, model: ScriptedModel, home: Path, outside: Path
+) -> None:
+    require_sandbox()
+    (outside / "more").mkdir()
+    user_settings(home, sandbox={"enabled": True}, permissions={"additionalDirectories": [str(outside / "more")]})
+    command = f"touch {outside}/more/made.txt; touch {outside}/not-this.txt"
+    model.script(reply(tool_use("Bash", {"command": command}, id="toolu_1")), reply(text("done")))
+
+    run_agent("go")
+
+    assert (outside / "more" / "made.txt").exists()
+    assert not (outside / "not-this.txt").exists()
