@@ -28,6 +28,13 @@ class Access:
     """Absolute paths it creates or changes."""
     command: str | None = None
     """A shell command it runs (which may do anything the command does)."""
+    sandboxed: bool = False
+    """The command runs inside the workspace's sandbox (`Workspace.confines`), which bounds what
+    it can write, read and reach; `sandbox.autoAllowBashIfSandboxed` lets such a call run
+    without a question unless a deny or ask rule catches it."""
+    leaves_sandbox: bool = False
+    """The model asked to run the command outside the sandbox (`dangerouslyDisableSandbox`):
+    asked about every time, whatever the rules and the mode."""
     hosts: tuple[str, ...] = ()
     """Network hosts it contacts."""
     server: str | None = None

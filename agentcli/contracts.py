@@ -232,6 +232,10 @@ class ToolContext:
     for the session's own agent."""
     call_id: str = ""
     """For one call, set by the executor on its own copy: the id of the tool_use being run."""
+    access: Access | None = None
+    """For one call, set by the executor on its own copy: what the permission gate judged it would
+    do (`Decision.access`), so the tool does that (a command runs where the gate judged it would:
+    inside the sandbox or not). None when no gate ran."""
     hook_permission: HookPermission | None = None
     """For one call, set by the executor on its own copy: what a PreToolUse hook said about it."""
     hosts_named: frozenset[str] = frozenset()

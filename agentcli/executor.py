@@ -217,7 +217,13 @@ class ToolExecutor:
         decision = self.gate.check(tool, tool_input, replace(ctx, hook_permission=permission))
         if not decision.allowed:
             return ToolResult(decision.message, is_error=True, summary=decision.message, failure="denied")
-        call_ctx = replace(ctx, checked_paths=decision.checked_paths, call_id=call.id, hosts_named=decision.hosts_named)
+        call_ctx = replace(
+            ctx,
+            checked_paths=decision.checked_paths,
+            access=decision.access,
+            call_id=call.id,
+            hosts_named=decision.hosts_named,
+        )
         try:
             before_running(tool, decision, call_ctx)
         except WorkspaceError as refused:

@@ -130,6 +130,35 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         OWN_FILES,
         "old checkpoints are deleted",
     ),
+    SettingKey("sandbox.enabled", "`true` or `false`", "`false`"),
+    SettingKey("sandbox.autoAllowBashIfSandboxed", "`true` or `false`", "`true`"),
+    SettingKey("sandbox.allowUnsandboxedCommands", "`true` or `false`", "`false`"),
+    SettingKey("sandbox.failIfUnavailable", "`true` or `false`", "`false`"),
+    SettingKey(
+        "sandbox.excludedCommands",
+        "list of commands (Bash rule patterns)",
+        "`[]`",
+        OWN_FILES,
+        "commands run outside the sandbox",
+    ),
+    SettingKey(
+        "sandbox.network.allowedDomains",
+        "list of host names (`*.example.com` for its subdomains)",
+        "`[]`",
+        OWN_FILES,
+        "sandboxed commands reach more hosts",
+    ),
+    SettingKey(
+        "sandbox.network.allowAllUnixSockets",
+        "`true` or `false`",
+        "`false`",
+        OWN_FILES,
+        "sandboxed commands open Unix sockets",
+    ),
+    SettingKey("sandbox.filesystem.denyRead", "list of paths", "`[]`"),
+    SettingKey("sandbox.filesystem.allowRead", "list of paths", "`[]`", OWN_FILES, "secret places are shown"),
+    SettingKey("sandbox.filesystem.allowWrite", "list of paths", "`[]`", OWN_FILES, "more folders are writable"),
+    SettingKey("sandbox.filesystem.denyWrite", "list of paths", "`[]`"),
 )
 """Every settings key, in the order of the settings reference."""
 

@@ -46,7 +46,7 @@ from agentcli.executor import ToolExecutor  # noqa: E402
 from agentcli.tools.grep import GrepTool  # noqa: E402
 from agentcli.tools.registry import ToolRegistry  # noqa: E402
 from agentcli.workspace.local import LocalWorkspace  # noqa: E402
-from bench import cache_hits, grep_bench, loop_overhead, render_bench  # noqa: E402
+from bench import cache_hits, grep_bench, loop_overhead, render_bench, sandbox_overhead  # noqa: E402
 from bench.common import KEY, Figure, Workspace, interleaved, process_cpu_seconds, run_child, seconds  # noqa: E402
 from bench.peers import MODEL, Harness, Step, agentcli, claude_code, mini_swe_agent  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, reply, text  # noqa: E402
@@ -388,6 +388,30 @@ def grep(rigs: list[Rig], files: int, runs: int) -> list[Row]:
         row.ratio("sequential / concurrent (speed-up)", "sequential", "agentcli")
         rows.append(row)
     not_ours(rows, rigs, "its search runs as the model's shell command, not a tool to time apart")
+    return rows
+
+
+def sandbox(rigs: list[Rig], runs: int) -> list[Row]:
+    """A command through the sandboxed workspace beside the bare local one and a bwrap per command."""
+    rows = []
+    for label, figures in sandbox_overhead.measure(runs).items():
+        row = Row(
+            f"sandbox.{label.replace(' ', '_')}",
+            f"`{sandbox_overhead.COMMANDS[label]}` as a Bash command: sandboxed vs the bare local workspace",
+            "ms",
+        )
+        if isinstance(figures, str):
+            row.values["agentcli"] = figures
+        else:
+            row.values["agentcli"] = figures["sandboxed"]
+            row.values["local"] = figures["local"]
+            row.values["bwrap per command"] = figures["bwrap per command"]
+            row.ratio("sandboxed / local", "agentcli", "local")
+            row.ratio("bwrap per command / local", "bwrap per command", "local")
+            overhead = figures["sandboxed"].median - figures["local"].median
+            row.note = f"sandbox overhead {overhead:+.1f} ms per command (median; target at most +5 ms)"
+        rows.append(row)
+    not_ours(rows, rigs, "its sandbox is measured as 'bwrap per command' (its way: a bwrap around each command)")
     return rows
 
 
@@ -758,6 +782,7 @@ def main() -> None:
             ("per-step CPU", lambda: per_step(rigs, scale.session_steps, scale.windows)),
             ("render", lambda: render(rigs, scale.render_runs, scale.render_kb)),
             ("Grep", lambda: grep(rigs, scale.grep_files, scale.runs)),
+            ("sandbox", lambda: sandbox(rigs, scale.runs * 4)),
             ("12-step session", lambda: cache_session(rigs)),
             ("parallel runs", lambda: [parallel(rigs, scale.parallel, scale.parallel_steps)]),
         ]

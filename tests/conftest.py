@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -72,6 +73,15 @@ def empty_git_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("git-template")
     subprocess.run(["git", "init", "-q", "-b", "main", "--template=", str(path)], check=True)
     return path / ".git"
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside the project and outside /tmp (which is private in the sandbox), so a
+    write there by a sandboxed command would reach the machine's own disk."""
+    path = Path(tempfile.mkdtemp(prefix="agentcli-outside-", dir="/var/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import pytest
 
 from bench import suite
 from bench.common import Figure
+from tests.sandbox_support import sandbox_unavailable
 from tests.tools.helpers import needs_rg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +42,9 @@ MEASURES = {
     "cache.cost_usd",
     "cache.side_requests",
     "parallel",
+    "sandbox.true",
+    "sandbox.ls",
+    "sandbox.git_status",
 }
 PEERS = ("Claude Code", "mini-swe-agent")
 NO_RG = "not measured: rg is not on PATH (the Grep tool used its Python engine)"
@@ -69,6 +73,9 @@ def test_a_smoke_run_without_peers_writes_every_field(tmp_path: Path) -> None:
     assert set(report["measures"]) == MEASURES
     for key, measure in report["measures"].items():
         agentcli = measure["values"]["agentcli"]
+        if key.startswith("sandbox.") and sandbox_unavailable() is not None:
+            assert agentcli["status"].startswith("not measured: "), agentcli
+            continue
         assert "median" in agentcli or "value" in agentcli, (key, agentcli)
         for peer in PEERS:
             assert set(measure["values"][peer]) == {"status"}, (key, measure["values"][peer])
@@ -78,6 +85,9 @@ def test_a_smoke_run_without_peers_writes_every_field(tmp_path: Path) -> None:
     else:
         assert grep["values"]["bare rg"] == {"status": NO_RG} and grep["ratios"] == {}
     assert report["measures"]["render.20kb"]["ratios"].keys() == {"20 KB / 10 KB (2.00 = linear)"}
+    if sandbox_unavailable() is None:
+        ratios = {"sandboxed / local", "bwrap per command / local"}
+        assert report["measures"]["sandbox.true"]["ratios"].keys() == ratios
 
     table = (tmp_path / "RESULTS.md").read_text()
     assert "bench/run --smoke" in table

@@ -51,11 +51,11 @@ class ToolList:
         return self.items
 
 
-def builtin_source() -> ToolList:
+def builtin_source(*, unsandboxed_commands: bool = False) -> ToolList:
     """Every built-in tool (`agentcli.tools.builtin_tools`), in manifest order."""
     from agentcli.tools import builtin_tools
 
-    return ToolList(BUILTIN, tuple(builtin_tools()))
+    return ToolList(BUILTIN, tuple(builtin_tools(unsandboxed_commands=unsandboxed_commands)))
 
 
 def collect_tools(sources: Sequence[ToolSource], only: Collection[str] | None = None) -> ToolRegistry:

@@ -153,6 +153,7 @@ def _session_options(values: Values) -> SessionOptions:
         resume=values["resume"],
         mcp_config=values["mcp_config"] or [],
         strict_mcp_config=values["strict_mcp_config"],
+        sandbox=True if values["sandbox"] else False if values["no_sandbox"] else None,
         trust_project_hooks=values["trust_project_hooks"],
     )
 
@@ -167,6 +168,8 @@ def _check_session_values(values: Values) -> None:
         _check_choice("--tool-protocol", values["tool_protocol"], TOOL_PROTOCOLS)
     if values["continue_session"] and values["resume"] is not None:
         raise CliUsageError("give --continue or --resume ID, not both.", "--continue")
+    if values["sandbox"] and values["no_sandbox"]:
+        raise CliUsageError("give --sandbox or --no-sandbox, not both.", "--sandbox")
 
 
 def _has_credential(values: Values) -> bool:

@@ -139,6 +139,12 @@ MCP_CONFIG = CliOption(
 STRICT_MCP_CONFIG = CliOption(
     "strict_mcp_config", ("--strict-mcp-config",), "flag", "Only the --mcp-config servers (no .mcp.json, no user ones)."
 )
+SANDBOX = CliOption(
+    "sandbox", ("--sandbox",), "flag", "Run the agent's commands in the sandbox (bubblewrap) for this session."
+)
+NO_SANDBOX = CliOption(
+    "no_sandbox", ("--no-sandbox",), "flag", "Run the agent's commands without the sandbox for this session."
+)
 TRUST_PROJECT_HOOKS = CliOption(
     "trust_project_hooks",
     ("--trust-project-hooks",),
@@ -167,6 +173,8 @@ RUN_OPTIONS = (
     RESUME,
     MCP_CONFIG,
     STRICT_MCP_CONFIG,
+    SANDBOX,
+    NO_SANDBOX,
     TRUST_PROJECT_HOOKS,
 )
 MAIN = CliCommand(None, (PRINT, *RUN_OPTIONS, VERSION, HELP))

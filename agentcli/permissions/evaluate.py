@@ -1,4 +1,5 @@
-"""The pure decision for one call: deny rules, plan mode, ask rules, protected paths, allow rules, the mode.
+"""The pure decision for one call: deny rules, plan mode, ask rules, the sandbox, protected paths,
+allow rules, the mode.
 
 A call is judged by what its tool declares it will do (`Tool.access`, an `access.Access`):
 the paths it reads and writes, the command it runs, the hosts it contacts, the MCP server it
@@ -13,6 +14,12 @@ Hosts are judged one by one: an allow rule naming a host (`WebFetch(domain:examp
 `WebFetch(domain:*.example.com)`) lets the call contact it, and only such a rule lets the tool
 reach that host at a private, loopback or link-local address (`hosts_named`); a deny or ask
 rule naming one of its hosts catches the call.
+
+The sandbox: a command the model asked to run outside it (`Access.leaves_sandbox`) is asked
+about every time, whatever the rules and the mode. A command that runs inside it
+(`Access.sandboxed`) is allowed without a question once no deny or ask rule caught it, when
+`sandbox.autoAllowBashIfSandboxed` is on (`auto_allow_sandboxed`): inside, the project's
+protected paths are read-only and the rest of the machine too, so they are not asked about.
 
 No prompting and no I/O beyond resolving paths; the gate turns an "ask" into a question
 (or, non-interactively, a denial).
@@ -144,10 +151,12 @@ class Verdict:
     """Protected paths no allow rule names: asked every time, whatever the mode."""
     hosts: tuple[str, ...] = ()
     """Network hosts the call contacts that nothing allowed."""
+    leaves_sandbox: bool = False
+    """The model asked to run the command outside the sandbox: asked every time."""
 
 
-def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
-    """deny rules → plan mode → ask rules → protected paths → allow rules and the mode → ask."""
+def evaluate(call: Call, rules: RuleSet, mode: Mode, *, auto_allow_sandboxed: bool = False) -> Verdict:
+    """deny rules → plan mode → ask rules → the sandbox → protected paths → allow rules and the mode → ask."""
     for rule in rules.of("deny"):
         if match := _matches(rule, call):
             return Verdict("deny", rule=rule, unverified=match.unverified)
@@ -156,6 +165,10 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
     for rule in rules.of("ask"):
         if match := _matches(rule, call):
             return Verdict("ask", rule=rule, unverified=match.unverified)
+    if call.access.leaves_sandbox:
+        return Verdict("ask", leaves_sandbox=True)
+    if call.access.sandboxed and auto_allow_sandboxed:
+        return Verdict("allow")
     allow = [r for r in rules.of("allow") if r.names(call.tool, call.origin)]
     if call.protected:
         unnamed = tuple(p for p in call.protected if not _named(p, call, allow))

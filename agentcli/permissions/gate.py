@@ -1,14 +1,14 @@
 """The permission gate: the one place that decides whether a tool call runs.
 
-deny rules → plan mode → ask rules → protected paths → allow rules and the mode → ask the user (through
+deny rules → plan mode → ask rules → the sandbox → protected paths → allow rules and the mode → ask the user (through
 the front end's prompter) or, with no prompter, deny with a message naming what would
 allow the call. Tools never check permissions themselves.
 
 A PreToolUse hook's word comes on the call's context (`ToolContext.hook_permission`; its deny
 never reaches the gate): `ask` asks even where rules and mode allow; `allow` answers in place of
-the user, but never past a deny or ask rule, plan mode or a protected path. PermissionRequest
-hooks (`request_hooks`) run when the user would be asked (or, with nobody to ask, before the
-denial), and may answer in the user's place within the same bounds.
+the user, but never past a deny or ask rule, plan mode, a protected path or a command leaving
+the sandbox. PermissionRequest hooks (`request_hooks`) run when the user would be asked (or,
+with nobody to ask, before the denial), and may answer in the user's place within the same bounds.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from agentcli.permissions import messages
 from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate, hosts_named, rule_catches
 from agentcli.permissions.modes import MODES, Mode, check_mode, next_mode
 from agentcli.permissions.paths import real_path
-from agentcli.permissions.persist import add_allow_rules
+from agentcli.permissions.persist import add_allow_rules, add_allowed_domain
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.request_hooks import PermissionHooks, Update, read_update
 from agentcli.permissions.rules import SESSION, Rule, RuleError, RuleSource, parse_rule
@@ -52,6 +52,7 @@ class Gate:
         permission_hooks: PermissionHooks | None = None,
         more_folders: Sequence[Path] = (),
         bypass_disabled: bool = False,
+        auto_allow_sandboxed: bool = False,
     ) -> None:
         self.rules = rules or RuleSet()
         self.more_folders = tuple(real_path(folder) for folder in more_folders)
@@ -60,6 +61,9 @@ class Gate:
         """`disableBypassPermissionsMode`: nothing may switch to bypassPermissions (a sub-agent's mode)."""
         self.permission_hooks = permission_hooks
         """Run before each question (and before a denial for want of anyone to ask)."""
+        self.auto_allow_sandboxed = auto_allow_sandboxed
+        """`sandbox.autoAllowBashIfSandboxed`: a command the sandbox confines runs without a question
+        unless a deny or ask rule catches it."""
         self._mode: Mode = check_mode(mode)
         self.prompter = prompter
         """None means non-interactive: anything that would be asked is denied."""
@@ -125,8 +129,8 @@ class Gate:
             self.notify("A PermissionRequest hook asked to interrupt the agent; agentcli only denies the call.")
         if said.behavior == "deny":
             return Decision(False, messages.hook_denied(call, said.message))
-        if said.behavior != "allow" or verdict.rule is not None or verdict.protected:
-            return None  # a deny or ask rule, or a protected path, is still asked about
+        if said.behavior != "allow" or verdict.rule is not None or verdict.protected or verdict.leaves_sandbox:
+            return None  # a deny or ask rule, a protected path, a command leaving the sandbox: still asked about
         if said.rewrites_input:
             self.notify(
                 "A PermissionRequest hook allowed a call with a changed input, which agentcli does not apply: "
@@ -169,7 +173,7 @@ class Gate:
             call = replace(call, more_folders=self.more_folders)
         checked = dict(zip(call.paths, call.real_paths, strict=True))
         rules = RuleSet([*self.rules.rules, *granted]) if granted else self.rules
-        verdict = evaluate(call, rules, mode)
+        verdict = evaluate(call, rules, mode, auto_allow_sandboxed=self.auto_allow_sandboxed)
         hook = ctx.hook_permission
         hook_asks = hook is not None and hook.decision == "ask"
         if verdict.outcome == "allow" and not hook_asks:
@@ -178,7 +182,8 @@ class Gate:
             return Decision(False, messages.denied_by_rule(call, verdict.rule, verdict.unverified))
         if verdict.plan:
             return Decision(False, messages.plan_refusal(call, self.prompter is not None))
-        if hook is not None and hook.decision == "allow" and verdict.rule is None and not verdict.protected:
+        hook_may_answer = verdict.rule is None and not verdict.protected and not verdict.leaves_sandbox
+        if hook is not None and hook.decision == "allow" and hook_may_answer:
             return _allowed(call, checked, rules)
         suggestion = None if verdict.outcome == "allow" else suggest(call, verdict)
         unasked = None
@@ -237,7 +242,8 @@ class Gate:
     ) -> PermissionRequest:
         diff, note = None, ""
         if call.kind == "bash":
-            title, subject = "Bash command", call.command
+            title = "Bash command, outside the sandbox" if verdict.leaves_sandbox else "Bash command"
+            subject = call.command
             description = call.tool_input.get("description")
             note = description if isinstance(description, str) else ""
         elif call.paths:
@@ -273,6 +279,38 @@ class Gate:
             agent=ctx.agent_label,
             cancel=ctx.cancel,
         )
+
+    def ask_about_host(self, host: str, port: int) -> bool | None:
+        """Whether sandboxed commands may reach `host` (the sandbox's proxy asks the first time a
+        command needs a host no setting names; `workspace.network.AsksAboutHost`). Yes in
+        bypassPermissions; None when nobody can be asked; "don't ask again" saves the host to
+        sandbox.network.allowedDomains in the local settings."""
+        if self._mode == "bypassPermissions":
+            return True
+        if self.prompter is None:
+            return None
+        saved = Suggestion((host,), "local" if self.local_settings is not None else "session")
+        request = PermissionRequest(
+            tool="Network",
+            tool_input={"host": host, "port": port},
+            kind="network",
+            title="Network access from the sandbox",
+            subject=f"{host}:{port}",
+            reason=(
+                f"A sandboxed command wants to reach {host}, which sandbox.network.allowedDomains does not list. "
+                "A yes lets every sandboxed command of this session reach it."
+            ),
+            suggestion=saved,
+        )
+        with self._lock:
+            answer = self.prompter(request)
+        if answer.choice == "always" and self.local_settings is not None:
+            try:
+                if add_allowed_domain(self.local_settings, host):
+                    self.notify(f"Saved {host} to sandbox.network.allowedDomains in {self.local_settings}.")
+            except (OSError, UsageError) as error:
+                self.notify(f"Could not save {host} to {self.local_settings} ({error}); allowed for this session.")
+        return answer.choice != "no"
 
     def notify(self, text: str) -> None:
         """Tell the user `text` (a rule not saved or ignored), when someone listens."""
@@ -376,6 +414,7 @@ def build_gate(
     prompter: Prompter | None = None,
     on_notice: Notify | None = None,
     permission_hooks: PermissionHooks | None = None,
+    auto_allow_sandboxed: bool = False,
 ) -> Gate:
     """The gate for a session: rules from the three settings files and the flags, and the mode.
 
@@ -393,4 +432,5 @@ def build_gate(
         permission_hooks=permission_hooks,
         more_folders=folders,
         bypass_disabled=bypass_disabled_by(settings) is not None,
+        auto_allow_sandboxed=auto_allow_sandboxed,
     )

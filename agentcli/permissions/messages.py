@@ -99,6 +99,12 @@ def non_interactive(
             + "; remove that ask rule to let it run.\n"
             + DO_NOT_RETRY
         )
+    if verdict.leaves_sandbox:
+        return (
+            f"Permission denied: {what} was to run outside the sandbox (dangerouslyDisableSandbox), which the "
+            f"user must approve each time, and {nobody_asked}. Run it inside the sandbox instead, "
+            f"or tell the user what it needs that the sandbox forbids.\n{DO_NOT_RETRY}"
+        )
     if verdict.protected:
         rules = naming_rules(call, verdict)
         allow = (
@@ -169,6 +175,11 @@ def ask_reason(call: Call, verdict: Verdict, suggestion: Suggestion | None = Non
                 f"{source_of(verdict.rule)}: {verdict.unverified}."
             )
         return f'It matches the ask rule "{verdict.rule.text}" in {source_of(verdict.rule)}.'
+    if verdict.leaves_sandbox:
+        return (
+            "The model asks to run this command outside the sandbox, with your full access to files and the "
+            "network. Such commands are asked about every time."
+        )
     if verdict.protected:
         return f"It writes {protected_summary(verdict, call)}. Such files are asked about every time, in every mode."
     outside = call.outside_of(verdict.uncovered_paths)

@@ -42,6 +42,25 @@ def change_rules(path: Path, behavior: str, *, add: Sequence[str] = (), remove: 
         return added + removed
 
 
+def add_allowed_domain(path: Path, host: str) -> bool:
+    """Append `host` to sandbox.network.allowedDomains in `path` (created if missing); False when it was there."""
+    added = False
+
+    def change(data: dict[str, Any]) -> None:
+        nonlocal added
+        sandbox = data.setdefault("sandbox", {})
+        network = sandbox.setdefault("network", {}) if isinstance(sandbox, dict) else None
+        domains = network.setdefault("allowedDomains", []) if isinstance(network, dict) else None
+        if not isinstance(domains, list):
+            raise UsageError(f"Settings file {path}: sandbox.network.allowedDomains must be a list of host names.")
+        if host not in domains:
+            domains.append(host)
+            added = True
+
+    update_settings(path, change)
+    return added
+
+
 def update_settings(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
     """Read the settings file `path` (created if missing), let `change` edit its object in
     place, and write it back atomically, under the same lock as the rules."""

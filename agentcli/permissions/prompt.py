@@ -54,7 +54,8 @@ class PermissionRequest:
     tool: str
     tool_input: JSON
     kind: str
-    """What the call mainly does (`evaluate.CallKind`): "bash", "edit", "read", "mcp", "none" or "other"."""
+    """What the call mainly does (`evaluate.CallKind`): "bash", "edit", "read", "mcp", "none" or "other";
+    or "network": a sandboxed command wants to reach a host (`Gate.ask_about_host`)."""
     title: str
     """e.g. "Bash command", "Edit file"."""
     subject: str

@@ -54,8 +54,8 @@ class Suggestion:
 
 def suggest(call: Call, verdict: Verdict) -> Suggestion | None:
     """Rules that would let this call through; None when no rule can, or when the call must be asked
-    about every time (an ask rule, a protected path)."""
-    if verdict.outcome != "ask" or verdict.rule is not None or verdict.protected:
+    about every time (an ask rule, a protected path, a command leaving the sandbox)."""
+    if verdict.outcome != "ask" or verdict.rule is not None or verdict.protected or verdict.leaves_sandbox:
         return None
     if call.kind == "bash":
         rules = bash_rules_for(call.command, verdict.coverage)

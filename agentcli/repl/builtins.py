@@ -450,6 +450,15 @@ def _hooks(repl: Repl, args: str) -> None:
     repl.console.print(table)
 
 
+def _sandbox(repl: Repl, args: str) -> None:
+    """`/sandbox`: whether the agent's commands run in the sandbox, what it allows, and what is
+    missing to turn it on."""
+    from agentcli.session.sandbox import describe
+
+    for line in describe(repl.session.sandbox):
+        repl.console.print(escape(for_terminal(line)))
+
+
 MCP_USAGE = "Usage: /mcp shows the MCP servers; /mcp reconnect NAME restarts one that failed."
 
 
@@ -597,6 +606,7 @@ BUILTINS: dict[str, Builtin] = {
             "[last]",
         ),
         Builtin("mcp", "MCP servers: state, tools, errors; reconnect a failed one", _mcp, "[reconnect NAME]"),
+        Builtin("sandbox", "Whether commands run in the sandbox, what it allows, how to turn it on", _sandbox),
         Builtin("hooks", "List the hooks that run in this session and the file of each", _hooks),
         Builtin("model", "Show or change the model (provider:model switches provider)", _model, "[name]"),
         Builtin(

@@ -8,8 +8,8 @@ servers (started later, `mcp.servers`), the model client (`SessionModel`, made a
 request), the built-in tools, WebFetch's page cache, the agent types, which outside files and
 skills are trusted, the loop's configuration for a model (`loop_config`), and the project's
 checkpoints. Building starts nothing but the workspace it makes (entered last, closed with the
-parts; the local one holds nothing): no MCP server, no connection, no thread. So a batch runner
-may compose many sessions, each with a
+parts; the local one holds nothing, the sandboxed one a bubblewrap sandbox, `session.sandbox`):
+no MCP server, no connection, no thread. So a batch runner may compose many sessions, each with a
 workspace of its own that it made and will close (`compose(..., workspace=...)`), cheaply.
 
 The conversation (`conversation.Conversation`) uses the parts; `session.Session` holds the
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentcli.agents.sources import ToolList, builtin_source
@@ -59,6 +59,7 @@ from agentcli.providers import (
 )
 from agentcli.providers.text_tools import ToolProtocol, with_tool_protocol
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
+from agentcli.session.sandbox import SandboxStatus, session_workspace
 from agentcli.sessions.autocompact import auto_compact_percent
 from agentcli.sessions.store import LoadedTranscript, find_session, latest_session, load_transcript
 from agentcli.settings import Settings, agentcli_home, load_settings, own_local_settings
@@ -67,7 +68,7 @@ from agentcli.skills.trust import SkillTrust
 from agentcli.tools.web_fetch import Kept
 from agentcli.web.cache import UrlCache
 from agentcli.workspace.contract import Workspace
-from agentcli.workspace.local import LocalWorkspace
+from agentcli.workspace.sandbox_settings import sandbox_settings
 
 
 @dataclass
@@ -95,6 +96,9 @@ class SessionOptions:
     """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
     strict_mcp_config: bool = False
     """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
+    sandbox: bool | None = None
+    """`--sandbox` (True) or `--no-sandbox` (False): whether the agent's commands run in the
+    sandbox, over `sandbox.enabled`; None: the settings decide."""
     trust_project_hooks: bool = False
     """`--trust-project-hooks`: run the checked-in settings' hooks without asking (`hooks.trust`)."""
 
@@ -249,6 +253,8 @@ class SessionParts:
     """The project's checkpoints (`agentcli.checkpoints`): recorded unless the `checkpoints` setting is
     false, and read by rewinds either way."""
     checkpoint_config: CheckpointConfig
+    sandbox: SandboxStatus
+    """Whether the agent's commands run in a sandbox, and what it allows (for /sandbox)."""
 
     @property
     def cwd(self) -> Path:
@@ -324,6 +330,7 @@ def compose(
     prompter = approvals.prompter
     if prompter is not None and hook_config.matching("Notification", "permission_prompt"):
         prompter = _NotifyingPrompter(prompter, hooks)
+    sandbox = sandbox_settings(settings, options.sandbox, notice)
     gate = build_gate(
         settings,
         cwd,
@@ -333,6 +340,7 @@ def compose(
         prompter=prompter,
         on_notice=notice,
         permission_hooks=permission_request if hook_config.matching("PermissionRequest") else None,
+        auto_allow_sandboxed=sandbox.auto_allow,
     )
     for text in settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
         notice(text)
@@ -366,8 +374,17 @@ def compose(
         return model_info(name, settings.get(MODELS_SETTING)).native_tools
 
     opened = ExitStack()
+    more_folders = tuple(str(folder) for folder in gate.more_folders)  # additionalDirectories: writable as the project
+    sandbox = replace(sandbox, allow_write=(*sandbox.allow_write, *more_folders))
+    status = SandboxStatus(sandbox)
     if workspace is None:  # made last, once nothing else can fail; entered (a sandbox starts so), closed with the parts
-        workspace = opened.enter_context(LocalWorkspace(cwd, passthrough=passthrough))
+        try:
+            workspace, status = session_workspace(
+                cwd, sandbox, opened, passthrough=passthrough, ask_host=gate.ask_about_host, notice=notice
+            )
+        except BaseException:
+            opened.close()
+            raise
     return SessionParts(
         options=options,
         settings=settings,
@@ -379,7 +396,7 @@ def compose(
         model=SessionModel(provider, protocol, native_tools, timeouts, model),
         first_model=first_model,
         earlier=earlier,
-        builtins=builtin_source(),
+        builtins=builtin_source(unsandboxed_commands=status.active and sandbox.allow_unsandboxed),
         skill_trust=SkillTrust(),
         skill_notices=SkillNotices(notice),
         outside_files=outside_files,
@@ -394,6 +411,7 @@ def compose(
         retry_base_delay=retry_base_delay,
         checkpoints=checkpoint_config.store(cwd, agentcli_home()),
         checkpoint_config=checkpoint_config,
+        sandbox=status,
     )
 
 

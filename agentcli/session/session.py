@@ -46,6 +46,7 @@ from agentcli.permissions.prompt import Prompter
 from agentcli.providers import choose, credential_problem
 from agentcli.session.composition import Approvals, SessionOptions, SessionParts, compose, model_or_error
 from agentcli.session.conversation import Conversation
+from agentcli.session.sandbox import SandboxStatus
 from agentcli.sessions.compact import Compacted
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, load_transcript
@@ -125,6 +126,10 @@ class Session:
     @property
     def gate(self) -> Gate:
         return self.parts.gate
+
+    @property
+    def sandbox(self) -> SandboxStatus:
+        return self.parts.sandbox
 
     @property
     def hooks(self) -> Hooks:

@@ -4,6 +4,8 @@ Bash tool runs it in the workspace."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agentcli.contracts import PermissionGate, Tool, ToolContext, before_running
 from agentcli.skills.catalog import Skill
 from agentcli.skills.expand import CommandRunner
@@ -48,7 +50,7 @@ class GatedShell:
                 raise SkillFileError(
                     f"/{skill.name} was not run: its command !`{command}` was refused: {refused}"
                 ) from None
-            result = self.bash.run(tool_input, ctx)
+            result = self.bash.run(tool_input, replace(ctx, access=decision.access))
             output = result.content.rstrip("\n")
             if not result.is_error and output.endswith(_OK_STATUS):
                 output = output[: -len(_OK_STATUS)].rstrip("\n")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from agentcli.tools.registry import ToolRegistry
 
 
-def builtin_tools() -> ToolRegistry:
-    """A registry holding every built-in tool, in manifest order."""
+def builtin_tools(*, unsandboxed_commands: bool = False) -> ToolRegistry:
+    """A registry holding every built-in tool, in manifest order; with `unsandboxed_commands`
+    (`sandbox.allowUnsandboxedCommands`), Bash offers the model `dangerouslyDisableSandbox`."""
     from agentcli.tools.bash import BashTool
     from agentcli.tools.edit import EditTool
     from agentcli.tools.glob import GlobTool
@@ -14,4 +15,13 @@ def builtin_tools() -> ToolRegistry:
     from agentcli.tools.read import ReadTool
     from agentcli.tools.write import WriteTool
 
-    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), GlobTool()])
+    return ToolRegistry(
+        [
+            ReadTool(),
+            WriteTool(),
+            EditTool(),
+            BashTool(unsandboxed_commands=unsandboxed_commands),
+            GrepTool(),
+            GlobTool(),
+        ]
+    )

@@ -1,7 +1,14 @@
 """Bash: run a shell command in the project directory, through the workspace (`Workspace.run`:
 in its own process group, killed with it on a timeout or an interrupt, its output capped at
 `workspace.contract.OUTPUT_LIMIT` characters, which with the status lines stays under the
-30,000-character result cap)."""
+30,000-character result cap).
+
+In a sandboxed workspace a call declares whether its command runs inside the sandbox
+(`Access.sandboxed`: unless it is one of `sandbox.excludedCommands`); the gate judges that, and
+the call runs where the gate judged it would (`ToolContext.access`). Only with
+`sandbox.allowUnsandboxedCommands` does the tool offer the model Claude Code's
+`dangerouslyDisableSandbox`, and such a call is asked about every time (`Access.leaves_sandbox`).
+What the workspace notes about the run (the sandbox's refusals) follows the exit status."""
 
 from __future__ import annotations
 
@@ -14,6 +21,14 @@ from agentcli.workspace.contract import Command
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
+DISABLE_SANDBOX = "dangerouslyDisableSandbox"
+DISABLE_SANDBOX_SCHEMA: JSON = {
+    "type": "boolean",
+    "description": (
+        "Run this command outside the sandbox, with the user's full access. Only when it failed in the "
+        "sandbox for a reason the sandbox gave and the task truly needs it; the user is asked every time."
+    ),
+}
 
 
 class BashTool(BuiltinTool):
@@ -63,21 +78,30 @@ Opening a pull request (only when asked; use `gh`):
         "additionalProperties": False,
     }
 
+    def __init__(self, *, unsandboxed_commands: bool = False) -> None:
+        if unsandboxed_commands:
+            properties = {**self.input_schema["properties"], DISABLE_SANDBOX: DISABLE_SANDBOX_SCHEMA}
+            self.input_schema = {**self.input_schema, "properties": properties}
+
     def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
         command = tool_input.get("command")
-        return Access(command=command if isinstance(command, str) else "")
+        text = command if isinstance(command, str) else ""
+        leaves = tool_input.get(DISABLE_SANDBOX) is True and ctx.workspace.confines(text)
+        return Access(command=text, sandboxed=not leaves and ctx.workspace.confines(text), leaves_sandbox=leaves)
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         timeout = min(int(tool_input.get("timeout") or DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS) / 1000
-        command = Command(["bash", "-c", tool_input["command"]])
+        judged = ctx.access if ctx.access is not None else self.access(tool_input, ctx)
+        command = Command(["bash", "-c", tool_input["command"]], outside_sandbox=not judged.sandboxed)
         finished = ctx.workspace.run(command, timeout=timeout, cancel=ctx.cancel)
         text = finished.output
+        notes = "".join(f"\n[{note}]" for note in finished.notes)
         if finished.outcome == "timeout":
             note = f"Command timed out after {timeout:g} s and was killed (with its child processes)."
-            return ToolResult(_join(text, note), is_error=True, summary=note, output=text)
+            return ToolResult(_join(text, note) + notes, is_error=True, summary=note, output=text)
         if finished.outcome == "cancelled" or finished.exit_code is None:
             note = "Command interrupted by the user; it was killed (with its child processes)."
-            return ToolResult(_join(text, note), is_error=True, summary=note, output=text)
+            return ToolResult(_join(text, note) + notes, is_error=True, summary=note, output=text)
         code = finished.exit_code
         status = f"Exit code {code}"
         if code < 0:
@@ -87,7 +111,8 @@ Opening a pull request (only when asked; use `gh`):
                 "; background processes still writing to the output were killed (to keep one running, "
                 "redirect its output: `cmd > log 2>&1 &`)"
             )
-        return ToolResult(_join(text, status), is_error=code != 0, summary=_summary(text, status), output=text)
+        content = _join(text, status) + notes
+        return ToolResult(content, is_error=code != 0, summary=_summary(text, status), output=text)
 
 
 def _signal_name(number: int) -> str:

@@ -43,6 +43,9 @@ class CheckpointedWorkspace:
     def root(self) -> Path:
         return self._inner.root
 
+    def confines(self, shell_command: str) -> bool:
+        return self._inner.confines(shell_command)
+
     def run(
         self, command: Command, *, timeout: float, cancel: threading.Event, output_limit: int = OUTPUT_LIMIT
     ) -> Finished:

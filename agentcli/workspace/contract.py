@@ -16,9 +16,9 @@ Implementations and wrappers, each a file of its own in this package:
 
 - `local.LocalWorkspace`: the machine itself (processes in their own process group,
   files opened beneath the checked path without following symlinks);
-- later: a sandboxed one (bubblewrap around every process it starts: it rewrites the argv
-  and adds to the environment in `start`, and owns one long-lived sandbox from `__enter__`
-  to `close`); a checkpointed wrapper (records the work tree in `before_change`); a per-task
+- `sandboxed.SandboxedWorkspace`: the agent's commands in one bubblewrap sandbox per session,
+  started in `__enter__` (each command a fresh process inside it), files as the local one;
+- later: a checkpointed wrapper (records the work tree in `before_change`); a per-task
   one (a batch task's worktree as `root`); an editor-backed one (ACP's `fs/read_text_file`,
   `fs/write_text_file` and `terminal/*` behind `read_file`, `open_folder` and `run`).
 
@@ -70,6 +70,10 @@ class Command:
     program agentcli runs for itself to read (ripgrep, git status), which gets none."""
     stderr: Literal["stdout", "pipe", "discard"] = "stdout"
     """Where its standard error goes: into its output, a pipe of its own (`Process.stderr`), or nowhere."""
+    outside_sandbox: bool = False
+    """Run it on the machine itself even where the workspace has a sandbox: the permission gate
+    judged it as a command outside the sandbox (one of `sandbox.excludedCommands`, or one the
+    model asked to run unsandboxed). A `harness` command always runs outside."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,9 @@ class Finished:
     between them."""
     lines: int
     """Line breaks in all it printed, the part cut included."""
+    notes: tuple[str, ...] = ()
+    """What the workspace has to tell the model about the run: a sandbox's refusals (a host it
+    did not let the command reach), or what it forbids when the command failed as if it had hit that."""
 
 
 class Process(Protocol):
@@ -95,7 +102,9 @@ class Process(Protocol):
 
     @property
     def pid(self) -> int:
-        """Its process id, as this machine sees it (also the id of its process group)."""
+        """Its process id (also the id of its process group): as this machine sees it, or, for a
+        command in a sandbox, as its own PID namespace does (1: never signal it from here, end it
+        with `kill`)."""
         ...
 
     @property
@@ -201,12 +210,18 @@ class Workspace(Protocol):
     in the thread that runs it); either kills the command and its process group before `run`
     returns or re-raises. Nothing a workspace starts outlives the block or call that started
     it, except what a command itself left running in the background with its output
-    redirected (as a shell does).
+    redirected (as a shell does), and a sandbox lets not even that survive.
     """
 
     @property
     def root(self) -> Path:
         """The project folder: relative paths resolve against it, and commands start in it."""
+        ...
+
+    def confines(self, shell_command: str) -> bool:
+        """Whether the agent's shell command `shell_command` would run inside a sandbox that bounds
+        what it can write, read and reach (False: the workspace has none, or the command is one
+        excluded from it). The permission gate judges a Bash call by this (`Access.sandboxed`)."""
         ...
 
     def run(

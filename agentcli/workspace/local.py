@@ -47,6 +47,9 @@ class LocalWorkspace:
     def root(self) -> Path:
         return self._root
 
+    def confines(self, shell_command: str) -> bool:
+        return False
+
     def run(
         self, command: Command, *, timeout: float, cancel: threading.Event, output_limit: int = OUTPUT_LIMIT
     ) -> Finished:

@@ -57,6 +57,9 @@ class Recording:
     def root(self) -> Path:
         return self.inner.root
 
+    def confines(self, shell_command: str) -> bool:
+        return self.inner.confines(shell_command)
+
     def run(
         self, command: Command, *, timeout: float, cancel: threading.Event, output_limit: int = OUTPUT_LIMIT
     ) -> Finished:

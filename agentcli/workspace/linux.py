@@ -1,0 +1,99 @@
+"""The few Linux system calls the sandbox's supervisor makes that Python 3.11's `os` lacks:
+new namespaces, bind mounts, dropping capabilities, and being undumpable.
+
+Standard library only (ctypes): imported inside the sandbox by the supervisor.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWPID = 0x20000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_NOATIME = 1024
+MS_NODIRATIME = 2048
+MS_BIND = 4096
+MS_REC = 16384
+MS_SLAVE = 1 << 19
+MS_RELATIME = 1 << 21
+# statvfs flag → the mount flag a read-only remount must repeat (the kernel refuses to drop a locked one)
+_KEPT_FLAGS = {
+    os.ST_NOSUID: MS_NOSUID,
+    os.ST_NODEV: MS_NODEV,
+    os.ST_NOEXEC: MS_NOEXEC,
+    os.ST_NOATIME: MS_NOATIME,
+    os.ST_NODIRATIME: MS_NODIRATIME,
+    os.ST_RELATIME: MS_RELATIME,
+}
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CAPABILITY_VERSION_3 = 0x20080522
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(flags), "unshare")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int) -> None:
+    def c(text: str | None) -> bytes | None:
+        return None if text is None else os.fsencode(text)
+
+    _check(_libc.mount(c(source), c(target), c(fstype), flags, None), f"mount {target}")
+
+
+def bind(source: str, target: str, *, read_only: bool) -> None:
+    """Mount `source` at `target` (both existing), read-only if asked, keeping the flags the
+    mount it comes from has."""
+    mount(source, target, None, MS_BIND | MS_REC)
+    if read_only:
+        kept = os.statvfs(target).f_flag
+        flags = MS_BIND | MS_REMOUNT | MS_RDONLY
+        for bit, flag in _KEPT_FLAGS.items():
+            if kept & bit:
+                flags |= flag
+        mount(None, target, None, flags)
+
+
+def undumpable() -> None:
+    """No core dumps, and no ptrace or /proc/PID/mem access by processes without privileges."""
+    _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
+
+
+class _Header(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _Data(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> None:
+    """Give up every capability for good: none now, none for any program executed later (the
+    bounding set is emptied, so even uid 0 gains none on execve). Raises OSError when any is left."""
+    with open("/proc/sys/kernel/cap_last_cap") as file:
+        last = int(file.read())
+    for capability in range(last + 1):
+        _libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
+    _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(PR_CAP_AMBIENT)")
+    data = (_Data * 2)()
+    _check(_libc.capset(ctypes.byref(_Header(_CAPABILITY_VERSION_3, 0)), data), "capset")
+    with open("/proc/self/status") as file:
+        left = [line for line in file if line.startswith(("CapEff:", "CapPrm:", "CapBnd:", "CapAmb:"))]
+    if any(int(line.split()[1], 16) for line in left):
+        raise OSError(1, "capabilities are left after dropping them: " + " ".join(line.strip() for line in left))
