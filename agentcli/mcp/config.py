@@ -6,6 +6,10 @@ Every file holds `{"mcpServers": {NAME: SERVER, ...}}`, SERVER being one of
     {"type": "http", "url": "https://host/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
     {"type": "sse", "url": "https://host/sse", "headers": {...}}              older servers
 
+A remote server without an `Authorization` header is logged in to with OAuth when it asks
+(`agentcli mcp login NAME`); `"oauth": {"clientId": "...", "callbackPort": 8080}` names a client
+registered with its authorization server by hand, and the port its redirect URI has.
+
 `${VAR}` and `${VAR:-default}` are expanded in command, args, env, url and headers. A server
 named in several files is taken from the last one read: user, then project, then each
 `--mcp-config` in order; with `--strict-mcp-config` only the `--mcp-config` files are read. A
@@ -52,6 +56,16 @@ class ServerConfig:
     env: Mapping[str, str] = field(default_factory=dict)
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
+    oauth_client_id: str = ""
+    """A client registered by hand with the server's authorization server (`oauth.clientId`);
+    empty: agentcli registers itself (dynamic client registration)."""
+    oauth_callback_port: int = 0
+    """The port of the login's redirect URI (`oauth.callbackPort`); 0: any free one."""
+
+    @property
+    def logs_in(self) -> bool:
+        """A remote server that brings no `Authorization` header: it may ask for an OAuth login."""
+        return self.transport != "stdio" and not any(key.lower() == "authorization" for key in self.headers)
 
     @property
     def target(self) -> str:
@@ -127,7 +141,24 @@ def parse_server(name: str, spec: object, scope: Scope, source: Path, environ: M
     if not url.startswith(("http://", "https://")):
         raise ValueError(f'"url" must be an http:// or https:// address, not {url!r}.')
     headers = {key: expand.text(value, f"headers.{key}") for key, value in _string_map(spec, "headers").items()}
-    return ServerConfig(name, scope, source, kind, url=url, headers=headers)
+    client_id, port = _oauth(spec)
+    return ServerConfig(
+        name, scope, source, kind, url=url, headers=headers, oauth_client_id=client_id, oauth_callback_port=port
+    )
+
+
+def _oauth(spec: dict[str, Any]) -> tuple[str, int]:
+    """`oauth.clientId` and `oauth.callbackPort` (Claude Code's other `oauth` keys are ignored)."""
+    oauth = spec.get("oauth", {})
+    if not isinstance(oauth, dict):
+        raise ValueError('"oauth" must be an object, e.g. {"clientId": "...", "callbackPort": 8080}.')
+    client_id = oauth.get("clientId", "")
+    if not isinstance(client_id, str):
+        raise ValueError('"oauth.clientId" must be a string.')
+    port = oauth.get("callbackPort", 0)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError('"oauth.callbackPort" must be a port number (1 to 65535).')
+    return client_id, port
 
 
 def expand_variables(text: str, environ: Mapping[str, str]) -> str:

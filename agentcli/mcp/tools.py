@@ -72,7 +72,7 @@ class McpTool:
 
     def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         try:
-            outcome = self.manager.call_tool(self.server, self.info.name, tool_input, ctx.cancel)
+            outcome = self.manager.call_tool(self.server, self.info.name, tool_input, ctx.cancel, ctx.agent_label)
         except ServerDown as down:
             return ToolResult(str(down), is_error=True, summary=f'MCP server "{self.server}" is down')
         except CallCancelled:
