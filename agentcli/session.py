@@ -44,6 +44,7 @@ from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent, mentions_mcp
+from agentcli.mcp.elicitation import DeclineAll, Elicitor
 from agentcli.mcp.servers import SessionServers
 from agentcli.model_settings import TOKEN_BUDGET_SETTING, budget_usd, check_model_table, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
@@ -130,11 +131,13 @@ class Session:
         approve_outside: AsksAboutOutsideFiles | None = None,
         approve_hooks: AsksAboutHooks | None = None,
         approve_mcp_server: AsksAboutProjectServer | None = None,
+        elicitor: Elicitor | None = None,
         retry_base_delay: float = LoopConfig.retry_base_delay,
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
-        run) what would be asked is denied or left out.
+        run) what would be asked is denied or left out. `elicitor` answers an MCP server's requests
+        for input from the user; without it (agentcli run) they are declined, with a notice.
         `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run).
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
         A `model` given is the session's from then on: `close` closes it."""
@@ -191,6 +194,7 @@ class Session:
             mode=lambda: self.gate.mode,
             local_settings=self.gate.local_settings,
             ask=approve_mcp_server,
+            elicitor=elicitor or DeclineAll(self._notice),
             on_notice=self._notice,
         )
         """Nothing is started until `mcp.start()` (the front end, once it is up) or the first request."""

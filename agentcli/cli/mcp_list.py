@@ -3,6 +3,10 @@
     demo · user · stdio · connected
       python demo_server.py
       tools: echo, shout
+    github · user · http · needs login
+      https://api.example.com/mcp
+      login: not logged in
+      needs you to log in: run `agentcli mcp login github` (...)
 
 The servers are those a session in this directory would have (`SessionServers`): the same
 files (with `--mcp-config` and `--strict-mcp-config` as a session takes them), approvals and
@@ -16,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentcli.mcp.approval import ENABLE_ALL_KEY, ENABLED_KEY
+from agentcli.mcp.auth_store import AuthStore, login_label
 from agentcli.mcp.servers import SessionServers
 from agentcli.mcp.status import ServerStatus
 from agentcli.permissions.sources import resolve_mode
@@ -46,15 +51,18 @@ def server_report(cwd: Path, flag_files: Sequence[Path] = (), strict: bool = Fal
         servers.start()
         servers.manager.wait_for_connections(servers.timeout_s)
         statuses = servers.manager.statuses()
+        store = servers.manager.auth_store
     finally:
         servers.close()
-    return "\n".join(line for status in statuses for line in _lines(status)), notices
+    return "\n".join(line for status in statuses for line in _lines(status, store)), notices
 
 
-def _lines(status: ServerStatus) -> list[str]:
+def _lines(status: ServerStatus, store: AuthStore) -> list[str]:
     config = status.config
     state = "failed" if status.state == "connecting" else status.state  # timed out while closing
     lines = [f"{config.name} · {config.scope} · {config.transport} · {state}", f"  {config.target}"]
+    if config.logs_in:
+        lines.append(f"  login: {login_label(config, store)}")
     if status.state == "connected":
         names = ", ".join(tool.name for tool in status.tools)
         lines.append(f"  tools: {names or '(none)'}")

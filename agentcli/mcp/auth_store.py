@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from agentcli.mcp.config import ServerConfig
 from agentcli.permissions.persist import write_json_atomically
 from agentcli.regular_file import read_regular_file
 
@@ -108,6 +109,14 @@ class AuthStore:
         expires_at = record.get("expires_at")
         ran_out = isinstance(expires_at, (int, float)) and expires_at <= (time.time() if now is None else now)
         return "expired" if ran_out and not tokens.get("refresh_token") else "logged in"
+
+
+def login_label(server: ServerConfig, store: AuthStore) -> str:
+    """How a server authenticates, for `/mcp` and `mcp list`: its login state (OAuth), "header"
+    (its own Authorization header), or "" (a stdio server)."""
+    if server.transport == "stdio":
+        return ""
+    return store.state(server.url) if server.logs_in else "header"
 
 
 def default_store() -> AuthStore:

@@ -64,8 +64,10 @@ STDERR_SHOWN = 400
 UNASKED = "agentcli asks the user only while one of the server's own calls is running"
 
 
-def how_to_log_in(name: str) -> str:
-    return f"needs you to log in: run `agentcli mcp login {name}` (or /mcp login {name} in agentcli)"
+def how_to_log_in(name: str, why: str = "") -> str:
+    """The error of a server in "needs login": what happened, if anything, and how to log in."""
+    said = f" ({why})" if why else ""
+    return f"needs you to log in{said}: run `agentcli mcp login {name}` (or /mcp login {name} in agentcli)"
 
 
 class McpManager:
@@ -137,6 +139,12 @@ class McpManager:
         return forgot
 
     reconnect = connect
+
+    def wait_for(self, name: str, timeout: float) -> ServerStatus:
+        """`name`'s status once it is no longer connecting, or after `timeout` seconds."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._status[name].state != "connecting", timeout)
+            return self._status[name]
 
     def wait_for_connections(self, timeout: float) -> list[str]:
         """Wait until no server is connecting, at most `timeout` seconds; the names still connecting."""
@@ -267,7 +275,7 @@ class McpManager:
                 if isinstance(login, LoginRequired):
                     self._set(name, "needs login", str(login))
                 elif login is not None:
-                    self._set(name, "needs login", f"the login did not complete: {login}")
+                    self._set(name, "needs login", how_to_log_in(name, f"the last login did not complete: {login}"))
                 else:
                     why = _failure(error, errlog)
                     if server.transport != "stdio":

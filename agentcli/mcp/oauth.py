@@ -67,7 +67,8 @@ def auth_for(server: ServerConfig, store: AuthStore, authorizer: Authorizer) -> 
     record = store.load(server.url)
     if isinstance(authorizer, NoLogin) and not record.get("tokens"):
         return _RefuseUnauthorized(authorizer.how)
-    storage = _Storage(server, store, authorizer.redirect_uri)
+    # Nobody logging in: the registration is used as it is, for refreshing (its redirect never is).
+    storage = _Storage(server, store, None if isinstance(authorizer, NoLogin) else authorizer.redirect_uri)
     provider = OAuthClientProvider(
         server.url,
         OAuthClientMetadata(
@@ -115,7 +116,7 @@ def _restore(provider: OAuthClientProvider, record: dict[str, Any]) -> None:
 class _Storage:
     """The SDK's `TokenStorage` over one server's record in the `AuthStore`."""
 
-    def __init__(self, server: ServerConfig, store: AuthStore, redirect_uri: str) -> None:
+    def __init__(self, server: ServerConfig, store: AuthStore, redirect_uri: str | None) -> None:
         self.server = server
         self.store = store
         self.redirect_uri = redirect_uri
@@ -144,14 +145,14 @@ class _Storage:
             return OAuthClientInformationFull(
                 client_id=self.server.oauth_client_id,
                 client_secret=secret if isinstance(secret, str) else None,
-                redirect_uris=[self.redirect_uri],  # type: ignore[list-item]
+                redirect_uris=[self.redirect_uri] if self.redirect_uri else None,  # type: ignore[list-item]
                 token_endpoint_auth_method="client_secret_basic" if isinstance(secret, str) else "none",
             )
         try:
             client = OAuthClientInformationFull.model_validate(record.get("client"))
         except ValidationError:
             return None
-        if self.redirect_uri not in [str(uri) for uri in client.redirect_uris or ()]:
+        if self.redirect_uri is not None and self.redirect_uri not in [str(u) for u in client.redirect_uris or ()]:
             return None  # registered for another callback port: register again
         return client
 

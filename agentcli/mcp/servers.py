@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from agentcli.errors import UsageError
 from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to_enable, remember_approval
 from agentcli.mcp.config import load_servers
+from agentcli.mcp.elicitation import Elicitor
 from agentcli.mcp.search import SEARCH_ENV, THRESHOLD_SETTING, threshold_percent
 from agentcli.mcp.tools import DEFAULT_OUTPUT_TOKENS, OUTPUT_ENV, OUTPUT_SETTING, McpToolSource
 from agentcli.setting_keys import setting
@@ -50,6 +51,7 @@ class SessionServers:
         local_settings: Path | None,
         ask: AsksAboutProjectServer | None,
         on_notice: Notify,
+        elicitor: Elicitor | None = None,
     ) -> None:
         self.settings = settings
         self.mode = mode
@@ -69,11 +71,12 @@ class SessionServers:
         if found.servers:
             from agentcli.mcp.manager import McpManager  # asyncio and threads only when there are servers
 
-            self.manager = McpManager(cwd, connect_timeout=self.timeout_s, on_notice=on_notice)
+            self.manager = McpManager(cwd, connect_timeout=self.timeout_s, on_notice=on_notice, elicitor=elicitor)
             for server in found.servers.values():
                 self.manager.add(server, "needs approval")
         self._started = False
         self._asked = False
+        self._told_to_log_in: set[str] = set()
 
     def start(self) -> None:
         """Connect every approved server in the background; mark the others (once)."""
@@ -102,10 +105,20 @@ class SessionServers:
         self.start()
         self._settle_approvals()
         source.freeze(self.timeout_s, context_window)
+        self._tell_who_needs_login()
 
     def close(self) -> None:
         if self.manager is not None:
             self.manager.close()
+
+    def _tell_who_needs_login(self) -> None:
+        """Once a session: which servers' tools are left out until the user logs in, and how."""
+        if self.manager is None:
+            return
+        for status in self.manager.statuses():
+            if status.state == "needs login" and status.name not in self._told_to_log_in:
+                self._told_to_log_in.add(status.name)
+                self.on_notice(f'MCP server "{status.name}" {status.error}; its tools are left out until then.')
 
     def _settle_approvals(self) -> None:
         if self._asked or self.manager is None:

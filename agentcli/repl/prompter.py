@@ -1,5 +1,6 @@
 """Questions in the terminal: whether a tool call may run, whether files outside the project
-may be sent to the model, and whether a project's MCP server may start.
+may be sent to the model, whether a project's MCP server may start, and an MCP server's own
+questions (its forms: `repl.elicit`). One question is on screen at a time, whichever thread asks.
 
 Both work the same way: the options are listed with the first one highlighted; ↑/↓ move the
 highlight and Enter picks it, or a number, y/n or Esc (No) picks at once. Once answered, the
@@ -25,6 +26,7 @@ from agentcli.context.outside import OutsideFile
 from agentcli.errors import Halt
 from agentcli.hooks.config import HookCommand
 from agentcli.mcp.config import ServerConfig
+from agentcli.mcp.elicitation import Question, Reply
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.permissions.render import SHOW_ALL_KEY, CallPreview, OptionList, PermissionQuestion, preview_limit
 from agentcli.repl.keys import CTRL_C, ESC, EscWatcher, cbreak, read_key
@@ -63,13 +65,14 @@ class Choices:
 
 
 class TerminalPrompter:
-    """Implements `permissions.prompt.Prompter`, `context.outside.AsksAboutOutsideFiles` and
-    `mcp.approval.AsksAboutProjectServer` for the REPL."""
+    """Implements `permissions.prompt.Prompter`, `context.outside.AsksAboutOutsideFiles`,
+    `mcp.approval.AsksAboutProjectServer` and `mcp.elicitation.Elicitor` for the REPL."""
 
     def __init__(self, console: Console, watcher: Callable[[], EscWatcher | None], pause_view: Callable[[], None]):
         self.console = console
         self.watcher = watcher
         self.pause_view = pause_view
+        self._one_at_a_time = threading.RLock()
 
     def __call__(self, request: PermissionRequest) -> Answer:
         with self._asking():
@@ -94,6 +97,13 @@ class TerminalPrompter:
             lambda yes: _decided(yes, f"{'Starting' if yes else 'Not starting'} MCP server ", server.name),
         )
 
+    def elicit(self, question: Question) -> Reply:
+        """Implements `mcp.elicitation.Elicitor`: the server's form (or page to open), asked here."""
+        from agentcli.repl.elicit import ask
+
+        with self._asking():
+            return ask(self, question)
+
     def _yes_or_no(self, draw: Callable[[int, bool], RenderableType], echo: Callable[[bool], Text]) -> bool:
         """Ask the question `draw` draws, Yes or No; once answered, the line `echo` makes is left. True for Yes."""
         with self._asking():
@@ -104,14 +114,16 @@ class TerminalPrompter:
 
     @contextmanager
     def _asking(self) -> Iterator[None]:
-        """The live view stops and the Esc watcher lets go of the keyboard while a question is up."""
-        self.pause_view()
-        watcher = self.watcher()
-        if watcher is None:
-            yield
-            return
-        with watcher.paused():
-            yield
+        """The live view stops and the Esc watcher lets go of the keyboard while a question is up;
+        a question asked meanwhile from another thread (an MCP server's) waits for this one."""
+        with self._one_at_a_time:
+            self.pause_view()
+            watcher = self.watcher()
+            if watcher is None:
+                yield
+                return
+            with watcher.paused():
+                yield
 
     def _ask(self, request: PermissionRequest) -> Answer:
         options = request.options()
@@ -144,9 +156,10 @@ class TerminalPrompter:
         self.console.print(_echo(request, answer))
         return answer
 
-    def _choose(self, question: Redrawn, choices: Choices) -> tuple[str, int]:
-        """The key that answered and the option it picked (`choices.refused` on Ctrl-C or end of input)."""
-        highlighted, full_above = 0, False
+    def _choose(self, question: Redrawn, choices: Choices, start: int = 0) -> tuple[str, int]:
+        """The key that answered and the option it picked (`choices.refused` on Ctrl-C or end of
+        input); option `start` is highlighted first."""
+        highlighted, full_above = start, False
         question.draw(choices.draw(highlighted, full_above))
         fd = sys.stdin.fileno()
         try:
