@@ -105,7 +105,7 @@ class Field:
         return labels.get(value, str(value)) if isinstance(value, str) else str(value)
 
     def hint(self) -> str:
-        """What the field takes, in a few words: `an integer from 1 to 10`."""
+        """What the field takes, in a few words (`a whole number, 1 to 10`); "" for any text."""
         if self.kind == "boolean":
             return "yes or no"
         if self.kind == "choice":
@@ -113,6 +113,8 @@ class Field:
         if self.kind == "choices":
             return "any of " + ", ".join(f"{n}. {c.label}" for n, c in enumerate(self.choices, 1)) + " (numbers)"
         what = {"number": "a number", "integer": "a whole number"}.get(self.kind, self.format or "text")
+        if what == "text" and self.minimum is None and self.maximum is None:
+            return ""
         if self.minimum is not None and self.maximum is not None:
             return f"{what}, {_n(self.minimum)} to {_n(self.maximum)}" + (" characters" if self.kind == "text" else "")
         if self.minimum is not None:

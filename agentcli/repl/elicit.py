@@ -107,24 +107,16 @@ class ElicitationDialog:
             labels = [c.label for c in field.choices] if field.kind == "choice" else ["yes", "no"]
             values: list[Value] = [c.value for c in field.choices] if field.kind == "choice" else [True, False]
             start = values.index(current) if current in values else 0
-            picked = self._pick(
-                lambda n: Group(FieldLabel(field), OptionList(labels, n, FORM_HINT)), len(labels), start
-            )
-            return None if picked is None else values[picked]
-        initial = (
-            "" if current is None else (field.shown(current) if field.kind != "choices" else _numbers(field, current))
-        )
-        error = ""
-        while True:
-            text = self._line(field, initial, error)
-            if text is None:
+            label = FieldLabel(field)
+            picked = self._pick(lambda n: Group(label, OptionList(labels, n, FORM_HINT)), len(labels), start)
+            if picked is None:
                 return None
-            if not text.strip() and not field.required:
-                return ""
-            try:
-                return field.parse(text)
-            except ValueError as why:
-                initial, error = text, str(why)
+            self.console.print(FieldLine(field, labels[picked], "", with_hint=False))
+            return values[picked]
+        initial = (
+            "" if current is None else _numbers(field, current) if field.kind == "choices" else field.shown(current)
+        )
+        return self._line(field, initial)
 
     # ------------------------------------------------------------------ keys
 
@@ -139,11 +131,12 @@ class ElicitationDialog:
             key, picked = self.prompter._choose(shown, choices, start)
         return None if picked >= count or key in (ESC, CTRL_C) else picked
 
-    def _line(self, field: Field, initial: str, error: str) -> str | None:
-        """A line typed in for `field`, starting from `initial`; None on Esc, Ctrl-C or cancel."""
+    def _line(self, field: Field, initial: str) -> Value | None:
+        """The value typed in for `field` (editing `initial`), checked on Enter: "" for an optional
+        field left empty, None on Esc, Ctrl-C or cancel."""
         from agentcli.repl.prompter import Redrawn
 
-        text = initial
+        text, error = initial, ""
         fd = sys.stdin.fileno()
         with Redrawn(self.console) as shown, cbreak(fd):
             while True:
@@ -155,11 +148,20 @@ class ElicitationDialog:
                     continue
                 if key in ("", ESC, CTRL_C):
                     return None
-                if key in ("\r", "\n"):
+                if key not in ("\r", "\n"):
+                    text = edited(text, key)
+                    continue
+                value: Value
+                if not text.strip() and not field.required:
+                    value = ""
                     break
-                text = edited(text, key)
+                try:
+                    value = field.parse(text)
+                    break
+                except ValueError as why:
+                    error = str(why)
         self.console.print(FieldLine(field, text, ""))
-        return text
+        return value
 
     def _said(self, reply: Reply, what: str) -> Reply:
         mark, colour = ("✓ ", "green") if reply.action == "accept" else ("✗ ", "red")
@@ -235,17 +237,19 @@ class FieldLabel:
 
 
 class FieldLine:
-    """`label (hint): text▌`, and the last error under it."""
+    """The field's label, `  (hint) › text`, and the last error under it."""
 
-    def __init__(self, field: Field, text: str, error: str) -> None:
+    def __init__(self, field: Field, text: str, error: str, *, with_hint: bool = True) -> None:
         self.field = field
         self.text = text
         self.error = error
+        self.with_hint = with_hint
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield FieldLabel(self.field)
         shown = HIDDEN[: len(self.text)] if self.field.looks_secret else for_terminal(self.text)
-        yield Text.assemble(("  " + for_terminal(self.field.hint()) + ": ", "dim"), shown)
+        hint = self.field.hint() if self.with_hint else ""
+        yield Text.assemble(("  " + (f"({for_terminal(hint)}) " if hint else "") + "› ", "dim"), shown)
         if self.error:
             yield Text(f"  {self.error}", style="red")
 

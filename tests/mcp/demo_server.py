@@ -3,7 +3,8 @@
 Tools: `echo` (read-only), `fail` (an error result), `picture` (an image), `crash` (the server
 exits mid-call), `shout` (not read-only), `wait` (a slow call), `show_env` (a variable of its environment),
 `get weather!` (a name the API would reject), and `form` and `page`, which ask the user (elicitation:
-a form of the schema given, a page to open) and answer with what came back, as JSON.
+a form of the schema given, a page to open) and answer with what came back, as JSON; `later`
+asks once its call is over (when a file appears), writing what came back to another.
 Prompt `review(file, focus="bugs")`; resources
 `note://greeting` (text) and `blob://dot` (a PNG). `DEMO_START_DELAY` seconds pass before it
 answers anything (a slow start); `DEMO_PID_FILE` is where it writes its process id;
@@ -13,6 +14,7 @@ Over http it listens on 127.0.0.1:PORT/mcp and refuses requests without `Authori
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -100,6 +102,24 @@ async def page(message: str, url: str, ctx: Context) -> str:
     """Ask the user to open `url`; what came back, as JSON."""
     result = await ctx.request_context.session.elicit_url(message, url, "demo-1", related_request_id=ctx.request_id)
     return json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json"), sort_keys=True)
+
+
+_later: list[asyncio.Task[None]] = []
+
+
+@server.tool()
+async def later(message: str, trigger: str, answer: str, ctx: Context) -> str:
+    """Once `trigger` exists (this call long answered), ask the user; what came back goes to `answer`."""
+    session = ctx.request_context.session
+
+    async def ask() -> None:
+        while not Path(trigger).exists():
+            await asyncio.sleep(0.02)
+        result = await session.elicit_form(message, {"type": "object", "properties": {}})
+        Path(answer).write_text(json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json")))
+
+    _later.append(asyncio.get_running_loop().create_task(ask()))
+    return "will ask later"
 
 
 @server.prompt()
