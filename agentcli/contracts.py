@@ -1,7 +1,8 @@
 """The few contracts the harness is built from: tools, the model seam, the permission gate.
 
 Everything else (built-in tools, the Anthropic adapter, front ends, tests' doubles)
-implements or consumes these. Nothing here imports a heavy package.
+implements or consumes these; the workspace a tool acts through is `agentcli.workspace.contract`,
+what a call declares it will do is `agentcli.access`. Nothing here imports a heavy package.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
+from agentcli.access import Access
 from agentcli.path_text import from_shown
+from agentcli.workspace.contract import Change, Workspace
 
 JSON = dict[str, Any]
 """A JSON object as the Messages API sends and receives it."""
@@ -46,9 +49,9 @@ class ToolResult:
     """Image content blocks sent to the model after `content` (an MCP tool's pictures)."""
     failure: str | None = None
     """For an error result, what kind of failure it was, in a word the transcript records for
-    `agentcli stats`: the executor's `denied`, `blocked` (a hook), `unknown_tool`, `invalid_input`,
-    `interrupted`; or a tool's own (Edit: `not_found`, `not_unique`, `stale`, `not_read`). None
-    for any other error, and for a result that is not one."""
+    `agentcli stats`: the executor's `denied`, `blocked` (a hook), `refused` (the workspace),
+    `unknown_tool`, `invalid_input`, `interrupted`; or a tool's own (Edit: `not_found`,
+    `not_unique`, `stale`, `not_read`). None for any other error, and for a result that is not one."""
 
 
 @dataclass
@@ -190,8 +193,9 @@ class HookPermission:
 class ToolContext:
     """Per-session state a tool may use. Tools never ask for permission themselves."""
 
-    cwd: Path
-    """The project directory: relative paths resolve against it, Bash runs in it."""
+    workspace: Workspace
+    """Where the tool's processes run and its files are read and written; its `root` is the
+    project directory (`cwd`)."""
     cancel: Cancellation = field(default_factory=Cancellation)
     """Set when the user interrupts; long-running tools stop at once."""
     read_files: FileRecords = field(default_factory=FileRecords)
@@ -199,9 +203,6 @@ class ToolContext:
     checked_paths: Mapping[Path, Path] | None = None
     """For one call, set by the executor on its own copy: the real paths the permission gate
     judged, keyed by literal path (see `Decision.checked_paths`). None when no gate ran."""
-    env_passthrough: frozenset[str] = frozenset()
-    """API credentials the user lets through to child processes (setting `subprocessEnvPassthrough`;
-    see `agentcli.credentials.child_environment`)."""
     agent_label: str = ""
     """Whose calls these are, for the permission question: a sub-agent's type (`Explore`); empty
     for the session's own agent."""
@@ -209,6 +210,18 @@ class ToolContext:
     """For one call, set by the executor on its own copy: the id of the tool_use being run."""
     hook_permission: HookPermission | None = None
     """For one call, set by the executor on its own copy: what a PreToolUse hook said about it."""
+    user_turn: int = 0
+    """Which of the conversation's user messages its calls belong to (1 for the first), counted
+    by `begin_user_turn`; a sub-agent's context carries the turn that started it."""
+
+    @property
+    def cwd(self) -> Path:
+        """The project directory (the workspace's root): relative paths resolve against it."""
+        return self.workspace.root
+
+    def begin_user_turn(self) -> None:
+        """A new user message is about to be handled: what runs from now on belongs to it."""
+        self.user_turn += 1
 
     def resolve(self, file_path: str) -> Path:
         """An absolute path for `file_path` as a tool was given it: relative paths are taken from
@@ -220,7 +233,7 @@ class ToolContext:
         """The real path a tool must use for `file_path`: the one the permission gate judged.
 
         With no gate (unit tests, tools run directly) it is resolved now. Open it without
-        following symlinks (`agentcli.tools.beneath`), so a swap after the check is refused.
+        following symlinks (through `workspace`), so a swap after the check is refused.
         Raises OSError for a path the gate did not judge, a symlink loop, or a NUL byte.
         """
         try:
@@ -237,6 +250,14 @@ class ToolContext:
         return real
 
 
+Concurrency = Literal["shared", "exclusive", "independent"]
+"""How a tool's calls may run beside their neighbours in one turn: `shared`, alongside the
+neighbouring calls of every other `shared` tool (tools that only read: Read, Grep, Glob);
+`exclusive`, alone (anything that changes files, runs commands or changes the conversation's
+own state: TodoWrite, Skill); `independent`, alongside neighbouring calls of the same tool
+only (Task: each call is a conversation of its own)."""
+
+
 class Tool(Protocol):
     """A capability the model may call. Built-in, MCP and sub-agent tools all look like this."""
 
@@ -249,36 +270,27 @@ class Tool(Protocol):
         ...
 
     input_schema: JSON
-    read_only: bool
-    """True when the tool never changes files or runs commands (may run concurrently)."""
+
+    @property
+    def concurrency(self) -> Concurrency:
+        """How its calls may run beside their neighbours (see `Concurrency`): a declared capability."""
+        ...
 
     def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult: ...
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        """The filesystem paths this call would read or write, for the permission gate."""
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """What this call will do, for the permission gate: the paths it reads and writes (absolute,
+        from `ctx.resolve`), the command it runs, the hosts it contacts, the MCP server it acts
+        through; `access.NOTHING` when it touches nothing outside the conversation; `access.unknown`
+        when it cannot say (the gate then asks). Called with input that passed `input_schema`."""
         ...
 
 
-def runs_concurrently(tool: Tool) -> bool:
-    """May a call run alongside its read-only neighbours? Read-only tools may, unless they set
-    `concurrency_safe = False` because they change the session's own state (TodoWrite, Skill)."""
-    return tool.read_only and bool(getattr(tool, "concurrency_safe", True))
-
-
-@runtime_checkable
-class IndependentCalls(Protocol):
-    """A tool whose calls are independent of each other, whatever they do (each Task call is a
-    conversation of its own): neighbouring calls of it run concurrently, with each other only."""
-
-    independent_calls: Literal[True]
-
-
 def concurrency_group(tool: Tool) -> str | None:
-    """Neighbouring calls of the same group run concurrently: read-only tools' calls together
-    (`runs_concurrently`), an `IndependentCalls` tool's calls together. None: the call runs alone."""
-    if isinstance(tool, IndependentCalls):
+    """Neighbouring calls of the same group run concurrently (see `Concurrency`); None: the call runs alone."""
+    if tool.concurrency == "independent":
         return f"independent:{tool.name}"
-    return "read-only" if runs_concurrently(tool) else None
+    return "shared" if tool.concurrency == "shared" else None
 
 
 @runtime_checkable
@@ -297,6 +309,23 @@ class Dispatches(Protocol):
     def dispatch(self, tool_input: JSON) -> tuple[Tool, JSON] | ToolResult:
         """The tool to run and its input, or the error result when the call means none."""
         ...
+
+
+@dataclass(frozen=True)
+class McpOrigin:
+    """Which server's which tool an MCP tool is, by the names the user configured and the server
+    lists (the tool's own `name`, `mcp__<server>__<tool>`, may be a rewritten form of them)."""
+
+    server: str
+    tool: str
+
+
+@runtime_checkable
+class FromMcpServer(Protocol):
+    """A tool an MCP server supplies: the permission question names its server and tool as they
+    are listed, and rules may name a shortened tool by its listed name (`agentcli.mcp.names`)."""
+
+    origin: McpOrigin
 
 
 @runtime_checkable
@@ -333,12 +362,24 @@ class Decision:
     """For an allowed call: each path the gate judged (`literal_path` of it) → the real path it
     judged. The tool is handed these (`ToolContext.real_path`) instead of resolving the name
     again, which a symlink swapped in after the check would redirect."""
+    access: Access | None = None
+    """For an allowed call: what the gate judged it will do (`Tool.access`); None when the gate
+    did not look (a test's), and then the call counts as one that may change anything."""
 
 
 class PermissionGate(Protocol):
     """Decides whether one tool call may run; may ask the user through a front-end callback."""
 
     def check(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision: ...
+
+
+def before_running(tool: Tool, decision: Decision, ctx: ToolContext) -> None:
+    """Tell the workspace, before a call the gate allowed runs, that it may change something
+    (`Workspace.before_change`); a call that only reads is not announced. Raises WorkspaceError
+    when the workspace refuses the call."""
+    access = decision.access or Access(unknown="the permission gate did not say what it does")
+    if not access.read_only:
+        ctx.workspace.before_change(Change(tool.name, ctx.call_id, access, ctx.user_turn))
 
 
 # --------------------------------------------------------------------------- model
@@ -417,15 +458,8 @@ class ModelResponse:
     invalid_inputs: dict[str, str] = field(default_factory=dict)
     """tool_use id → why the call cannot be run: its input could not be used (that block's input
     was replaced by `{}`, see `agentcli.tool_input`), or it named no usable tool (its name was
-    replaced, see `agentcli.providers.call_repair`). The call is answered with an error result."""
-
-    @property
-    def tool_calls(self) -> list[ToolCall]:
-        """The complete tool calls of this turn, in order (a block cut off mid-way is not one)."""
-        from agentcli.conversation import tool_calls  # it imports this module
-
-        end = len(self.content) if self.incomplete_block is None else self.incomplete_block
-        return tool_calls(self.content[:end])
+    replaced, see `agentcli.providers.call_repair`). The call is answered with an error result.
+    `conversation.response_calls` gives the turn's complete tool calls."""
 
 
 class StreamListener(Protocol):

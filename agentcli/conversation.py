@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from agentcli.contracts import JSON, ToolCall
+from agentcli.contracts import JSON, ModelResponse, ToolCall
 
 __all__ = [
     "ToolCall",
@@ -35,6 +35,7 @@ __all__ = [
     "is_text",
     "is_tool_result",
     "is_tool_use",
+    "response_calls",
     "result_call_id",
     "result_text",
     "text_block",
@@ -93,6 +94,12 @@ def tool_call(block: JSON) -> ToolCall:
 def tool_calls(content: Iterable[JSON]) -> list[ToolCall]:
     """The tool calls among `content`'s blocks, in order."""
     return [tool_call(block) for block in content if is_tool_use(block)]
+
+
+def response_calls(response: ModelResponse) -> list[ToolCall]:
+    """The complete tool calls of a response, in order (a block the output limit cut off mid-way is not one)."""
+    end = len(response.content) if response.incomplete_block is None else response.incomplete_block
+    return tool_calls(response.content[:end])
 
 
 def block_text(block: JSON) -> str:

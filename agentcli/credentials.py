@@ -1,9 +1,11 @@
 """The API credentials agentcli was given: never handed to child processes, never shown to the model.
 
 - `child_environment(passthrough)` is the environment for every process agentcli starts
-  (Bash, a skill's `!` commands, ripgrep, git; later hooks and MCP servers): agentcli's own
-  environment without the `CREDENTIAL_VARIABLES`, except those the user names in the
-  `subprocessEnvPassthrough` setting (for testing your own API client, say).
+  (Bash, a skill's `!` commands, ripgrep, git, hooks): agentcli's own environment without its
+  credentials (`withheld_variables`: the `CREDENTIAL_VARIABLES`, and any other variable holding
+  one of their values), except those the user names in the `subprocessEnvPassthrough` setting
+  (for testing your own API client, say). The same variables are never expanded into what a
+  checked-in file configures (`agentcli.expansion`).
 - `anthropic_credential()` is the key (or bearer token) requests are sent with; front ends
   check for it at start-up, so a missing key is reported before anything else happens. On
   Amazon Bedrock or Google Vertex AI (`cloud_platform()`) the platform's own credentials are
@@ -15,7 +17,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import NamedTuple
 
 from agentcli.errors import UsageError
@@ -29,7 +31,10 @@ CREDENTIAL_VARIABLES = (
     "GOOGLE_API_KEY",
     "AWS_BEARER_TOKEN_BEDROCK",
     "ANTHROPIC_VERTEX_ACCESS_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
 )
+"""Every provider's key or token (cloud platforms' included), and the extra request headers that
+may carry a gateway's token."""
 PASSTHROUGH_SETTING = setting("subprocessEnvPassthrough")
 REDACTED = "[REDACTED]"
 MISSING_CREDENTIAL = (
@@ -83,7 +88,21 @@ def _chosen_platforms(environ: Mapping[str, str]) -> list[str]:
 def child_environment(passthrough: Collection[str] = (), environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a child process: agentcli's own, without the credentials not in `passthrough`."""
     source = os.environ if environ is None else environ
-    return {name: value for name, value in source.items() if name not in CREDENTIAL_VARIABLES or name in passthrough}
+    withheld = withheld_variables(passthrough, source)
+    return {name: value for name, value in source.items() if name not in withheld}
+
+
+def withheld_variables(passthrough: Collection[str] = (), environ: Mapping[str, str] | None = None) -> set[str]:
+    """The variables of `environ` that hold a credential and are not in `passthrough`: the
+    `CREDENTIAL_VARIABLES`, and any other whose value contains one of theirs (a copy the user
+    exported under another name)."""
+    source = os.environ if environ is None else environ
+    secrets = _secret_values(source, (name for name in CREDENTIAL_VARIABLES if name not in passthrough))
+    return {
+        name
+        for name, value in source.items()
+        if name not in passthrough and (name in CREDENTIAL_VARIABLES or any(secret in value for secret in secrets))
+    }
 
 
 def passthrough_setting(value: object, source: object = "settings") -> frozenset[str]:
@@ -100,7 +119,11 @@ def passthrough_setting(value: object, source: object = "settings") -> frozenset
 
 def secrets_held() -> list[str]:
     """The credential values in agentcli's environment long enough to be real secrets, longest first."""
-    values = {os.environ.get(name, "") for name in CREDENTIAL_VARIABLES}
+    return _secret_values(os.environ, CREDENTIAL_VARIABLES)
+
+
+def _secret_values(environ: Mapping[str, str], names: Iterable[str]) -> list[str]:
+    values = {environ.get(name, "") for name in names}
     return sorted((v for v in values if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
 
 

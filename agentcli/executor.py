@@ -1,11 +1,11 @@
-"""Running one turn's tool calls: look up, validate, ask the gate, run, cap, answer in order.
+"""Running one turn's tool calls: look up, validate, ask the gate, announce, run, cap, answer in order.
 
-Read-only calls that stand next to each other run concurrently (unless the tool changes the
-session's own state, see `runs_concurrently`), and so do neighbouring calls of a tool that
-declares them independent (Task: each call is a conversation of its own; see
-`contracts.concurrency_group`); anything else runs alone, in the order the model gave. Results
-always come back in call order, one per call, made safe for the conversation
-(`safe_text.for_conversation`: valid Unicode, credentials redacted) and capped.
+Neighbouring calls of tools that declare `shared` concurrency (the ones that only read) run
+concurrently, and so do neighbouring calls of a tool that declares them `independent` (Task:
+each call is a conversation of its own; see `contracts.concurrency_group`); anything else runs
+alone, in the order the model gave. Results always come back in call order, one per call, made
+safe for the conversation (`safe_text.for_conversation`: valid Unicode, credentials redacted)
+and capped.
 
 Events, per call: `ToolCallStarted` before the gate judges it, `ToolCallRunning` once it is
 admitted and its tool starts, `ToolCallFinished` with its result (and how long the tool ran).
@@ -32,7 +32,10 @@ started by then never runs: it was answered as interrupted already.
 
 Each call runs with its own copy of the ToolContext carrying its id and the real paths the gate
 judged (`Decision.checked_paths`), so the tool touches exactly what was checked; the copy shares
-the session's state (read-file records, the cancel event) with every other call.
+the session's state (read-file records, the cancel event, the workspace) with every other call.
+Before a call the gate allowed runs, and before any call of its batch runs, the workspace is
+told when it may change something (`contracts.before_running`, `Workspace.before_change`): a
+checkpoint, say, is taken then; a workspace that refuses makes that call's error result.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from agentcli.contracts import (
     ToolCall,
     ToolContext,
     ToolResult,
+    before_running,
     concurrency_group,
 )
 from agentcli.conversation import text_block, tool_calls, tool_result_block, with_result_content
@@ -62,8 +66,9 @@ from agentcli.events import EventSink, ToolCallFinished, ToolCallRunning, ToolCa
 from agentcli.hooks import NO_HOOKS, HookOutcome, Hooks
 from agentcli.safe_text import for_conversation
 from agentcli.tools.registry import ToolRegistry
-from agentcli.tools.schema import validation_error
+from agentcli.tools.schema import validation_error, with_whole_numbers
 from agentcli.truncate import TOOL_OUTPUT_LIMIT, cap_middle
+from agentcli.workspace.contract import WorkspaceError
 
 MAX_PARALLEL = 8
 WAKE_EVERY_S = 0.1
@@ -199,6 +204,7 @@ class ToolExecutor:
         if error:
             message = f"Invalid input for {tool.name}: {error}. Fix the input and call it again."
             return ToolResult(message, is_error=True, summary=f"Invalid input: {error}", failure="invalid_input")
+        tool_input = with_whole_numbers(tool_input, tool.input_schema)
         hooked = self._pre_tool_use(tool, tool_input, call.id)
         if isinstance(hooked, ToolResult):
             return hooked
@@ -206,7 +212,12 @@ class ToolExecutor:
         decision = self.gate.check(tool, tool_input, replace(ctx, hook_permission=permission))
         if not decision.allowed:
             return ToolResult(decision.message, is_error=True, summary=decision.message, failure="denied")
-        return tool, tool_input, replace(ctx, checked_paths=decision.checked_paths, call_id=call.id)
+        call_ctx = replace(ctx, checked_paths=decision.checked_paths, call_id=call.id)
+        try:
+            before_running(tool, decision, call_ctx)
+        except WorkspaceError as refused:
+            return ToolResult(str(refused), is_error=True, summary=str(refused).split("\n")[0], failure="refused")
+        return tool, tool_input, call_ctx
 
     def _pre_tool_use(self, tool: Tool, tool_input: JSON, call_id: str) -> tuple[JSON, HookPermission] | ToolResult:
         """The input to judge and run, and the hooks' word for the gate; or the result of a blocked call."""
@@ -226,7 +237,7 @@ class ToolExecutor:
                 return ToolResult(
                     message, is_error=True, summary=f"Invalid input from a hook: {error}", failure="blocked"
                 )
-            tool_input = said.updated_input
+            tool_input = with_whole_numbers(said.updated_input, tool.input_schema)
         decision = said.permission if said.permission in ("allow", "ask") else None
         return tool_input, HookPermission(decision, said.permission_reason, changed)
 

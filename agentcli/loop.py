@@ -7,26 +7,33 @@ done (its tool threads).
 
 Whatever keeps track of the conversation subscribes to its events (`subscribe`) instead of
 being called back through attributes: the transcript records each `MessageAdded`, and
-auto-compaction may replace `messages` on `TurnStarting`, before the request is built.
+auto-compaction may replace the conversation (`replace_conversation`) on `TurnStarting`,
+before the request is built. What its owner changes from outside goes through its methods
+(`configure`, `add_tools`, `add_usage`, `replace_conversation`); its state is read, never assigned.
 
 When the model answers without tools, the Stop hooks (SubagentStop for a sub-agent) run: a
 block sends their reason back as a user message and the loop goes on, at most
 `MAX_STOP_HOOK_CONTINUATIONS` times for one user message (`stop_hook_active` is true on each
 repeat). A hook's `continue: false` ends the turn with `StoppedByHook`.
+
+Every request is drawn from the run's `Budget` (`agentcli.budget`), shared with the sub-agents:
+none is sent once the budget is passed, and a turn that passed it does not run its tools.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
+from agentcli.budget import Budget, Prices
 from agentcli.contracts import (
     JSON,
     Cancellation,
     Model,
     ModelRequest,
     ModelResponse,
+    Tool,
     ToolCall,
     ToolContext,
     ToolResult,
@@ -37,6 +44,7 @@ from agentcli.conversation import (
     blocks_of,
     is_text,
     is_tool_use,
+    response_calls,
     text_block,
     text_of,
     tool_calls,
@@ -85,22 +93,13 @@ class LoopConfig:
     model_max_output_tokens: int = 64_000
     """The model's ceiling: a turn cut off inside a tool call is retried once with this."""
     max_turns: int | None = None
-    token_budget: int = 10_000_000
-    """Stop when input (cached or not) plus output tokens of this run pass this."""
     max_retries: int = 3
     """How often a failed request (overloaded, rate limited, a broken stream…) is tried again."""
     retry_base_delay: float = 1.0
     """The first backoff wait, doubled for each retry (see `agentcli.providers.retry`)."""
     pause_turn_limit: int = 5
-    budget_usd: float | None = None
-    """Stop once this run's spend in dollars, at `prices`, passes this (`--max-budget-usd`)."""
     prices: Prices | None = None
-
-
-class Prices(Protocol):
-    """What a usage costs (`agentcli.catalog.ModelInfo`)."""
-
-    def cost_usd(self, usage: Usage) -> float: ...
+    """What this agent's requests cost, as the budget counts them (None: nothing in dollars)."""
 
 
 @dataclass
@@ -123,20 +122,69 @@ class Agent:
         on_event: EventSink,
         ctx: ToolContext,
         agent_id: str = MAIN_AGENT,
+        budget: Budget | None = None,
     ) -> None:
-        """`on_event` is the front end's sink; `agent_id` goes on every event this agent emits."""
-        self.model = model
+        """`on_event` is the front end's sink; `agent_id` goes on every event this agent emits.
+        `budget` is the run's, shared with the agents it runs beside (None: one of its own, with
+        the default limits); every request this agent makes is drawn from it."""
+        self._model = model
         self.executor = executor
-        self.config = config
+        self._config = config
         self.system = system
         self.ctx = ctx
         self.agent_id = agent_id
-        self.messages: list[JSON] = []
+        self._messages: list[JSON] = []
+        self.budget = budget or Budget()
         self.usage = Usage()
-        self.context_tokens = 0
-        """Tokens the conversation occupies in the context window, as of the latest turn."""
+        """Tokens this agent spent (its sub-agents' and a compaction's summary included, `add_usage`)."""
+        self._context_tokens = 0
+        self._turn_model: str | None = None
+        """The model of the current run, when it is not the configured one (`run(model=...)`)."""
         self._subscribers: list[EventSink] = []
         self._front_end = on_event
+
+    @property
+    def messages(self) -> Sequence[JSON]:
+        """The conversation so far (changed only by this agent, or as a whole by `replace_conversation`)."""
+        return self._messages
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens the conversation occupies in the context window, as of the latest turn."""
+        return self._context_tokens
+
+    @property
+    def config(self) -> LoopConfig:
+        return self._config
+
+    @property
+    def model_name(self) -> str:
+        """The model requests go to now: the current run's (`run(model=...)`), else the configured one."""
+        return self._turn_model or self._config.model
+
+    def configure(self, config: LoopConfig) -> None:
+        """Use `config` from the next request on (`/model`: another model and its limits)."""
+        self._config = config
+
+    def add_tools(self, tools: Iterable[Tool]) -> None:
+        """Offer `tools` too from the next request on (the MCP servers' tools, fixed at the first)."""
+        for tool in tools:
+            self.executor.registry.register(tool)
+
+    def add_usage(self, usage: Usage) -> None:
+        """Count `usage`, spent for this conversation outside its loop (a sub-agent, a compaction's summary)."""
+        self.usage.add(usage)
+
+    def replace_conversation(self, messages: list[JSON], context_tokens: int) -> None:
+        """Go on from `messages` (a resumed transcript's, a compacted conversation), which occupy
+        `context_tokens` of the context window (0: not measured yet). The list is taken as it is;
+        the one it replaces is left unchanged (its messages were sent as they were)."""
+        self._messages = messages
+        self._context_tokens = context_tokens
+
+    def tool_definitions(self) -> list[JSON]:
+        """The tools' definitions as every request carries them."""
+        return self.executor.manifest()
 
     def subscribe(self, sink: EventSink) -> None:
         """Hand every event to `sink` too, synchronously, before the front end sees it (so what
@@ -159,8 +207,16 @@ class Agent:
         """Release what this agent holds (its tool threads); the model is its owner's to close."""
         self.executor.close()
 
-    def run(self, user_content: list[JSON]) -> RunResult:
-        """Send one user message and loop until the model answers without tools."""
+    def run(self, user_content: list[JSON], *, model: str | None = None) -> RunResult:
+        """Send one user message and loop until the model answers without tools; `model`: the
+        model for this run only (a skill's), else the configured one."""
+        self._turn_model = model
+        try:
+            return self._run(user_content)
+        finally:
+            self._turn_model = None
+
+    def _run(self, user_content: list[JSON]) -> RunResult:
         self.ctx.cancel.clear()  # an interrupt of the previous turn must not cancel this one
         self.add_message(user_message([_safe_block(block) for block in user_content]))
         turns = 0
@@ -199,7 +255,7 @@ class Agent:
                 self._finish_without_tools(response, "the model declined")
                 raise ModelStopped("The model declined to continue with this request (refusal).")
             self._append_assistant(response)
-            calls = response.tool_calls
+            calls = response_calls(response)
             if not calls:
                 if self._stop_hook_continues(response, continued):
                     continued += 1
@@ -233,7 +289,7 @@ class Agent:
 
     def add_message(self, message: JSON) -> None:
         """Append `message` to the conversation; subscribers see it as `MessageAdded`."""
-        self.messages.append(message)
+        self._messages.append(message)
         self.emit(MessageAdded(message))
 
     # ------------------------------------------------------------------ one turn
@@ -241,18 +297,19 @@ class Agent:
     def _complete_turn(self, max_tokens: int | None = None) -> ModelResponse:
         """Stream one assistant turn, retrying transient faults; each wait is a `Retrying` event."""
         request = ModelRequest(
-            model=self.config.model,
+            model=self.model_name,
             system=self.system,
             tools=self.executor.manifest(),
-            messages=self.messages,
+            messages=self._messages,
             max_tokens=max_tokens or self.config.max_output_tokens,
         )
+        reservation = self.budget.reserve(self.config.prices)  # nothing is sent once the run's budget is passed
         policy = RetryPolicy(self.config.max_retries, self.config.retry_base_delay)
         attempt = 0
         while True:
             listener = _StreamEvents(self.emit, self.ctx.cancel)
             try:
-                response = self.model.stream(request, listener)
+                response = self._model.stream(request, listener)
                 break
             except TransientModelError as error:
                 self._stop_if_cancelled()  # the stream broke off because the user interrupted: no retry
@@ -270,7 +327,8 @@ class Agent:
                 self.ctx.cancel.wait(delay)  # a sub-agent's wait ends when the user interrupts
                 self._stop_if_cancelled()
         self.usage.add(response.usage)
-        self.context_tokens = response.usage.total_input + response.usage.output_tokens
+        reservation.charge(response.usage)
+        self._context_tokens = response.usage.total_input + response.usage.output_tokens
         self.emit(listener.responded(request.model, response.stop_reason, attempt))
         return response
 
@@ -322,20 +380,12 @@ class Agent:
         if limit is not None and turns >= limit:
             self._close_pending(f"Not run: the turn limit ({limit}) was reached.")
             raise MaxTurnsReached(f"Reached the turn limit (--max-turns {limit}) before the task was done.")
-        spent = self.usage.total_input + self.usage.output_tokens
-        if spent > self.config.token_budget:
-            self._close_pending("Not run: the token budget was used up.")
-            raise BudgetExceeded(
-                f"Used {spent:,} tokens, over this run's budget of {self.config.token_budget:,} "
-                "(raise it with --max-budget-tokens)."
-            )
-        budget, prices = self.config.budget_usd, self.config.prices
-        if budget is not None and prices is not None and (cost := prices.cost_usd(self.usage)) > budget:
-            self._close_pending("Not run: the cost budget was used up.")
-            raise CostBudgetExceeded(
-                f"Spent ${cost:.4f}, over this run's budget of ${budget:.4f} "
-                '(raise it with --max-budget-usd, or "maxBudgetUsd" in settings).'
-            )
+        try:
+            self.budget.check()
+        except BudgetExceeded as passed:
+            which = "cost" if isinstance(passed, CostBudgetExceeded) else "token"
+            self._close_pending(f"Not run: the {which} budget was used up.")
+            raise
 
     def _run_tools(self, calls: list[ToolCall], invalid_inputs: dict[str, str]) -> list[JSON]:
         done: dict[str, ToolResult] = {}
@@ -353,7 +403,7 @@ class Agent:
                 self.ctx.cancel.set()
             raise
         self.add_message(user_message(results))
-        self.executor.announce(self.messages[-1], self.emit)
+        self.executor.announce(self._messages[-1], self.emit)
         self._stop_if_cancelled()
         return results
 
@@ -364,14 +414,14 @@ class Agent:
             raise Cancelled("Interrupted by the user.")
 
     def _close_pending(self, why: str) -> None:
-        last = self.messages[-1] if self.messages else None
+        last = self._messages[-1] if self._messages else None
         if last and last["role"] == "assistant" and (results := close_pending(last, why)):
             self.add_message(user_message(results))
-            self.executor.announce(self.messages[-1], self.emit)
+            self.executor.announce(self._messages[-1], self.emit)
 
     def record_interrupt(self) -> None:
         """After Ctrl-C outside tool execution: keep the conversation valid for the next message."""
-        last = self.messages[-1] if self.messages else None
+        last = self._messages[-1] if self._messages else None
         if last and last["role"] == "user" and text_of(blocks_of(last)[-1:]) == INTERRUPTED_MARKER:
             return
         unanswered = last["content"] if last and last["role"] == "assistant" else []

@@ -17,7 +17,7 @@ from agentcli.loop import LoopConfig
 from agentcli.output.reporters import JsonReporter, Outcome, StreamJsonReporter, TextReporter
 from agentcli.output.streams import write_err
 from agentcli.session import Session, SessionOptions
-from agentcli.skills.loader import UnknownCommand
+from agentcli.skills.catalog import UnknownCommand
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 

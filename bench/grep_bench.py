@@ -35,6 +35,7 @@ from agentcli.events import Event
 from agentcli.executor import ToolExecutor
 from agentcli.tools.grep import GrepTool
 from agentcli.tools.registry import ToolRegistry
+from agentcli.workspace.local import LocalWorkspace
 from bench.common import interleaved, seconds
 
 WORDS = "alpha beta gamma delta epsilon value result config handler request session token cache".split()  # noqa: SIM905
@@ -45,7 +46,7 @@ class AllowAll:
         return Decision(True)
 
 
-def generate(root: Path, files: int) -> None:
+def generate(root: Path, files: int, ignored: int = 2_000) -> None:
     rng = random.Random(7)
     (root / ".git").mkdir(parents=True)
     (root / ".gitignore").write_text("node_modules/\n*.bin\n")
@@ -67,7 +68,7 @@ def generate(root: Path, files: int) -> None:
         (folder / f"file{index}{suffix}").write_text("".join(lines))
     modules = root / "node_modules" / "dep"
     modules.mkdir(parents=True)
-    for index in range(2000):
+    for index in range(ignored):
         (modules / f"m{index}.js").write_text("var alpha = 1; // RAREMARKER\n")
     for index in range(50):
         (root / f"blob{index}.bin").write_bytes(b"\0RAREMARKER" * 100)
@@ -132,7 +133,7 @@ def main() -> None:
         started = time.perf_counter()
         generate(root, args.files)
         print(f"generated {args.files:,} files (+2,000 ignored, +50 binary) in {time.perf_counter() - started:.1f} s")
-        ctx = ToolContext(cwd=root)
+        ctx = ToolContext(LocalWorkspace(root))
         engines = {"python": GrepTool(use_ripgrep=False)}
         if have_rg:
             engines = {"ripgrep": GrepTool(use_ripgrep=None), **engines}

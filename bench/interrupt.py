@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentcli.contracts import ToolContext
 from agentcli.tools.bash import BashTool
+from agentcli.workspace.local import LocalWorkspace
 from tests.conftest import AGENTCLI, cli_env
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.waiting import wait_until
@@ -44,7 +45,7 @@ def bash_cancel(runs: int) -> float:
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
-            ctx = ToolContext(cwd=folder)
+            ctx = ToolContext(LocalWorkspace(folder))
             cancelled_at: list[float] = []
 
             def cancel(where: Path = folder, context: ToolContext = ctx, stamps: list[float] = cancelled_at) -> None:

@@ -7,7 +7,11 @@ comparison a ratio of two medians from this run. Written: bench/results/<date>.j
 figure, with its samples' median/min/max/n) and bench/RESULTS.md (the table, the machine, the
 versions). Nothing here asserts a timing.
 
-Usage: bench/run [--quick] [--no-peers] [--out DIR] [--runs N]
+Usage: bench/run [--quick | --smoke] [--no-peers] [--out DIR] [--runs N]
+
+`--smoke` runs every measure once at toy sizes, only to show that bench/run works end to end
+(tests/test_bench_run.py runs it); its figures mean nothing, and it writes them to a temporary
+folder unless `--out` says where.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from agentcli.contracts import ToolCall, ToolContext, Usage  # noqa: E402
 from agentcli.executor import ToolExecutor  # noqa: E402
 from agentcli.tools.grep import GrepTool  # noqa: E402
 from agentcli.tools.registry import ToolRegistry  # noqa: E402
+from agentcli.workspace.local import LocalWorkspace  # noqa: E402
 from bench import cache_hits, grep_bench, loop_overhead, render_bench  # noqa: E402
 from bench.common import KEY, Figure, Workspace, interleaved, process_cpu_seconds, run_child, seconds  # noqa: E402
 from bench.peers import MODEL, Harness, Step, agentcli, claude_code, mini_swe_agent  # noqa: E402
@@ -58,10 +63,19 @@ class Scale:
     parallel: int
     render_runs: int
     session_steps: int = 200
+    windows: tuple[tuple[int, int], ...] = WINDOWS
+    """The steps of the session whose CPU is reported, first and last of each window."""
+    render_kb: tuple[int, int] = (100, 200)
+    """Two answer sizes, the second twice the first, for the render's linearity."""
+    parallel_steps: int = 5
 
     @classmethod
-    def of(cls, quick: bool, runs: int | None) -> Scale:
-        scale = cls(runs=3, grep_files=2_000, parallel=4, render_runs=1) if quick else cls(7, 20_000, 20, 3)
+    def of(cls, mode: str, runs: int | None) -> Scale:
+        scale = {
+            "full": cls(7, 20_000, 20, 3),
+            "quick": cls(runs=3, grep_files=2_000, parallel=4, render_runs=1),
+            "smoke": cls(1, 60, 2, 1, 10, ((1, 2), (4, 5), (9, 10)), (10, 20), parallel_steps=2),
+        }[mode]
         if runs:
             scale.runs = runs
         return scale
@@ -278,8 +292,8 @@ def session_cpu(rig: Rig, steps: int) -> tuple[list[float], int]:
     return [b - a for a, b in itertools.pairwise(stamps)], done.max_rss_kb
 
 
-def per_step(rigs: list[Rig], steps: int) -> list[Row]:
-    rows = {w: Row(f"step_cpu.{w[0]}-{w[1]}", f"CPU per step, steps {w[0]}–{w[1]} of {steps}", "ms") for w in WINDOWS}
+def per_step(rigs: list[Rig], steps: int, windows: tuple[tuple[int, int], ...]) -> list[Row]:
+    rows = {w: Row(f"step_cpu.{w[0]}-{w[1]}", f"CPU per step, steps {w[0]}–{w[1]} of {steps}", "ms") for w in windows}
     memory = Row("peak_memory", f"peak memory (max RSS) of the {steps}-step session", "MB")
     for rig in rigs:
         name = rig.harness.name
@@ -296,28 +310,27 @@ def per_step(rigs: list[Rig], steps: int) -> list[Row]:
         for (first, last), row in rows.items():
             row.values[name] = Figure.of(cpu[first - 1 : last], 1000)
         memory.values[name] = rss / 1024
-    harness_cpu = in_process_step_cpu(steps)
+    harness_cpu = in_process_step_cpu(steps, windows)
     for window, row in rows.items():
         row.values["agentcli, in-process harness only"] = harness_cpu[window]
         compare_with_agentcli(row, rigs)
     compare_with_agentcli(memory, rigs)
-    rows[
-        WINDOWS[0]
-    ].note = "process CPU between consecutive requests; in-process: loop_overhead.py (model CPU excluded)"
+    note = "process CPU between consecutive requests; in-process: loop_overhead.py (model CPU excluded)"
+    rows[windows[0]].note = note
     return [*rows.values(), memory]
 
 
-def in_process_step_cpu(steps: int) -> dict[tuple[int, int], Figure]:
+def in_process_step_cpu(steps: int, windows: tuple[tuple[int, int], ...]) -> dict[tuple[int, int], Figure]:
     """bench/loop_overhead.py's figure: `run`'s code in this process, harness CPU minus the model's."""
     timed = loop_overhead.run_session(loop_overhead.Replay(steps), steps, None)
     ends = timed.starts[1:]
     harness = [end - start - spent for start, end, spent in zip(timed.starts, ends, timed.model_time, strict=False)]
-    return {(first, last): Figure.of(harness[first - 1 : last], 1000) for first, last in WINDOWS}
+    return {(first, last): Figure.of(harness[first - 1 : last], 1000) for first, last in windows}
 
 
-def render(rigs: list[Rig], runs: int) -> list[Row]:
+def render(rigs: list[Rig], runs: int, sizes: tuple[int, int]) -> list[Row]:
     rows = []
-    for size in (100, 200):
+    for size in sizes:
         text_ = render_bench.markdown_answer(size * 1024)
         row = Row(f"render.{size}kb", f"streaming render of {size} KB of Markdown, CPU", "s")
         row.values["agentcli"] = Figure.of([render_bench.streamed_cpu(text_)[0] for _ in range(runs)])
@@ -325,7 +338,7 @@ def render(rigs: list[Rig], runs: int) -> list[Row]:
     not_ours(rows, rigs, "it renders no Markdown in the terminal")
     first, second = rows[0].values["agentcli"], rows[1].values["agentcli"]
     assert isinstance(first, Figure) and isinstance(second, Figure)
-    rows[1].ratios["200 KB / 100 KB (2.00 = linear)"] = second.median / first.median
+    rows[1].ratios[f"{sizes[1]} KB / {sizes[0]} KB ({sizes[1] / sizes[0]:.2f} = linear)"] = second.median / first.median
     return rows
 
 
@@ -339,8 +352,8 @@ def grep(rigs: list[Rig], files: int, runs: int) -> list[Row]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="agentcli-grep-bench-") as temp:
         tree = Path(temp) / "tree"
-        grep_bench.generate(tree, files)
-        ctx = ToolContext(cwd=tree)
+        grep_bench.generate(tree, files, ignored=min(2_000, files))
+        ctx = ToolContext(LocalWorkspace(tree))
         tool = GrepTool(use_ripgrep=None)
         shapes = grep_bench.query_shapes()
         for label, (query, command) in shapes.items():
@@ -687,14 +700,14 @@ def markdown(lines: list[list[str]]) -> str:
 def write(out: Path, report: dict[str, Any], lines: list[list[str]], rows: list[Row]) -> Path:
     results = out / "results"
     results.mkdir(parents=True, exist_ok=True)
-    path = results / f"{report['date'][:10]}{'-quick' if report['mode'] == 'quick' else ''}.json"
+    path = results / f"{report['date'][:10]}{'' if report['mode'] == 'full' else '-' + report['mode']}.json"
     path.write_text(json.dumps(report, indent=2) + "\n")
     m = report["machine"]
     versions = ", ".join(f"{k} {v}" for k, v in report["versions"].items() if v)
     notes = [f"- {row.title}: {row.note}" for row in rows if row.note]
     (out / "RESULTS.md").write_text(
         "# Benchmark results\n\n"
-        f"Written by `bench/run{' --quick' if report['mode'] == 'quick' else ''}` on {report['date']} "
+        f"Written by `bench/run{'' if report['mode'] == 'full' else ' --' + report['mode']}` on {report['date']} "
         f"in {report['seconds']:.0f} s; every figure is a median (min–max) of {report['runs']} interleaved runs "
         f"unless it is a single number; every ratio compares medians of this one run. Figures: `{path.name}`.\n\n"
         f"Machine: {m['cpu']}, {m['cores']} cores, load {m['load_1m']:.2f} at the start, "
@@ -715,14 +728,22 @@ def write(out: Path, report: dict[str, Any], lines: list[list[str]], rows: list[
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="bench/run", description=__doc__.split("\n\n")[0])
-    parser.add_argument(
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument(
         "--quick", action="store_true", help="fewer runs, a 2,000-file tree, 4 parallel runs (about a minute)"
     )
+    size.add_argument(
+        "--smoke", action="store_true", help="every measure once at toy sizes: checks that this works, measures nothing"
+    )
     parser.add_argument("--no-peers", action="store_true", help="measure agentcli only; peers are reported as skipped")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench", help="where results/<date>.json and RESULTS.md go")
+    parser.add_argument(
+        "--out", type=Path, help="where results/<date>.json and RESULTS.md go (bench/; with --smoke a temp folder)"
+    )
     parser.add_argument("--runs", type=int, help="repetitions of each interleaved measure")
     args = parser.parse_args()
-    scale = Scale.of(args.quick, args.runs)
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    out: Path = args.out or (Path(tempfile.mkdtemp(prefix="agentcli-bench-smoke-")) if args.smoke else ROOT / "bench")
+    scale = Scale.of(mode, args.runs)
     began = time.monotonic()
     date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     host = machine()
@@ -734,11 +755,11 @@ def main() -> None:
             ("start-up", lambda: startup(rigs, scale.runs)),
             ("first request", lambda: list(launch(rigs, scale.runs))),
             ("REPL", lambda: repl(rigs, scale.runs)),
-            ("per-step CPU", lambda: per_step(rigs, scale.session_steps)),
-            ("render", lambda: render(rigs, scale.render_runs)),
+            ("per-step CPU", lambda: per_step(rigs, scale.session_steps, scale.windows)),
+            ("render", lambda: render(rigs, scale.render_runs, scale.render_kb)),
             ("Grep", lambda: grep(rigs, scale.grep_files, scale.runs)),
             ("12-step session", lambda: cache_session(rigs)),
-            ("parallel runs", lambda: [parallel(rigs, scale.parallel, 5)]),
+            ("parallel runs", lambda: [parallel(rigs, scale.parallel, scale.parallel_steps)]),
         ]
         for stage, measure in stages:
             print(f"[{time.monotonic() - began:5.0f} s] {stage} …", file=sys.stderr, flush=True)
@@ -751,7 +772,7 @@ def main() -> None:
     lines = table(rows, names)
     report = {
         "date": date,
-        "mode": "quick" if args.quick else "full",
+        "mode": mode,
         "runs": scale.runs,
         "seconds": time.monotonic() - began,
         "machine": host,
@@ -774,9 +795,9 @@ def main() -> None:
             for row in rows
         },
     }
-    path = write(args.out, report, lines, rows)
+    path = write(out, report, lines, rows)
     print(plain(lines))
-    print(f"\n{time.monotonic() - began:.0f} s; figures in {path}, table in {args.out / 'RESULTS.md'}")
+    print(f"\n{time.monotonic() - began:.0f} s; figures in {path}, table in {out / 'RESULTS.md'}")
 
 
 if __name__ == "__main__":

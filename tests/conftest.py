@@ -2,8 +2,10 @@
 
 - In-process (most tests): `run_agent` runs `agentcli run`'s code (`run_once`) in this
   process with `model`, a `ScriptedModel` that checks each request as the fake server does.
+- The command line in-process: `run_main` runs `agentcli ARGS`'s own code here against
+  `fake_api`, the fake Anthropic server on 127.0.0.1.
 - End to end: `run_cli` runs the installed CLI as a subprocess and `start_repl` starts the
-  REPL in a pty, both against `fake_api`, the fake Anthropic server on 127.0.0.1.
+  REPL in a pty, both against `fake_api`; for what only a process or the screen shows.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.cli import commands, exit_code
 from agentcli.contracts import Model
 from agentcli.providers.anthropic import AnthropicModel
 from agentcli.providers.scripted import ScriptedModel
@@ -54,12 +58,21 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def empty_git_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `.git` of a new repository (branch main, no sample hooks), made once per worker."""
+    path = tmp_path_factory.mktemp("git-template")
+    subprocess.run(["git", "init", "-q", "-b", "main", "--template=", str(path)], check=True)
+    return path / ".git"
+
+
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """An empty git repository to run in."""
+def project(tmp_path: Path, empty_git_dir: Path) -> Path:
+    """An empty git repository to run in: a copy of `empty_git_dir`, which is what `git init`
+    makes there, without starting git for every test."""
     path = tmp_path / "project"
     path.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    shutil.copytree(empty_git_dir, path / ".git")
     return path
 
 
@@ -107,6 +120,7 @@ class Ran:
 
 
 RunAgent = Callable[..., Ran]
+RunMain = Callable[..., Ran]
 
 
 @pytest.fixture
@@ -155,6 +169,41 @@ def run_wire(
     wire = AnthropicModel(api_key=TEST_KEY, base_url=fake_api.url)
     yield _runner(wire, project, capsys)
     wire.close()
+
+
+@pytest.fixture
+def run_main(
+    fake_api: FakeAnthropic,
+    in_process_env: None,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> RunMain:
+    """`run_cli` in this process: `agentcli ARGS`'s own code, from reading the command line to its
+    exit code, against `fake_api`, with `input` on a pipe as stdin. What only a process shows
+    (its start, its exit, signals, a closed stdout) needs `run_cli`."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
+
+    def run(*args: str, input: str = "", cwd: Path | None = None, env: dict[str, str] | None = None) -> Ran:
+        with monkeypatch.context() as scoped:
+            for name, value in (env or {}).items():
+                scoped.setenv(name, value)
+            time.tzset()  # a process reads TZ as it starts
+            scoped.chdir(cwd or project)
+            scoped.setattr(sys, "argv", ["agentcli", *args])
+            read, write = os.pipe()
+            os.write(write, input.encode())  # a pipe holds 64 KB: plenty for a prompt
+            os.close(write)
+            with open(read) as stdin:
+                scoped.setattr(sys, "stdin", stdin)
+                commands._stdin.cache_clear()  # read once per process: this is a new one
+                capsys.readouterr()  # what ran before is not this run's output
+                code = exit_code()
+        time.tzset()
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return run
 
 
 @pytest.fixture

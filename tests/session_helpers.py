@@ -8,7 +8,7 @@ from typing import Any
 
 from agentcli.context.paths import project_state_dir
 from agentcli.providers.scripted import ScriptedModel, reply, text
-from tests.conftest import RunAgent, RunCli
+from tests.conftest import RunAgent, RunCli, RunMain
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import reply as fake_reply
 from tests.fake_anthropic import text as fake_text
@@ -33,10 +33,10 @@ def model_settings(project: Path, **values: Any) -> None:
     (project / ".agentcli" / "settings.json").write_text(json.dumps(values))
 
 
-def auto_compact_over_the_wire_at(run_cli: RunCli, fake_api: FakeAnthropic, project: Path, above_base: int) -> None:
-    """`auto_compact_at` for a test that runs the real CLI against the fake server."""
+def auto_compact_over_the_wire_at(run_main: RunMain, fake_api: FakeAnthropic, project: Path, above_base: int) -> None:
+    """`auto_compact_at` for a test that runs the command line against the fake server."""
     fake_api.script(fake_reply(fake_text("ok")))
-    assert run_cli("run", "hi").returncode == 0
+    assert run_main("run", "hi").returncode == 0
     usage = fake_api.usage_log[-1]
     base = usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
     window = 2 * (base + above_base)

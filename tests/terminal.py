@@ -37,6 +37,8 @@ class Terminal:
             argv[0], argv[1:], env=env, cwd=str(cwd), dimensions=(rows, cols), encoding="utf-8", codec_errors="replace"
         )
         self.output = ""
+        self._text: str | None = None
+        """`text()` as of the last output read; None once more has been read."""
 
     def pump(self, timeout: float = 0.05) -> bool:
         """Read what the program wrote so far; False once it has exited."""
@@ -47,6 +49,7 @@ class Terminal:
         except pexpect.EOF:
             return False
         self.output += data
+        self._text = None
         for part in data.split(CURSOR_POSITION_REQUEST)[:-1]:  # answer as a real terminal does
             self.stream.feed(part)
             self.child.send(f"\x1b[{self.screen.cursor.y + 1};{self.screen.cursor.x + 1}R")
@@ -55,8 +58,11 @@ class Terminal:
 
     def text(self) -> str:
         """Everything on screen now, plus what scrolled off the top."""
-        scrolled = ["".join(c.data for c in line.values()) for line in self.screen.history.top]
-        return "\n".join([*(line.rstrip() for line in scrolled), *(line.rstrip() for line in self.screen.display)])
+        if self._text is None:  # the waits below ask after every read: drawing it is the costly part
+            scrolled = ["".join(c.data for c in line.values()) for line in self.screen.history.top]
+            lines = [*(line.rstrip() for line in scrolled), *(line.rstrip() for line in self.screen.display)]
+            self._text = "\n".join(lines)
+        return self._text
 
     def wait_for(self, text: str, timeout: float = CEILING) -> str:
         deadline = time.monotonic() + timeout

@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.access import NOTHING, Access
 from agentcli.agents.build import build_agent
 from agentcli.agents.sources import ToolList, ToolSource, builtin_source, collect_tools
-from agentcli.contracts import JSON, PermissionGate, ToolContext, ToolResult
+from agentcli.contracts import JSON, Concurrency, PermissionGate, ToolContext, ToolResult
 from agentcli.events import MAIN_AGENT, Event, MessageAdded, ToolCallFinished, TurnStarting
 from agentcli.loop import Agent, LoopConfig
 from agentcli.permissions.gate import Gate
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
+from agentcli.workspace.local import LocalWorkspace
 from tests.fake_anthropic import validation_error
 
 
@@ -28,13 +30,13 @@ class Echo:
     name = "Echo"
     description = "Echoes its input."
     input_schema: JSON = {"type": "object", "properties": {"words": {"type": "string"}}, "required": ["words"]}
-    read_only = True
+    concurrency: Concurrency = "shared"
 
     def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         return ToolResult(str(tool_input["words"]))
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return NOTHING
 
 
 def agent(
@@ -53,7 +55,7 @@ def agent(
         model=model,
         gate=gate or Gate(mode="acceptEdits"),
         config=LoopConfig(model="claude-test"),
-        ctx=ToolContext(cwd=cwd),
+        ctx=ToolContext(LocalWorkspace(cwd)),
         on_event=events.append,
         agent_id=agent_id,
         only=only,
@@ -138,7 +140,7 @@ def test_subscribers_see_each_message_and_each_request_before_the_front_end_does
         model=model,
         gate=Gate(mode="default"),
         config=LoopConfig(model="claude-test"),
-        ctx=ToolContext(cwd=tmp_path),
+        ctx=ToolContext(LocalWorkspace(tmp_path)),
         on_event=lambda event: seen.append(f"front end: {type(event).__name__}"),
     )
 
@@ -174,7 +176,7 @@ def test_a_subscriber_may_replace_the_conversation_before_a_request(tmp_path: Pa
 
     def compact_before_the_second_prompt(event: Event) -> None:
         if isinstance(event, TurnStarting) and len(loop.messages) > 2:
-            loop.messages = [summary, loop.messages[-1]]
+            loop.replace_conversation([summary, loop.messages[-1]], 0)
 
     loop.subscribe(compact_before_the_second_prompt)
     loop.run([{"type": "text", "text": "hello"}])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import RunCli
+from tests.conftest import RunCli, RunMain
 
 HEAVY = {"agentcli.session", "agentcli.runner", "agentcli.repl.app", "anthropic", "rich", "prompt_toolkit"}
 
@@ -37,8 +37,8 @@ def test_help_says_what_a_bare_agentcli_does_and_lists_environment_exit_codes_an
     assert not HEAVY & imported(done.stderr)
 
 
-def test_run_help_has_its_own_examples(run_cli: RunCli) -> None:
-    done = run_cli("run", "-h")
+def test_run_help_has_its_own_examples(run_main: RunMain) -> None:
+    done = run_main("run", "-h")
 
     assert done.returncode == 0
     assert "--output-format" in done.stdout and "Exit codes:" in done.stdout
@@ -63,16 +63,16 @@ def test_version_is_fast(run_cli: RunCli) -> None:
     ],
 )
 def test_a_mistyped_option_gets_the_real_one_suggested(
-    args: list[str], wrong: str, suggestion: str, run_cli: RunCli
+    args: list[str], wrong: str, suggestion: str, run_main: RunMain
 ) -> None:
-    done = run_cli(*args)
+    done = run_main(*args)
 
     assert done.returncode == 2
     assert f"Error: No such option: {wrong}. {suggestion}" in done.stderr
 
 
-def test_an_unknown_option_lists_the_real_ones(run_cli: RunCli) -> None:
-    done = run_cli("--bogus")
+def test_an_unknown_option_lists_the_real_ones(run_main: RunMain) -> None:
+    done = run_main("--bogus")
 
     assert done.returncode == 2
     message = " ".join(done.stderr.split())
@@ -82,8 +82,8 @@ def test_an_unknown_option_lists_the_real_ones(run_cli: RunCli) -> None:
     assert "Possible options" not in message
 
 
-def test_an_option_value_that_looks_like_an_option_is_left_alone(run_cli: RunCli) -> None:
-    done = run_cli("run", "--append-system-prompt", "--be-brief", "--max-turns", "0", "hi")
+def test_an_option_value_that_looks_like_an_option_is_left_alone(run_main: RunMain) -> None:
+    done = run_main("run", "--append-system-prompt", "--be-brief", "--max-turns", "0", "hi")
 
     assert done.returncode == 2
     assert "No such option" not in done.stderr  # --be-brief is the prompt's text; --max-turns 0 is what is wrong

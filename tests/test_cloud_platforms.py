@@ -11,9 +11,8 @@ from agentcli.contracts import ModelRequest, Unwatched
 from agentcli.credentials import child_environment
 from agentcli.errors import ModelAPIError, UsageError
 from agentcli.providers.anthropic import AnthropicModel
-from agentcli.providers.anthropic_cloud import bedrock_client, vertex_client
 from agentcli.providers.timeouts import Timeouts
-from tests.conftest import TEST_KEY, RunCli
+from tests.conftest import TEST_KEY, RunMain
 from tests.fake_anthropic import FakeAnthropic, http_error, reply, text, tool_use
 
 HI = ModelRequest("claude-test", [], [], [{"role": "user", "content": "hi"}], 64)
@@ -32,11 +31,13 @@ def vertex_env(fake_api: FakeAnthropic) -> dict[str, str]:
     }
 
 
-def test_a_run_on_vertex_streams_from_streamrawpredict(run_cli: RunCli, fake_api: FakeAnthropic, project: Path) -> None:
+def test_a_run_on_vertex_streams_from_streamrawpredict(
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path
+) -> None:
     (project / "a.txt").write_text("alpha\n")
     fake_api.script(reply(tool_use("Read", {"file_path": "a.txt"}, id="toolu_1")), reply(text("It says alpha.")))
 
-    done = run_cli("run", "what does a.txt say?", env=vertex_env(fake_api))
+    done = run_main("run", "what does a.txt say?", env=vertex_env(fake_api))
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "It says alpha.\n"
@@ -49,12 +50,12 @@ def test_a_run_on_vertex_streams_from_streamrawpredict(run_cli: RunCli, fake_api
 
 
 def test_a_vertex_error_is_reported_and_retried_like_the_apis(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path
 ) -> None:
     limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "Quota exceeded"}}
     fake_api.script(http_error(429, limited, headers={"retry-after-ms": "10"}), reply(text("fine")))
 
-    done = run_cli("run", "hi", env=vertex_env(fake_api))
+    done = run_main("run", "hi", env=vertex_env(fake_api))
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "fine\n"
@@ -81,6 +82,8 @@ def test_the_vertex_client_takes_region_project_token_and_base_url(monkeypatch: 
     }.items():
         monkeypatch.setenv(name, value)
 
+    from agentcli.providers.anthropic_cloud import vertex_client  # the SDK: not at collection, in both workers
+
     client = vertex_client(Timeouts(connect=3, stream_idle=40))
 
     assert (client.region, client.project_id, client.access_token) == ("europe-west1", "proj-1", "ya29.token")
@@ -91,6 +94,8 @@ def test_the_vertex_client_takes_region_project_token_and_base_url(monkeypatch: 
 def test_the_bedrock_client_takes_region_and_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_REGION", "eu-west-3")
     monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", "http://127.0.0.1:9/bedrock")
+
+    from agentcli.providers.anthropic_cloud import bedrock_client
 
     client = bedrock_client(Timeouts(connect=3, stream_idle=40), betas=["b-1"])
 
@@ -105,6 +110,8 @@ def test_the_bedrock_client_defaults_to_the_regions_endpoint(monkeypatch: pytest
     monkeypatch.delenv("AWS_REGION", raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-northeast-1")
     monkeypatch.delenv("ANTHROPIC_BEDROCK_BASE_URL", raising=False)
+
+    from agentcli.providers.anthropic_cloud import bedrock_client
 
     client = bedrock_client(Timeouts())
 

@@ -11,7 +11,7 @@ import pytest
 from agentcli.catalog import KNOWN_MODELS, UNKNOWN_MODEL, cost_usd, model_info
 from agentcli.contracts import Usage
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
-from tests.conftest import RunAgent, RunCli
+from tests.conftest import RunAgent, RunMain
 
 
 def settings(project: Path, values: object) -> None:
@@ -70,8 +70,8 @@ def test_a_models_entry_overrides_the_built_in_prices(run_agent: RunAgent, model
     [
         ({"local": {"context_windw": 32768}}, 'Unknown field "context_windw" for model "local" in "models"'),
         ({"local": {"native_tools": "no"}}, '"models" → "local" → "native_tools"'),
-        ({"local": {"context_window": 0}}, "must be a whole number of at least 1, not 0"),
-        ({"local": {"input_usd_per_mtok": -1}}, "must be a number of dollars (zero or more), not -1"),
+        ({"local": {"context_window": 0}}, "must be a whole number of tokens from 1 to 1,000,000,000,000, not 0"),
+        ({"local": {"input_usd_per_mtok": -1}}, "must be a number of dollars from 0 to 1,000,000, not -1"),
         ({"local": 32768}, "must be an object of fields (context_window, max_output_tokens"),
         (["local"], 'The "models" setting in '),
     ],
@@ -142,7 +142,7 @@ def test_the_budget_stops_after_the_response_that_passes_it_and_the_session_can_
 
 
 def test_the_budget_setting_applies_and_a_bad_one_is_a_usage_error(
-    run_agent: RunAgent, model: ScriptedModel, project: Path, run_cli: RunCli
+    run_agent: RunAgent, model: ScriptedModel, project: Path, run_main: RunMain
 ) -> None:
     settings(project, {"maxBudgetUsd": 0.001})
     model.script(reply(tool_use("Glob", {"pattern": "*"}), usage={"input_tokens": 1_000, "output_tokens": 200}))
@@ -155,8 +155,9 @@ def test_the_budget_setting_applies_and_a_bad_one_is_a_usage_error(
     settings(project, {"maxBudgetUsd": "5 dollars"})
     bad = run_agent("go")
     assert bad.returncode == 2
-    assert "Setting maxBudgetUsd in " in bad.stderr and "must be a number of dollars above 0" in bad.stderr
+    assert "Setting maxBudgetUsd in " in bad.stderr
+    assert "must be a positive number of dollars, at most 1,000,000, not '5 dollars'." in bad.stderr
 
-    flag = run_cli("run", "--max-budget-usd", "lots", "hi")
+    flag = run_main("run", "--max-budget-usd", "lots", "hi")
     assert flag.returncode == 2
     assert "--max-budget-usd" in flag.stderr

@@ -78,7 +78,7 @@ def test_a_long_answer_and_the_transcript_are_complete_when_the_run_ends(
     output_format: str, run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
 ) -> None:
     answer = "\n".join(f"line {n} of a long answer" for n in range(20_000))  # far more than a pipe holds
-    fake_api.script(reply(text(answer)))
+    fake_api.script(reply(text(answer), chunk=4096))  # its size is the point here, not its 70,000 deltas
 
     done = run_cli("run", "--output-format", output_format, "write a lot")
 

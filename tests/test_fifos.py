@@ -23,6 +23,7 @@ from agentcli.settings import load_settings
 from agentcli.skills.loader import load_skills
 from agentcli.tools.glob import GlobTool
 from agentcli.tools.grep import RIPGREP_BLOCKED, GrepTool
+from agentcli.workspace.local import LocalWorkspace
 from tests.conftest import RunCli
 from tests.fake_anthropic import FakeAnthropic, reply, text
 from tests.tools.helpers import needs_rg
@@ -80,7 +81,9 @@ def test_the_shared_reader_refuses_a_fifo_at_once(tmp_path: Path) -> None:
 @pytest.mark.parametrize("ignore_file", [".gitignore", "src/.gitignore", ".git/info/exclude"])
 def test_glob_skips_a_fifo_ignore_file_and_says_so(repo: Path, ignore_file: str) -> None:
     pipe = fifo(repo / ignore_file)
-    result: ToolResult = finishes(lambda: GlobTool().run({"pattern": "**/*.py"}, ToolContext(cwd=repo)), pipe)
+    result: ToolResult = finishes(
+        lambda: GlobTool().run({"pattern": "**/*.py"}, ToolContext(LocalWorkspace(repo))), pipe
+    )
     assert not result.is_error
     assert result.content.startswith("src/app.py")
     notice = (
@@ -98,7 +101,7 @@ def test_grep_skips_a_fifo_ignore_file_and_says_so(repo: Path, ignore_file: str,
     pipe = fifo(repo / ignore_file)
     grep = GrepTool(use_ripgrep=use_ripgrep)
     result: ToolResult = finishes(
-        lambda: grep.run({"pattern": "needle", "output_mode": "content"}, ToolContext(cwd=repo)), pipe
+        lambda: grep.run({"pattern": "needle", "output_mode": "content"}, ToolContext(LocalWorkspace(repo))), pipe
     )
     assert not result.is_error
     assert result.content.startswith("src/app.py:1:needle = 1")

@@ -8,23 +8,28 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
+from agentcli.access import Access
 from agentcli.agents.build import build_agent
 from agentcli.agents.sources import ToolList
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.contracts import JSON, Concurrency, ToolContext, ToolResult
 from agentcli.errors import UsageError
 from agentcli.events import Event, Notice
 from agentcli.hooks import Hooks, load_hooks, matcher_matches
-from agentcli.hooks.trust import TRUST_KEY, hooks_digest
+from agentcli.hooks.runner import MAX_OUTPUT_CHARS
+from agentcli.hooks.trust import ENABLE_ALL_KEY, TRUST_KEY, hooks_digest
 from agentcli.loop import MAX_STOP_HOOK_CONTINUATIONS, LoopConfig
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.session import Session, SessionOptions
+from agentcli.workspace.local import LocalWorkspace
 from tests import fake_anthropic as wire
 from tests.conftest import AGENTCLI, RunAgent, cli_env
 from tests.fake_anthropic import FakeAnthropic
@@ -36,7 +41,18 @@ COMMON_FIELDS = {"session_id", "transcript_path", "cwd", "hook_event_name", "per
 
 
 def project_hooks(project: Path, hooks: JSON) -> Path:
+    """`hooks` in the project's checked-in settings, which the user trusts (their own local settings say so)."""
+    trust_project_hooks(project)
+    return checked_in_hooks(project, hooks)
+
+
+def checked_in_hooks(project: Path, hooks: JSON) -> Path:
+    """`hooks` in the project's checked-in settings, not trusted (yet)."""
     return write_settings(project / ".agentcli" / "settings.json", {"hooks": hooks})
+
+
+def trust_project_hooks(project: Path) -> None:
+    write_settings(project / ".agentcli" / "settings.local.json", {ENABLE_ALL_KEY: True})
 
 
 def results_sent(model: ScriptedModel, index: int) -> list[JSON]:
@@ -87,7 +103,10 @@ def test_hooks_of_every_settings_file_run_and_keep_their_source(
         "local": project / ".agentcli" / "settings.local.json",
     }
     for scope, path in files.items():
-        write_settings(path, {"hooks": {"UserPromptSubmit": [hook_entry(hook_command(tmp_path, logs[scope]))]}})
+        trusted = {ENABLE_ALL_KEY: True} if scope == "local" else {}
+        write_settings(
+            path, {"hooks": {"UserPromptSubmit": [hook_entry(hook_command(tmp_path, logs[scope]))]}, **trusted}
+        )
     model.script(reply(text("ok")))
 
     assert run_agent("hello").returncode == 0
@@ -114,7 +133,7 @@ def test_a_configuration_from_claude_codes_documentation_works_verbatim(
 ) -> None:
     # The file protection example of Claude Code's hooks guide ("Get started with Claude Code
     # hooks"), copied unchanged into tests/data.
-    (project / ".agentcli").mkdir()
+    trust_project_hooks(project)
     shutil.copy(DATA / "claude_code_file_protection.json", project / ".agentcli" / "settings.json")
     model.script(
         reply(
@@ -317,6 +336,20 @@ def test_post_tool_use_feedback_goes_to_the_model_with_the_result(
     assert handed["hook_event_name"] == "PostToolUseFailure" and handed["tool_name"] == "Read" and handed["error"]
 
 
+def test_a_hooks_output_past_the_cap_is_cut_saying_how_much(
+    run_agent: RunAgent, model: ScriptedModel, project: Path, tmp_path: Path
+) -> None:
+    flood = "import sys; sys.stdout.write('o' * 3_000_000); sys.stderr.write('é' * 1_500_000); sys.exit(2)"
+    project_hooks(project, {"PostToolUse": [hook_entry(shlex.join([sys.executable, "-c", flood]))]})
+    model.script(reply(tool_use("Bash", {"command": "true"}, id="toolu_ok")), reply(text("ok")))
+
+    run_agent("go", permission_mode="bypassPermissions")
+
+    (result,) = results_sent(model, 1)
+    said = "é" * MAX_OUTPUT_CHARS + f"\n[… {2 * 1_500_000 - 2 * MAX_OUTPUT_CHARS:,} more bytes cut]"
+    assert said in result["content"] and len(result["content"]) < 2 * MAX_OUTPUT_CHARS
+
+
 # ------------------------------------------------------------------ UserPromptSubmit, SessionStart
 
 
@@ -499,7 +532,7 @@ class McpLikeTool:
     name = "mcp__x__y"
     description = "Does y on server x."
     input_schema: JSON = {"type": "object", "properties": {}}
-    read_only = False
+    concurrency: Concurrency = "exclusive"
 
     def __init__(self) -> None:
         self.ran = 0
@@ -508,8 +541,8 @@ class McpLikeTool:
         self.ran += 1
         return ToolResult("y done")
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return Access(server="x")
 
 
 def test_a_matcher_on_an_mcp_tool_name_blocks_that_tool(project: Path, tmp_path: Path) -> None:
@@ -524,7 +557,7 @@ def test_a_matcher_on_an_mcp_tool_name_blocks_that_tool(project: Path, tmp_path:
         model=model,
         gate=Gate(mode="bypassPermissions"),
         config=LoopConfig(model="claude-sonnet-4-5"),
-        ctx=ToolContext(cwd=project),
+        ctx=ToolContext(LocalWorkspace(project)),
         on_event=lambda event: None,
         hooks=Hooks(load_hooks(settings), project),
     )
@@ -574,7 +607,7 @@ def test_the_repl_asks_once_whether_to_trust_the_projects_hooks(
     answer: str, fake_api: FakeAnthropic, project: Path, tmp_path: Path, home: Path
 ) -> None:
     log = tmp_path / "prompt.log"
-    project_hooks(project, {"UserPromptSubmit": [hook_entry(hook_command(tmp_path, log))]})
+    checked_in_hooks(project, {"UserPromptSubmit": [hook_entry(hook_command(tmp_path, log))]})
     fake_api.script(wire.reply(wire.text("answered")))
     env = cli_env(home, fake_api.url)
     env.pop("NO_COLOR")

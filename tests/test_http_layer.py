@@ -22,7 +22,8 @@ from agentcli.providers.anthropic import API_VERSION, AnthropicModel, DirectRout
 from agentcli.providers.http import Endpoint
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tools.registry import ToolRegistry
-from tests.conftest import TEST_KEY, RunAgent, RunCli
+from agentcli.workspace.local import LocalWorkspace
+from tests.conftest import TEST_KEY, RunAgent, RunCli, RunMain
 from tests.context.gates import RuleGate
 from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, http_error, reply, text, tool_use
 
@@ -38,7 +39,7 @@ def ask(model: AnthropicModel, tmp_path: Path) -> tuple[str, list[Retrying]]:
         config=LoopConfig(model="claude-test", retry_base_delay=0.01),
         system=[{"type": "text", "text": "Be brief."}],
         on_event=events.append,
-        ctx=ToolContext(cwd=tmp_path),
+        ctx=ToolContext(LocalWorkspace(tmp_path)),
     )
     try:
         answer = agent.run([{"type": "text", "text": "hi"}]).text
@@ -156,11 +157,11 @@ def test_an_error_body_that_is_not_json_is_quoted(fake_api: FakeAnthropic, tmp_p
         ask(AnthropicModel(api_key=TEST_KEY, base_url=fake_api.url), tmp_path)
 
 
-def test_verbose_shows_the_request_id_of_a_failed_request(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+def test_verbose_shows_the_request_id_of_a_failed_request(run_main: RunMain, fake_api: FakeAnthropic) -> None:
     fake_api.script(http_error(400, BAD_REQUEST), http_error(400, BAD_REQUEST))
 
-    plain = run_cli("run", "hi")
-    verbose = run_cli("run", "--verbose", "hi")
+    plain = run_main("run", "hi")
+    verbose = run_main("run", "--verbose", "hi")
 
     first, second = fake_api.requests
     assert plain.returncode == verbose.returncode == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agentcli.credentials import MISSING_CREDENTIAL
 from tests.cli_process import start_cli
-from tests.conftest import RunCli, StartRepl
+from tests.conftest import RunCli, RunMain, StartRepl
 from tests.fake_anthropic import FakeAnthropic, http_error, reply, text
 from tests.session_helpers import records, transcript_files
 
@@ -36,18 +36,18 @@ def test_run_without_a_key_says_so_before_loading_anything(
     assert transcript_files(home, project) == []
 
 
-def test_print_flag_and_piped_input_check_the_key_too(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+def test_print_flag_and_piped_input_check_the_key_too(run_main: RunMain, fake_api: FakeAnthropic) -> None:
     for args, stdin in ((("-p", "hello"), ""), ((), "hello from a pipe")):
-        done = run_cli(*args, input=stdin, env=NO_KEY)
+        done = run_main(*args, input=stdin, env=NO_KEY)
         assert done.returncode == 1, done.stderr
         assert done.stderr.startswith("Error: No API key: set ANTHROPIC_API_KEY")
     assert fake_api.requests == []
 
 
-def test_a_bearer_token_is_enough(run_cli: RunCli, fake_api: FakeAnthropic) -> None:
+def test_a_bearer_token_is_enough(run_main: RunMain, fake_api: FakeAnthropic) -> None:
     fake_api.script(reply(text("hi")))
 
-    done = run_cli("run", "hello", env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "test-key"})
+    done = run_main("run", "hello", env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "test-key"})
 
     assert "No API key" not in done.stderr
     assert len(fake_api.requests) == 1
@@ -75,21 +75,21 @@ def test_repl_without_a_key_warns_under_the_banner_and_keeps_help_usable(
 
 
 def test_a_first_request_that_fails_leaves_no_transcript(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_main: RunMain, fake_api: FakeAnthropic, home: Path, project: Path
 ) -> None:
     fake_api.script(http_error(401, {"type": "error", "error": {"type": "authentication_error", "message": "no"}}))
 
-    failed = run_cli("run", "first try")
+    failed = run_main("run", "first try")
 
     assert failed.returncode == 1
     assert len(fake_api.requests) == 1
     assert transcript_files(home, project) == []
 
-    unreachable = run_cli("run", "nobody there", env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    unreachable = run_main("run", "nobody there", env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
     assert unreachable.returncode == 1
     assert transcript_files(home, project) == []
 
-    continued = run_cli("run", "-c", "again")
+    continued = run_main("run", "-c", "again")
     assert continued.returncode == 2
     assert "No earlier session to continue" in continued.stderr
 

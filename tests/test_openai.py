@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agentcli.runner import RunOptions, run_once
-from tests.conftest import AGENTCLI, Ran, RunCli, StartRepl, cli_env
+from tests.conftest import AGENTCLI, Ran, RunCli, RunMain, StartRepl, cli_env
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import reply as anthropic_reply
 from tests.fake_anthropic import text as anthropic_text
@@ -305,15 +305,15 @@ def test_the_ollama_prefix_goes_to_ollama_host_without_a_key(home: Path, project
     assert "max_tokens" in request.body  # what local servers take (OpenAI's own gets max_completion_tokens)
 
 
-def test_provider_openai_without_a_key_says_which_variable_to_set(run_cli: RunCli) -> None:
-    done = run_cli("run", "--provider", "openai", "hi")
+def test_provider_openai_without_a_key_says_which_variable_to_set(run_main: RunMain) -> None:
+    done = run_main("run", "--provider", "openai", "hi")
 
     assert done.returncode == 1
     assert "set OPENAI_API_KEY" in done.stderr
 
 
-def test_an_unknown_provider_is_a_usage_error(run_cli: RunCli) -> None:
-    done = run_cli("run", "--provider", "nosuch", "hi")
+def test_an_unknown_provider_is_a_usage_error(run_main: RunMain) -> None:
+    done = run_main("run", "--provider", "nosuch", "hi")
 
     assert done.returncode == 2
     assert "Unknown provider 'nosuch'" in done.stderr and "openai" in done.stderr
@@ -494,7 +494,7 @@ def test_the_repl_shows_streamed_reasoning_dimmed_above_the_answer(
 
 
 def test_slash_model_with_a_prefix_switches_provider_for_the_next_turn_and_continue_keeps_it(
-    start_repl: StartRepl, fake_api: FakeAnthropic, openai_api: FakeOpenAI, run_cli: RunCli
+    start_repl: StartRepl, fake_api: FakeAnthropic, openai_api: FakeOpenAI, run_main: RunMain
 ) -> None:
     fake_api.script(anthropic_reply(anthropic_text("Answer from Claude.")))
     openai_api.script(reply("Answer from GPT."), reply("GPT again."))
@@ -518,7 +518,7 @@ def test_slash_model_with_a_prefix_switches_provider_for_the_next_turn_and_conti
     assert switched.body["model"] == "gpt-test"
     assert {"role": "assistant", "content": "Answer from Claude."} in switched.body["messages"]
 
-    done = run_cli("run", "-c", "once more", env=openai_env)
+    done = run_main("run", "-c", "once more", env=openai_env)
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "GPT again.\n"

@@ -144,3 +144,22 @@ def test_a_repl_only_command_given_to_run_says_where_it_works(
     assert "/cost is a command of the interactive REPL only: start `agentcli` and type /cost there." in done.stderr
     assert "Did you mean" not in done.stderr and "Traceback" not in done.stderr
     assert fake_api.requests == []
+
+
+def test_help_shows_which_file_answers_to_each_name(start_repl: StartRepl, project: Path, home: Path) -> None:
+    write(project / ".claude" / "commands" / "tools" / "lint.md", "Lint from tools/")
+    write(project / ".claude" / "commands" / "frontend" / "lint.md", "Lint from frontend/")
+    write(project / ".claude" / "commands" / "commit.md", "Commit, the command")
+    write(home / ".claude" / "skills" / "commit" / "SKILL.md", "---\ndescription: Commit, the skill\n---\nCommit.")
+    write(project / ".claude" / "skills" / "style" / "SKILL.md", "---\nuser-invocable: false\n---\nHouse style.")
+    repl = start_repl()
+
+    repl.submit("/help")
+
+    screen = repl.wait_for("only by this name")
+    rows = [" ".join(line.split()) for line in screen.splitlines() if line.startswith("/")]
+    assert "/lint Lint from frontend/ (project (.claude)) also /frontend:lint" in rows
+    assert "/tools:lint (project (.claude)) only by this name: /lint is /frontend:lint" in rows
+    assert "/commit Commit, the skill (user (~/.claude) skill)" in rows
+    assert any(row.startswith("/commit (project (.claude)) hidden by the user (~/.claude) skill") for row in rows)
+    assert not any(row.startswith("/style") for row in rows)

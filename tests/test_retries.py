@@ -19,6 +19,7 @@ from agentcli.loop import LoopConfig
 from agentcli.providers.anthropic import AnthropicModel
 from agentcli.providers.retry import MAX_RETRY_AFTER, RetryPolicy, retry_after, should_retry, status_fault
 from agentcli.providers.timeouts import Timeouts
+from agentcli.workspace.local import LocalWorkspace
 from tests.context.gates import RuleGate
 from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, http_error, reply, text
 
@@ -112,7 +113,7 @@ def run(url: str, tmp_path: Path, timeouts: Timeouts | None = None) -> tuple[str
         model=model,
         gate=RuleGate(),
         config=LoopConfig(model="claude-test", retry_base_delay=0.01),
-        ctx=ToolContext(cwd=tmp_path),
+        ctx=ToolContext(LocalWorkspace(tmp_path)),
         on_event=events.append,
     )
     try:

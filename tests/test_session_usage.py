@@ -9,7 +9,7 @@ from typing import Any
 
 from agentcli.contracts import Usage
 from agentcli.sessions.store import load_transcript
-from tests.conftest import RunCli
+from tests.conftest import RunMain
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.session_helpers import auto_compact_over_the_wire_at, big_file, records, transcript_files
 
@@ -84,7 +84,7 @@ def test_a_transcript_from_before_usage_was_recorded_loads_with_no_usage(tmp_pat
 
 
 def test_each_response_is_recorded_once_and_a_continued_run_adds_only_its_own(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_main: RunMain, fake_api: FakeAnthropic, home: Path, project: Path
 ) -> None:
     (project / "notes.txt").write_text("alpha\n")
     fake_api.script(
@@ -92,8 +92,8 @@ def test_each_response_is_recorded_once_and_a_continued_run_adds_only_its_own(
         reply(text("It says alpha.")),
         reply(text("Still alpha.")),
     )
-    assert run_cli("run", "what is in notes.txt?").returncode == 0
-    assert run_cli("run", "-c", "and now?").returncode == 0
+    assert run_main("run", "what is in notes.txt?").returncode == 0
+    assert run_main("run", "-c", "and now?").returncode == 0
 
     [path] = transcript_files(home, project)
     recorded = [r["usage"] for r in records(path) if "usage" in r]
@@ -103,12 +103,12 @@ def test_each_response_is_recorded_once_and_a_continued_run_adds_only_its_own(
 
 
 def test_a_compactions_summary_is_counted_in_the_compact_record(
-    run_cli: RunCli, fake_api: FakeAnthropic, home: Path, project: Path
+    run_main: RunMain, fake_api: FakeAnthropic, home: Path, project: Path
 ) -> None:
     big_file(project / "one.txt", 20_000)
     big_file(project / "two.txt", 20_000)
     auto_compact_over_the_wire_at(
-        run_cli, fake_api, project, 8_400
+        run_main, fake_api, project, 8_400
     )  # passed by the second read: a summary is asked for
     fake_api.script(
         reply(tool_use("Read", {"file_path": "one.txt"})),
@@ -116,7 +116,7 @@ def test_a_compactions_summary_is_counted_in_the_compact_record(
         reply(text("SUMMARY: read both.")),
         reply(text("Both files hold digits.")),
     )
-    assert run_cli("run", "what is in one.txt and two.txt?").returncode == 0
+    assert run_main("run", "what is in one.txt and two.txt?").returncode == 0
 
     path = transcript_files(home, project)[-1]
     this_run = fake_api.usage_log[1:]  # the first reply answered auto_compact_at's own session

@@ -13,7 +13,7 @@ from agentcli.contracts import Usage
 from agentcli.providers import scripted
 from agentcli.providers.scripted import ScriptedModel
 from agentcli.stats.command import stats_text
-from tests.conftest import RunAgent, RunCli, StartRepl
+from tests.conftest import RunAgent, RunMain, StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 
 UTC = {"TZ": "UTC"}
@@ -21,15 +21,15 @@ ONE = {"input_tokens": 1000, "output_tokens": 100, "cache_creation_input_tokens"
 """The usage every scripted reply reports, so the token figures are exact."""
 
 
-def stats(run_cli: RunCli, *args: str, cwd: Path | None = None) -> dict[str, Any]:
-    done = run_cli("stats", "--json", *args, cwd=cwd, env=UTC)
+def stats(run_main: RunMain, *args: str, cwd: Path | None = None) -> dict[str, Any]:
+    done = run_main("stats", "--json", *args, cwd=cwd, env=UTC)
     assert done.returncode == 0, done.stderr
     figures: dict[str, Any] = json.loads(done.stdout)
     return figures
 
 
 def test_a_scripted_runs_tool_calls_are_reported_exactly(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path
 ) -> None:
     (project / "notes.txt").write_text("hello\n")
     fake_api.script(
@@ -44,11 +44,11 @@ def test_a_scripted_runs_tool_calls_are_reported_exactly(
         reply(tool_use("Frobnicate", {}, id="t5"), tool_use("Read", {"path": "notes.txt"}, id="t6"), usage=ONE),
         reply(text("Done."), usage=ONE),
     )
-    ran = run_cli("run", "tidy up the notes", "--permission-mode", "acceptEdits")
+    ran = run_main("run", "tidy up the notes", "--permission-mode", "acceptEdits")
     assert ran.returncode == 0, ran.stderr
     assert (project / "notes.txt").read_text() == "hi\n"
 
-    figures = stats(run_cli)
+    figures = stats(run_main)
 
     assert (figures["sessions"], figures["turns"], figures["tasks"]) == (1, 6, 1)
     assert figures["turns_per_task"] == {"finished": 1, "median": 6, "p90": 6}
@@ -181,10 +181,10 @@ def price(model: str, **counts: int) -> float:
     return model_info(model).cost_usd(Usage(**counts))
 
 
-def test_generated_transcripts_give_their_known_counts(run_cli: RunCli, home: Path, project: Path) -> None:
+def test_generated_transcripts_give_their_known_counts(run_main: RunMain, home: Path, project: Path) -> None:
     generated_project(home, project)
 
-    figures = stats(run_cli)
+    figures = stats(run_main)
 
     assert (figures["sessions"], figures["turns"], figures["tasks"]) == (2, 5, 3)
     assert figures["turns_per_task"] == {"finished": 2, "median": 1, "p90": 4}
@@ -237,10 +237,10 @@ def test_generated_transcripts_give_their_known_counts(run_cli: RunCli, home: Pa
     }  # fmt: skip
 
 
-def test_the_tables_show_the_same_figures(run_cli: RunCli, home: Path, project: Path) -> None:
+def test_the_tables_show_the_same_figures(run_main: RunMain, home: Path, project: Path) -> None:
     generated_project(home, project)
 
-    done = run_cli("stats", env=UTC)
+    done = run_main("stats", env=UTC)
 
     assert done.returncode == 0, done.stderr
     shown = done.stdout
@@ -254,7 +254,7 @@ def test_the_tables_show_the_same_figures(run_cli: RunCli, home: Path, project: 
 
 
 def test_an_older_transcript_reports_what_it_did_not_record_as_unknown(
-    run_cli: RunCli, home: Path, project: Path
+    run_main: RunMain, home: Path, project: Path
 ) -> None:
     from agentcli.context.paths import project_state_dir
 
@@ -268,7 +268,7 @@ def test_an_older_transcript_reports_what_it_did_not_record_as_unknown(
         answer(when, spent=usage(100, 10)),
     )
 
-    figures = stats(run_cli)
+    figures = stats(run_main)
 
     assert (figures["sessions"], figures["turns"]) == (1, 2)
     assert figures["tasks"] is None and figures["stops"] is None and figures["cut_off"] is None
@@ -282,7 +282,7 @@ def test_an_older_transcript_reports_what_it_did_not_record_as_unknown(
     assert model["invalid_input"] is None and model["unknown_tool"] is None and model["requests"] == 0
     assert model["first_token_ms"] == {"p50": None, "p90": None}
     assert figures["tokens"]["total"] == 1210  # usage was recorded before the new fields
-    shown = run_cli("stats", env=UTC).stdout
+    shown = run_main("stats", env=UTC).stdout
     assert "—" in shown and "not recorded" in shown
 
 
@@ -383,15 +383,15 @@ def test_what_older_transcripts_did_not_record_is_named(home: Path, project: Pat
     assert re.search(r"Tool calls denied\s+—\n", older), older
 
 
-def test_an_empty_project_says_so_and_exits_0(run_cli: RunCli) -> None:
-    done = run_cli("stats")
+def test_an_empty_project_says_so_and_exits_0(run_main: RunMain) -> None:
+    done = run_main("stats")
 
     assert done.returncode == 0, done.stderr
     assert "No sessions recorded for" in done.stdout and "--all" in done.stdout
-    assert stats(run_cli)["sessions"] == 0
+    assert stats(run_main)["sessions"] == 0
 
 
-def test_since_keeps_only_what_was_recorded_since(run_cli: RunCli, home: Path, project: Path) -> None:
+def test_since_keeps_only_what_was_recorded_since(run_main: RunMain, home: Path, project: Path) -> None:
     import datetime
 
     from agentcli.context.paths import project_state_dir
@@ -408,15 +408,15 @@ def test_since_keeps_only_what_was_recorded_since(run_cli: RunCli, home: Path, p
         {"type": "run", "time": new, "stop": "interrupted", "turns": 1},
     )
 
-    assert stats(run_cli)["sessions"] == 2
-    recent = stats(run_cli, "--since", "7d")
+    assert stats(run_main)["sessions"] == 2
+    recent = stats(run_main, "--since", "7d")
     assert recent["sessions"] == 1 and recent["tokens"]["total"] == 1100
     assert recent["stops"]["interrupted"] == 1
-    bad = run_cli("stats", "--since", "last tuesday")
+    bad = run_main("stats", "--since", "last tuesday")
     assert bad.returncode == 2 and "--since 'last tuesday' is not a period or a date" in bad.stderr
 
 
-def test_all_reads_every_projects_sessions(run_cli: RunCli, home: Path, project: Path, tmp_path: Path) -> None:
+def test_all_reads_every_projects_sessions(run_main: RunMain, home: Path, project: Path, tmp_path: Path) -> None:
     from agentcli.context.paths import project_state_dir
 
     other = tmp_path / "other"
@@ -426,8 +426,8 @@ def test_all_reads_every_projects_sessions(run_cli: RunCli, home: Path, project:
         write(project_state_dir(where, home / ".agentcli") / f"{sid}.jsonl", header(sid), prompt(when),
               answer(when, spent=usage(100, 10)))  # fmt: skip
 
-    assert [s["id"] for s in stats(run_cli)["per_session"]] == ["here"]
-    everywhere = stats(run_cli, "--all")
+    assert [s["id"] for s in stats(run_main)["per_session"]] == ["here"]
+    everywhere = stats(run_main, "--all")
     assert sorted(s["id"] for s in everywhere["per_session"]) == ["here", "there"]
     assert everywhere["projects"] == 2 and everywhere["tokens"]["total"] == 220
 

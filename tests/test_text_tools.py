@@ -16,7 +16,7 @@ from agentcli.contracts import JSON
 from agentcli.providers.scripted import ScriptedModel, reply, text
 from agentcli.providers.text_tools import _ProseOnly
 from agentcli.providers.tool_tags import Piece, TagScanner, pieces
-from tests.conftest import RunAgent, RunCli, StartRepl
+from tests.conftest import RunAgent, RunMain, StartRepl
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import reply as wire_reply
 from tests.fake_anthropic import text as wire_text
@@ -42,7 +42,7 @@ def responses(message: JSON) -> list[JSON]:
 
 
 def test_a_round_trip_sends_no_tools_lists_them_in_the_system_prompt_and_answers_with_a_tool_response(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path
 ) -> None:
     (project / "notes.txt").write_text("hello from the notes\n")
     fake_api.script(
@@ -50,7 +50,7 @@ def test_a_round_trip_sends_no_tools_lists_them_in_the_system_prompt_and_answers
         wire_reply(wire_text("It says hello.")),
     )
 
-    done = run_cli("run", "--tool-protocol", "xml", "what is in notes.txt?")
+    done = run_main("run", "--tool-protocol", "xml", "what is in notes.txt?")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "It says hello.\n"
@@ -222,7 +222,7 @@ def test_auto_switches_to_text_when_a_native_model_answers_with_tags(
 
 
 def test_native_is_the_default_and_a_bad_protocol_is_a_usage_error(
-    run_agent: RunAgent, model: ScriptedModel, project: Path, run_cli: RunCli
+    run_agent: RunAgent, model: ScriptedModel, project: Path, run_main: RunMain
 ) -> None:
     model.script(reply(text("hi")))
     assert run_agent("hi").returncode == 0
@@ -234,7 +234,7 @@ def test_native_is_the_default_and_a_bad_protocol_is_a_usage_error(
     assert bad.returncode == 2
     assert "Setting toolProtocol in " in bad.stderr and "must be one of native, xml, auto, not 'json'" in bad.stderr
 
-    flag = run_cli("run", "--tool-protocol", "tags", "hi")
+    flag = run_main("run", "--tool-protocol", "tags", "hi")
     assert flag.returncode == 2
     assert "'tags' is not one of native, xml, auto" in flag.stderr
 

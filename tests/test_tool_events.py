@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.access import Access
 from agentcli.agents.build import build_agent
 from agentcli.agents.sources import ToolList
 from agentcli.contracts import (
     JSON,
+    Concurrency,
     Decision,
     ModelRequest,
     ModelResponse,
@@ -37,6 +39,7 @@ from agentcli.providers.anthropic import _MessageAssembler
 from agentcli.providers.call_repair import CallIds
 from agentcli.tools import builtin_tools
 from agentcli.tools.registry import ToolRegistry
+from agentcli.workspace.local import LocalWorkspace
 
 
 class DenyPath:
@@ -65,7 +68,9 @@ def test_a_call_is_reported_running_once_admitted_then_finished(tmp_path: Path) 
     events: list[Event] = []
     executor = ToolExecutor(builtin_tools(), DenyPath())
 
-    executor.run_all(tool_calls([call("b1", "Bash", command="echo hi")]), ToolContext(cwd=tmp_path), events.append, {})
+    executor.run_all(
+        tool_calls([call("b1", "Bash", command="echo hi")]), ToolContext(LocalWorkspace(tmp_path)), events.append, {}
+    )
 
     assert kinds(events) == [("ToolCallStarted", "b1"), ("ToolCallRunning", "b1"), ("ToolCallFinished", "b1")]
     running = next(e for e in events if isinstance(e, ToolCallRunning))
@@ -77,7 +82,9 @@ def test_a_denied_call_is_never_reported_running(tmp_path: Path) -> None:
     events: list[Event] = []
     executor = ToolExecutor(builtin_tools(), DenyPath("a.txt"))
 
-    executor.run_all(tool_calls([call("r1", "Read", file_path="a.txt")]), ToolContext(cwd=tmp_path), events.append, {})
+    executor.run_all(
+        tool_calls([call("r1", "Read", file_path="a.txt")]), ToolContext(LocalWorkspace(tmp_path)), events.append, {}
+    )
 
     assert kinds(events) == [("ToolCallStarted", "r1"), ("ToolCallFinished", "r1")]
 
@@ -89,7 +96,7 @@ def test_concurrent_calls_report_all_running_then_every_result_in_call_order(tmp
     executor = ToolExecutor(builtin_tools(), DenyPath("b.txt"))
     calls = [call(f"r{n}", "Read", file_path=name) for n, name in enumerate(("a.txt", "b.txt", "c.txt"))]
 
-    executor.run_all(tool_calls(calls), ToolContext(cwd=tmp_path), events.append, {})
+    executor.run_all(tool_calls(calls), ToolContext(LocalWorkspace(tmp_path)), events.append, {})
 
     assert kinds(events) == [
         ("ToolCallStarted", "r0"),
@@ -130,13 +137,13 @@ class Interrupting:
     name = "Bash"
     description = "test"
     input_schema: JSON = {"type": "object", "properties": {"command": {"type": "string"}}}
-    read_only = False
+    concurrency: Concurrency = "exclusive"
 
     def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         raise KeyboardInterrupt
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return Access(command=str(tool_input["command"]))
 
 
 def agent(model: ScriptedModel, registry: ToolRegistry, events: list[Event], cwd: Path) -> Agent:
@@ -146,7 +153,7 @@ def agent(model: ScriptedModel, registry: ToolRegistry, events: list[Event], cwd
         model=model,
         gate=DenyPath(),
         config=LoopConfig(model="test"),
-        ctx=ToolContext(cwd=cwd),
+        ctx=ToolContext(LocalWorkspace(cwd)),
         on_event=events.append,
     )
 
@@ -190,10 +197,13 @@ def test_calls_interrupted_before_they_ran_are_reported_too(tmp_path: Path) -> N
     calls = [call("r1", "Read", file_path="a.txt")]
     events: list[Event] = []
     loop = agent(ScriptedModel(), builtin_tools(), events, tmp_path)
-    loop.messages = [
-        {"role": "user", "content": [{"type": "text", "text": "read"}]},
-        {"role": "assistant", "content": calls},
-    ]
+    loop.replace_conversation(
+        [
+            {"role": "user", "content": [{"type": "text", "text": "read"}]},
+            {"role": "assistant", "content": calls},
+        ],
+        0,
+    )
 
     loop.record_interrupt()
 

@@ -2,8 +2,8 @@
 
 - `general-purpose`: every tool the parent has but Task, for multi-step work.
 - `Explore`: read-only (Read, Grep, Glob), told to search fast and report with paths and lines.
-- Definitions: `*.md` in `.agentcli/agents/` and `.claude/agents/` (from the working directory
-  up to the repository's top, nearest first) and in `$AGENTCLI_HOME/agents/`. The first
+- Definitions: `*.md` in `.agentcli/agents/` and `.claude/agents/` and their subfolders (from the
+  working directory up to the repository's top, nearest first) and in `$AGENTCLI_HOME/agents/`. The first
   definition of a name wins: project over user, `.agentcli/` over `.claude/`, and a definition
   over a built-in type of the same name. A file is YAML frontmatter then the system prompt:
 
@@ -16,9 +16,10 @@
       ---
       You review code changes. ...
 
-A file that cannot be used (unreadable, no name or description, a field of the wrong kind, a
-name taken by another file of the same folder) is skipped; `AgentCatalog.invalid` says why,
-for a notice. `load_agent_types` is what `/agents` lists.
+A frontmatter that is not strict YAML is read line by line (skills/lenient.py), with a warning
+(`AgentType.warning`). A file that cannot be used (unreadable, no name or description, a field
+of the wrong kind, a name taken by another file of the same agents folder) is skipped;
+`AgentCatalog.invalid` says why, for a notice. `load_agent_types` is what `/agents` lists.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from agentcli.regular_file import read_regular_file
 from agentcli.settings import agentcli_home
-from agentcli.skills.frontmatter import SkillFileError, split_frontmatter
+from agentcli.skills.frontmatter import SkillFileError, read_frontmatter
 from agentcli.skills.loader import project_roots
 
 BUILT_IN = "built-in"
@@ -78,6 +79,8 @@ class AgentType:
     max_turns: int = DEFAULT_MAX_TURNS
     source: str = BUILT_IN
     """`built-in`, or the path of its definition file."""
+    warning: str | None = None
+    """How its frontmatter was read, when it was not strict YAML (reported once)."""
 
     @property
     def tools_text(self) -> str:
@@ -120,6 +123,9 @@ class AgentCatalog:
     def names(self) -> list[str]:
         return [t.name for t in self.types]
 
+    def warnings(self) -> list[str]:
+        return [t.warning for t in self.types if t.warning]
+
 
 def definition_folders(cwd: Path, home: Path | None = None) -> list[Path]:
     """Where definitions live, highest precedence first."""
@@ -128,26 +134,37 @@ def definition_folders(cwd: Path, home: Path | None = None) -> list[Path]:
 
 
 def definition_files(cwd: Path, home: Path | None = None) -> list[Path]:
-    """Every `*.md` of the definition folders, in precedence order (sorted within a folder)."""
-    found: list[Path] = []
+    """Every `*.md` of the definition folders and their subfolders, in precedence order."""
+    return [path for _, path in _definitions(cwd, home)]
+
+
+def _definitions(cwd: Path, home: Path | None) -> list[tuple[Path, Path]]:
+    """(agents folder, definition file), in precedence order (sorted within a folder; hidden ones left out)."""
+    found: list[tuple[Path, Path]] = []
     for folder in definition_folders(cwd, home):
         with contextlib.suppress(OSError):  # no such folder (the usual case), or unreadable
-            found.extend(sorted(p for p in folder.iterdir() if p.suffix == ".md" and not p.name.startswith(".")))
+            files = sorted(
+                path
+                for path in folder.rglob("*.md")
+                if not any(part.startswith(".") for part in path.relative_to(folder).parts) and not path.is_dir()
+            )
+            found.extend((folder, path) for path in files)
     return found
 
 
 def load_agent_catalog(cwd: Path, home: Path | None = None) -> AgentCatalog:
     """The built-in types and the definitions on disk now, and the files that could not be used."""
     defined: dict[str, AgentType] = {}
+    folder_of: dict[str, Path] = {}
     invalid: list[InvalidDefinition] = []
-    for path in definition_files(cwd, home):
+    for folder, path in _definitions(cwd, home):
         try:
             agent_type = read_definition(path)
         except SkillFileError as error:
             invalid.append(InvalidDefinition(path, str(error)))
             continue
         earlier = defined.get(agent_type.name)
-        if earlier is not None and Path(earlier.source).parent == path.parent:
+        if earlier is not None and folder_of[agent_type.name] == folder:
             invalid.append(
                 InvalidDefinition(
                     path,
@@ -157,6 +174,7 @@ def load_agent_catalog(cwd: Path, home: Path | None = None) -> AgentCatalog:
             )
         elif earlier is None:
             defined[agent_type.name] = agent_type
+            folder_of[agent_type.name] = folder
     built_in = [t for t in BUILT_IN_TYPES if t.name not in defined]
     return AgentCatalog((*built_in, *sorted(defined.values(), key=lambda t: t.name.lower())), tuple(invalid))
 
@@ -174,7 +192,8 @@ def read_definition(path: Path) -> AgentType:
         raise SkillFileError(f"Cannot read the agent definition {path}: {error.strerror or error}.") from None
     if len(data) >= MAX_DEFINITION_BYTES:
         raise SkillFileError(f"The agent definition {path} is over {MAX_DEFINITION_BYTES // 1024} KiB; shorten it.")
-    fields, body = split_frontmatter(data.decode("utf-8", errors="replace"), str(path))
+    front = read_frontmatter(data.decode("utf-8", errors="replace"), str(path))
+    fields, body = front.fields, front.body
     name = _text(fields, "name", path)
     if not NAME.fullmatch(name):
         raise SkillFileError(
@@ -197,6 +216,7 @@ def read_definition(path: Path) -> AgentType:
         model=None if model in ("", "inherit") else model,
         max_turns=_max_turns(fields.get("maxTurns"), path),
         source=str(path),
+        warning=front.warning,
     )
 
 

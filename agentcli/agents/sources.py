@@ -11,7 +11,7 @@ source's in its own order (so the manifest stays byte-stable and the prompt cach
   first request fixes them (`Session.tools_ready`), so the manifest stays the same after.
 
 A source only supplies `Tool`s; what the gate needs to judge a call is declared by the tool
-itself (`read_only`, `touched_paths`), wherever it came from.
+itself (`access`: what each call does; `concurrency`), wherever it came from.
 """
 
 from __future__ import annotations

@@ -11,9 +11,11 @@ shares with its parent:
   else's (the question names it: `ToolContext.agent_label`); the allowed-tools of a skill it
   runs hold for its own calls only, until it ends (`permissions.gate.AgentGate`), and only when
   the skill file is trusted (`skills.trust`), as for the parent;
-- the token budget: it may spend what the parent has left, and what it spent is added to the
-  parent's usage when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
+- the run's budget (`agentcli.budget`): its requests draw on the same tokens and dollars as the
+  parent's and its siblings', as they are made; what it used is added to the parent's usage
+  when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
 - the interrupt: its cancel event is linked to the parent's (`Cancellation.linked`);
+- the workspace, and the user turn its calls belong to (`ToolContext.user_turn`);
 - the hooks: PreToolUse and PostToolUse run for its calls, SubagentStop when it would end.
 
 Its events carry its own id and go straight to the front end, not through the parent's
@@ -40,6 +42,7 @@ from typing import Protocol
 from agentcli.agents.build import build_agent
 from agentcli.agents.definitions import BUILT_IN, AgentType
 from agentcli.agents.sources import ToolList, ToolSource, collect_tools
+from agentcli.budget import Budget
 from agentcli.context.facts import SessionFacts
 from agentcli.context.reminders import system_reminder
 from agentcli.context.system_prompt import environment_text
@@ -71,11 +74,12 @@ INTERRUPTED = "it was interrupted by the user"
 
 
 class Parent(Protocol):
-    """What a sub-agent takes from the conversation that starts it (a `Session`), as it is now."""
+    """What a sub-agent takes from the conversation that starts it (`session.conversation.Conversation`),
+    as it is now."""
 
     @property
     def agent(self) -> Agent:
-        """The parent's agent: its model name, its budget and usage, and its events."""
+        """The parent's agent: its model name, its usage, and its events."""
         ...
 
     @property
@@ -93,7 +97,7 @@ class Parent(Protocol):
     def hooks(self) -> Hooks: ...
 
     def loop_config(self, model: str) -> LoopConfig:
-        """The loop configuration the session uses for `model` (output limits, retries, budget)."""
+        """The loop configuration the session uses for `model` (output limits, retries, prices)."""
         ...
 
 
@@ -141,11 +145,14 @@ class SubagentRunner:
         facts: SessionFacts,
         transcripts: Path | None,
         on_event: EventSink,
+        budget: Budget,
     ) -> None:
         """`sources`: the parent's tools a sub-agent may have (never Task); `skills`: what its own
         Skill tool is made from; `facts`: the session's, for the system prompt; `transcripts`: the
-        folder for their transcripts (None: none written); `on_event`: the front end."""
+        folder for their transcripts (None: none written); `on_event`: the front end; `budget`: the
+        run's, which the parent's agent draws on too."""
         self.parent = parent
+        self.budget = budget
         self.sources = sources
         self.skills = skills
         self.facts = facts
@@ -160,7 +167,7 @@ class SubagentRunner:
     def run(self, agent_type: AgentType, description: str, prompt: str, ctx: ToolContext) -> ToolResult:
         """Run a sub-agent of `agent_type` on `prompt` to its end; `ctx` is the Task call's."""
         parent = self.parent.agent
-        model = agent_type.model or parent.config.model
+        model = agent_type.model or parent.model_name
         subagent_id = f"{SUBAGENT}-{uuid.uuid4().hex[:12]}"
         gate = AgentGate(self.parent.gate)  # its skills' allowed-tools hold for its own calls only
         skill = self.skills.tool(gate, lambda text: self.on_event(Notice(text, agent_id=subagent_id)))
@@ -174,18 +181,9 @@ class SubagentRunner:
             text_block(agent_type.prompt),
             text_block(environment_text(replace(self.facts, model=model))),
         ]
-        spent = parent.usage.total_input + parent.usage.output_tokens
-        budget_usd, prices = parent.config.budget_usd, parent.config.prices
-        if budget_usd is not None and prices is not None:  # what is left, as the parent's own check counts it
-            budget_usd = max(0.0, budget_usd - prices.cost_usd(parent.usage))
-        config = replace(
-            self.parent.loop_config(model),
-            max_turns=agent_type.max_turns,
-            token_budget=max(0, parent.config.token_budget - spent),
-            budget_usd=budget_usd,
-        )
+        config = replace(self.parent.loop_config(model), max_turns=agent_type.max_turns)
         sub_ctx = ToolContext(
-            cwd=ctx.cwd, cancel=ctx.cancel.linked(), env_passthrough=ctx.env_passthrough, agent_label=agent_type.name
+            ctx.workspace, cancel=ctx.cancel.linked(), agent_label=agent_type.name, user_turn=ctx.user_turn
         )
         agent = build_agent(
             sources=[ToolList(SUBAGENT, tuple(tools))],
@@ -197,10 +195,11 @@ class SubagentRunner:
             on_event=self.on_event,
             agent_id=subagent_id,
             hooks=self.parent.hooks,
+            budget=self.budget,
         )
         progress = _Progress()
         agent.subscribe(progress)
-        transcript = self._transcript(agent, subagent_id, model, description)
+        transcript = self._transcript(agent, sub_ctx, subagent_id, model, description)
         parent.emit(SubagentStarted(subagent_id, ctx.call_id, agent_type.name, description))
         self._running[ctx.call_id] = _Running(agent_type, progress, agent)
         error: str | None = None
@@ -228,7 +227,7 @@ class SubagentRunner:
             ctx.cancel.unlink(sub_ctx.cancel)
             kept = self._close_transcript(transcript)
             with self._usage_lock:
-                parent.usage.add(agent.usage)
+                parent.add_usage(agent.usage)
                 self._usage_by_model.setdefault(model, Usage()).add(agent.usage)
             finished = SubagentFinished(
                 subagent_id,
@@ -259,19 +258,21 @@ class SubagentRunner:
         """The parent's shared sources, then the sub-agent's own Skill tool and task list."""
         return [*self.sources, ToolList(SUBAGENT, (skill, TodoWriteTool(TodoList())))]
 
-    def _transcript(self, agent: Agent, subagent_id: str, model: str, description: str) -> TranscriptWriter | None:
+    def _transcript(
+        self, agent: Agent, ctx: ToolContext, subagent_id: str, model: str, description: str
+    ) -> TranscriptWriter | None:
         if self.transcripts is None:
             return None
         writer = TranscriptWriter.new(
             self.transcripts / f"{subagent_id}.jsonl",
             session_id=subagent_id,
-            cwd=agent.ctx.cwd,
+            cwd=ctx.cwd,
             provider=self.parent.provider,
             model=model,
             system=agent.system,
             on_error=lambda text: self.on_event(Notice(text, agent_id=subagent_id)),
         )
-        recorder = TranscriptRecorder(writer, agent, TodoList(), titled=False)
+        recorder = TranscriptRecorder(writer, agent, TodoList(), ctx.read_files, titled=False)
         recorder.offer_title(description)
         agent.subscribe(recorder)
         return writer

@@ -5,10 +5,10 @@ the types of `agents.definitions`. The tool's description lists those types; it 
 only when a definition file changes (`AgentTypes`), so the tool manifest stays byte-identical
 from request to request and the prompt cache keeps hitting.
 
-Neighbouring Task calls run concurrently (`IndependentCalls`): each is a conversation of its
-own. The call itself changes nothing, so the gate lets it through as it does a read; every
-call its sub-agent makes is judged by the same gate. Only the session's own agent is offered
-Task: sub-agents are built without it.
+Neighbouring Task calls run concurrently (`concurrency = "independent"`): each is a
+conversation of its own. The call itself touches nothing (`access.NOTHING`), so the gate lets
+it through in every mode; every call its sub-agent makes is judged by the same gate. Only the
+session's own agent is offered Task: sub-agents are built without it.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
 
+from agentcli.access import NOTHING, Access
 from agentcli.agents.definitions import AgentCatalog, definition_files, load_agent_catalog
 from agentcli.agents.sources import ToolList
 from agentcli.agents.subagent import SubagentRunner
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.contracts import JSON, Concurrency, ToolContext, ToolResult
 
 TASK = "task"
 """The name of the Task tool's source."""
@@ -45,7 +45,8 @@ Agent types (`subagent_type`):"""
 class AgentTypes:
     """The agent types of a session as their files are now, read again only when one changes.
 
-    A definition file that cannot be used is reported once (`on_notice`), not at every request."""
+    A definition file that cannot be used, or whose frontmatter was read leniently, is reported
+    once (`on_notice`), not at every request."""
 
     def __init__(self, cwd: Path, home: Path | None, on_notice: Callable[[str], None]) -> None:
         self.cwd = cwd
@@ -53,16 +54,17 @@ class AgentTypes:
         self.on_notice = on_notice
         self._catalog: AgentCatalog | None = None
         self._signature: tuple[tuple[str, int, int], ...] | None = None
-        self._reported: set[tuple[Path, str]] = set()
+        self._reported: set[str] = set()
 
     def catalog(self) -> AgentCatalog:
         signature = self._files_signature()
         if self._catalog is None or signature != self._signature:
             self._catalog, self._signature = load_agent_catalog(self.cwd, self.home), signature
-            for invalid in self._catalog.invalid:
-                if (invalid.path, invalid.problem) not in self._reported:
-                    self._reported.add((invalid.path, invalid.problem))
-                    self.on_notice(f"Skipped an agent definition: {invalid.problem}")
+            notices = [f"Skipped an agent definition: {invalid.problem}" for invalid in self._catalog.invalid]
+            for text in [*notices, *self._catalog.warnings()]:
+                if text not in self._reported:
+                    self._reported.add(text)
+                    self.on_notice(text)
         return self._catalog
 
     def _files_signature(self) -> tuple[tuple[str, int, int], ...]:
@@ -77,8 +79,7 @@ class AgentTypes:
 
 class TaskTool:
     name = "Task"
-    read_only = True  # the call itself changes nothing: each call of its sub-agent passes the gate
-    independent_calls: Literal[True] = True
+    concurrency: Concurrency = "independent"
     input_schema: JSON = {
         "type": "object",
         "properties": {
@@ -120,8 +121,9 @@ class TaskTool:
         """What the sub-agent of an interrupted call had done (`ReportsInterruption`)."""
         return self.runner.interrupted_result(call_id)
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """The call itself touches nothing: each call of its sub-agent passes the gate."""
+        return NOTHING
 
 
 def task_source(types: AgentTypes, runner: SubagentRunner) -> ToolList:

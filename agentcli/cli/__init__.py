@@ -1,7 +1,8 @@
 """Command line: `agentcli` (REPL), `agentcli run PROMPT`, `agentcli -p PROMPT`.
 
 `main()` reads the plain calls with the light parser (`argv`) and runs them (`commands`)
-without loading typer; `--version` is answered before anything else loads. Everything else,
+without loading typer; `--version` is answered before anything else loads (then libraries'
+logging is routed to the debug log: `agentcli.debug_log`). Everything else,
 `--help` and every mistake included, goes to typer (`app`), which knows the same options.
 A usage error the command itself finds (`--permission-mode nope`) is left to typer too: it
 reads the command line again, reaches the same error and reports it as it reports its own.
@@ -18,7 +19,13 @@ from typing import NoReturn
 
 
 def main() -> NoReturn:
-    exit_now(_exit_code(_main))
+    exit_now(exit_code())
+
+
+def exit_code() -> int:
+    """Do what the command line in `sys.argv` asks and return its exit code; the process goes on
+    (the tests run the command line in their own process this way)."""
+    return _exit_code(_main)
 
 
 def _main() -> int:
@@ -32,11 +39,12 @@ def _main() -> int:
         return 1
     with handle_termination():
         parsed = parse(sys.argv[1:])
-        if parsed is not None:
-            if parsed.values.get("version"):
-                from agentcli import __version__
+        if parsed is not None and parsed.values.get("version"):
+            from agentcli import __version__
 
-                return echo(f"agentcli {__version__}")
+            return echo(f"agentcli {__version__}")
+        _route_logging(verbose=parsed is not None and bool(parsed.values.get("verbose")))
+        if parsed is not None:
             command = run_command if parsed.command.name == "run" else main_command
             try:
                 return command(parsed.values)
@@ -46,6 +54,14 @@ def _main() -> int:
 
         app()  # always ends with SystemExit
     raise AssertionError("typer returned without exiting")
+
+
+def _route_logging(verbose: bool) -> None:
+    """Libraries' logging to the debug log, not the terminal (`agentcli.debug_log`)."""
+    from agentcli.debug_log import route_logging
+    from agentcli.settings import agentcli_home
+
+    route_logging(agentcli_home(), verbose=verbose)
 
 
 def _exit_code(run: Callable[[], int]) -> int:

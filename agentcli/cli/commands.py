@@ -129,6 +129,7 @@ def _session_options(values: Values) -> SessionOptions:
         resume=values["resume"],
         mcp_config=values["mcp_config"] or [],
         strict_mcp_config=values["strict_mcp_config"],
+        trust_project_hooks=values["trust_project_hooks"],
     )
 
 

@@ -30,6 +30,7 @@ from agentcli.cli.options import MCP_CONFIG, STRICT_MCP_CONFIG
 from agentcli.cli.shared import Subcommand
 from agentcli.mcp.config import PROJECT_FILE, TRANSPORTS, USER_FILE, Transport
 from agentcli.mcp.edit import ConfigEditError, add_server, remove_server, server_names
+from agentcli.mcp.names import RENAME, server_parts
 from agentcli.output.streams import write_err
 from agentcli.settings import agentcli_home
 
@@ -70,11 +71,12 @@ def list_command(mcp_config: McpConfigOption = None, strict_mcp_config: StrictOp
     """Each server: scope, transport, status (connected, failed, needs login, needs approval, disabled), login
     and tools."""
     from agentcli.cli.mcp_list import server_report
+    from agentcli.safe_text import for_terminal
 
     report, notices = server_report(Path.cwd(), [Path(file) for file in mcp_config or []], strict_mcp_config)
     for notice in notices:
-        write_err(sys.stderr, notice)
-    raise typer.Exit(echo(report))
+        write_err(sys.stderr, for_terminal(notice))
+    raise typer.Exit(echo(for_terminal(report)))  # names and errors come from the servers
 
 
 @mcp_app.command("add", cls=Subcommand, no_args_is_help=True)
@@ -174,6 +176,9 @@ def _entry(name: str, transport: Transport, target: list[str], headers: list[str
     """The `mcpServers` entry the options describe; a usage error (exit 2) for what does not fit."""
     if not name.strip():
         raise typer.BadParameter("give the server a name.", param_hint="NAME")
+    _, refused = server_parts([name])
+    if refused:
+        raise typer.BadParameter(f"{refused[0].why}; choose another name: {RENAME}.", param_hint="NAME")
     if transport == "stdio":
         if headers:
             raise typer.BadParameter(

@@ -2,11 +2,12 @@
 
     demo · user · stdio · connected
       python demo_server.py
-      tools: echo, shout
+      tools: echo, shout, get_weather_ (listed as "get weather!")
     github · user · http · needs login
       https://api.example.com/mcp
       login: not logged in
       needs you to log in: run `agentcli mcp login github` (...)
+    Permission rules name a server's tools as shown: mcp__SERVER__TOOL, or mcp__SERVER for all of them.
 
 The servers are those a session in this directory would have (`SessionServers`): the same
 files (with `--mcp-config` and `--strict-mcp-config` as a session takes them), approvals and
@@ -16,11 +17,13 @@ report is printed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from agentcli.mcp.approval import ENABLE_ALL_KEY, ENABLED_KEY
 from agentcli.mcp.auth_store import AuthStore, login_label
+from agentcli.mcp.listing import RULES_HINT, server_label, tool_listing
+from agentcli.mcp.names import server_parts
 from agentcli.mcp.servers import SessionServers
 from agentcli.mcp.status import ServerStatus
 from agentcli.permissions.sources import resolve_mode
@@ -30,6 +33,7 @@ NO_SERVERS = (
     "No MCP servers configured. Add one with `agentcli mcp add NAME -- COMMAND [ARGS...]` "
     "or `agentcli mcp add --transport http NAME URL`."
 )
+NONE_USABLE = "No MCP server can be used: the notices above say why and what to rename."
 NEEDS_APPROVAL = (
     f"start agentcli (the REPL) to be asked, or add it to {ENABLED_KEY} "
     f"(or set {ENABLE_ALL_KEY}: true) in .agentcli/settings.local.json"
@@ -47,25 +51,31 @@ def server_report(cwd: Path, flag_files: Sequence[Path] = (), strict: bool = Fal
     )
     try:
         if servers.manager is None:
-            return NO_SERVERS, notices
+            return (NONE_USABLE if servers.refused else NO_SERVERS), notices
         servers.start()
         servers.manager.wait_for_connections(servers.timeout_s)
         statuses = servers.manager.statuses()
         store = servers.manager.auth_store
     finally:
         servers.close()
-    return "\n".join(line for status in statuses for line in _lines(status, store)), notices
+    parts, _ = server_parts(status.name for status in statuses)
+    lines = [line for status in statuses for line in _lines(status, parts, store)]
+    if any(status.state == "connected" for status in statuses):
+        lines.append(RULES_HINT)
+    return "\n".join(lines), notices
 
 
-def _lines(status: ServerStatus, store: AuthStore) -> list[str]:
+def _lines(status: ServerStatus, parts: Mapping[str, str], store: AuthStore) -> list[str]:
     config = status.config
     state = "failed" if status.state == "connecting" else status.state  # timed out while closing
-    lines = [f"{config.name} · {config.scope} · {config.transport} · {state}", f"  {config.target}"]
+    label = server_label(status, parts)
+    lines = [f"{label} · {config.scope} · {config.transport} · {state}", f"  {config.target}"]
     if config.logs_in:
         lines.append(f"  login: {login_label(config, store)}")
-    if status.state == "connected":
-        names = ", ".join(tool.name for tool in status.tools)
-        lines.append(f"  tools: {names or '(none)'}")
+    listing = tool_listing(status, parts)
+    if listing is not None:
+        lines.append(f"  tools: {listing.tools}")
+        lines.extend(f'  left out: "{tool.name}": {tool.why}' for tool in listing.left_out)
     elif status.state == "needs approval":
         lines.append(f"  {NEEDS_APPROVAL}")
     elif status.error:

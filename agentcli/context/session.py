@@ -3,7 +3,7 @@
 `SessionContext` is what a front end (`agentcli run`, the REPL) talks to before handing
 a message to the agent loop:
 
-    context = SessionContext(cwd, model, append)
+    context = SessionContext(workspace, model, append)
     own = context.tool_source(gate, builtins)     # the Skill and TodoWrite tools
     agent = build_agent(sources=[builtins, own], system=context.system, ...)
     prepared = context.prepare(text, agent.ctx)   # /commands expanded, reminders added
@@ -34,15 +34,20 @@ from agentcli.context.reminders import ReminderSource, ReminderTracker, system_r
 from agentcli.context.system_prompt import build_system_prompt
 from agentcli.contracts import JSON, PermissionGate, ToolContext
 from agentcli.conversation import text_block
+from agentcli.errors import UsageError
 from agentcli.mcp.content import McpContent
-from agentcli.settings import agentcli_home
+from agentcli.settings import agentcli_home, claude_home
+from agentcli.skills.catalog import Skill, SkillCatalog
 from agentcli.skills.invoke import SkillInvoker
 from agentcli.skills.listing import render_skill_list
-from agentcli.skills.loader import Skill, SkillCatalog, load_skills
-from agentcli.skills.tool import SkillTools
+from agentcli.skills.loader import load_skills
+from agentcli.skills.notices import SkillNotices
+from agentcli.skills.rules import folder_read_rule
+from agentcli.skills.tool import RunsForkedSkills, SkillTools
 from agentcli.skills.trust import SkillTrust
 from agentcli.tools.read import ReadTool
 from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
+from agentcli.workspace.contract import Workspace
 
 PLAN_MODE = (
     "Plan mode is on: the user wants a plan before any change. Only read-only tools run; anything that "
@@ -54,7 +59,7 @@ PLAN_MODE_ENDED = (
     "If the user approved a plan, carry it out."
 )
 
-_SLASH = re.compile(r"/(?P<name>[A-Za-z0-9_][\w.:-]*)(?:\s+(?P<args>.*))?", re.DOTALL)
+_SLASH = re.compile(r"/(?P<name>-*\w[\w.:-]*)(?:\s+(?P<args>.*))?", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,10 @@ class PreparedMessage:
 
     content: list[JSON]
     skill: Skill | None = None
+    fork: str | None = None
+    """For a `context: fork` skill: its expanded text, the task of the sub-agent that runs it
+    when the turn starts (`SessionContext.forked_content`); `content` then ends with what the
+    main agent is told of it, and the sub-agent's report is added after."""
 
     @property
     def model(self) -> str | None:
@@ -88,7 +97,7 @@ def parse_command(text: str) -> tuple[str, str] | None:
 class SessionContext:
     def __init__(
         self,
-        cwd: Path,
+        workspace: Workspace,
         model: str,
         append_system_prompt: str | None = None,
         *,
@@ -99,14 +108,21 @@ class SessionContext:
         outside: OutsideFiles | None = None,
         on_notice: Callable[[str], None] = lambda text: None,
         mcp: McpContent | None = None,
+        claude: Path | None = None,
+        skill_notices: SkillNotices | None = None,
     ) -> None:
-        self.cwd = cwd
+        """`workspace`: the session's (its root is the project; the facts' git runs in it)."""
+        cwd = self.cwd = workspace.root
         self.mcp = mcp
         """MCP prompts (`/mcp__server__prompt`) and resources (`@server:uri`), when servers are configured."""
         self.home = home or agentcli_home()
+        self.claude = claude or claude_home()
+        """Claude Code's user folder (`~/.claude`): its skills and commands are read too."""
+        self.skill_notices = skill_notices or SkillNotices(on_notice)
+        """What was said about the skill files (read leniently, a command hidden by a skill): said once."""
         self.outside = outside or OutsideFiles(project_top(cwd), on_notice=on_notice)
         """Which files outside the project `@` imports may read, and asking about the rest."""
-        self.facts = gather_facts(cwd, model, today, self.home)
+        self.facts = gather_facts(workspace, model, today, self.home)
         self.system: list[JSON] = build_system_prompt(cwd, model, append_system_prompt, self.facts)
         """Byte-identical for every request of the session."""
         self.reminders = ReminderTracker(
@@ -120,7 +136,7 @@ class SessionContext:
                 ),
                 ReminderSource(
                     "skills",
-                    lambda: render_skill_list(self.skills()),
+                    lambda: render_skill_list(self._reported_skills()),
                     changed="The skills changed during this session; this list replaces the earlier one.",
                     removed="No skills are available any more.",
                 ),
@@ -147,31 +163,41 @@ class SessionContext:
         self.skill_trust.begin(self.skills)
         self.on_notice = on_notice
         self._invoker: SkillInvoker | None = None
+        self._forks: RunsForkedSkills | None = None
         self._skill_tools: SkillTools | None = None
         self._reported_unreadable: set[Path] = set()
 
     def skills(self) -> SkillCatalog:
         """Skills as they are on disk now (files are re-read, so edits show up)."""
-        return load_skills(self.cwd, self.home)
+        return load_skills(self.cwd, self.home, self.claude)
 
-    def tool_source(self, gate: PermissionGate, alongside: ToolSource) -> ToolList:
-        """This conversation's own tools, Skill and TodoWrite, as a tool source. A skill's `!`
-        commands run with the Bash tool of `alongside`, each checked by `gate` as a Bash call,
-        and its files are read with its Read tool. Needed before `prepare` runs a /command."""
-        tools = {tool.name: tool for tool in alongside.tools()}
-        read = tools.get("Read") or ReadTool()
-        self._skill_tools = SkillTools(self.skills, tools.get("Bash"), read, self.skill_trust, self.outside)
-        skill = self._skill_tools.tool(gate, self.on_notice)
+    def _reported_skills(self) -> SkillCatalog:
+        """`skills()`, after saying once what there is to say about their files."""
+        catalog = self.skills()
+        self.skill_notices.report(catalog)
+        return catalog
+
+    def skill_tools(self, alongside: ToolSource) -> SkillTools:
+        """What this conversation's Skill tools are made from (the main agent's and each sub-agent's):
+        a skill's `!` commands run with the Bash tool of `alongside`, and its files are read with
+        its Read tool. Made on the first call."""
+        if self._skill_tools is None:
+            tools = {tool.name: tool for tool in alongside.tools()}
+            read = tools.get("Read") or ReadTool()
+            self._skill_tools = SkillTools(self.skills, tools.get("Bash"), read, self.skill_trust, self.outside)
+        return self._skill_tools
+
+    def tool_source(
+        self, gate: PermissionGate, alongside: ToolSource, forks: RunsForkedSkills | None = None
+    ) -> ToolList:
+        """This conversation's own tools, Skill and TodoWrite, as a tool source. Each `!` command of
+        a skill is checked by `gate` as a Bash call (see `skill_tools`); `forks` runs `context: fork`
+        skills (without it they cannot run). Needed before `prepare` runs a /command."""
+        skill = self.skill_tools(alongside).tool(gate, self.on_notice, forks)
         self._invoker = skill.invoker
+        self._forks = forks
         todo = TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks"))
         return ToolList(SESSION, (skill, todo))
-
-    @property
-    def skill_tools(self) -> SkillTools:
-        """What the Skill tool of each sub-agent is made from (after `tool_source`)."""
-        if self._skill_tools is None:
-            raise RuntimeError("SessionContext.tool_source() must be called before starting sub-agents")
-        return self._skill_tools
 
     def restore_todos(self, todos: tuple[Todo, ...]) -> None:
         """The task list of a resumed conversation (its messages or last reminder already show it)."""
@@ -197,11 +223,29 @@ class SessionContext:
         prompt = self.mcp.expand_prompt(name, args) if self.mcp is not None else None
         if prompt is not None:
             return PreparedMessage([*self.reminders.next_blocks(), *prompt])
-        skill = self.skills().require(name)
+        skill = self._reported_skills().require(name)
         if self._invoker is None:
             raise RuntimeError("SessionContext.tool_source() must be called before running skills")
+        if not skill.user_invocable:
+            raise UsageError(
+                f"/{name} is for the model only (user-invocable: false in {skill.path}); ask for it in plain words."
+            )
+        if skill.forked and self._forks is None:
+            raise UsageError(f"/{name} runs as a sub-agent (context: fork), and sub-agents cannot be started here.")
         expanded = self._invoker.for_user(skill, args, ctx)
+        if skill.forked:
+            told = f"The user ran /{name}{' ' + args if args else ''}, which runs as a sub-agent. Its report:"
+            return PreparedMessage(self.user_message(told), skill, fork=expanded)
         return PreparedMessage(self.user_message(expanded), skill)
+
+    def forked_content(self, prepared: PreparedMessage, ctx: ToolContext) -> list[JSON]:
+        """The message for the main agent: `prepared`'s, after a forked skill's sub-agent ran
+        (within the turn, so the skill's rules hold for it) and its report was added."""
+        if prepared.fork is None or prepared.skill is None or self._forks is None:
+            return prepared.content
+        report = self._forks.run(prepared.skill, prepared.fork, ctx)
+        self.on_notice(f"/{prepared.skill.name} ran as a sub-agent: {report.summary or 'done'}.")
+        return [*prepared.content, text_block(report.content)]
 
     def _with_resources(self, text: str) -> list[JSON]:
         """`text` as a user message, each `@server:uri` it mentions attached after it."""
@@ -231,7 +275,8 @@ class SessionContext:
         """The user turn for `prepared`: its skill's allowed-tools rules hold until the turn ends."""
         rules = self._invoker.turn_rules if self._invoker else None
         if rules is not None and prepared.skill is not None:
-            rules.add(prepared.skill.allowed_tools, f"/{prepared.skill.name}")
+            label = f"/{prepared.skill.name}"
+            rules.add([*prepared.skill.allowed_tools, *folder_read_rule(prepared.skill)], label)
         try:
             yield
         finally:

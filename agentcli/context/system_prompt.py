@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.context.facts import SessionFacts, gather_facts
+from agentcli.context.facts import SessionFacts
 from agentcli.contracts import JSON
 from agentcli.conversation import text_block
 
@@ -108,11 +108,8 @@ CORE = "\n".join(
 )
 
 
-def build_system_prompt(
-    cwd: Path, model: str, append: str | None = None, facts: SessionFacts | None = None
-) -> list[JSON]:
-    """The `system` field for a session at `cwd` (facts gathered now unless given)."""
-    facts = facts or gather_facts(cwd, model)
+def build_system_prompt(cwd: Path, model: str, append: str | None, facts: SessionFacts) -> list[JSON]:
+    """The `system` field for a session at `cwd`, stating `facts` (`facts.gather_facts`)."""
     return [text_block(CORE), text_block(session_text(facts, append))]
 
 

@@ -4,27 +4,26 @@ A hook is `/bin/sh -c COMMAND` in the project directory with the event's JSON on
 the environment every child of agentcli gets (`credentials.child_environment`: no API key)
 plus `CLAUDE_PROJECT_DIR` and `AGENTCLI_PROJECT_DIR`. When its `timeout` passes, its whole
 process group is killed and it counts as a non-blocking failure. What it writes is kept up to
-`MAX_OUTPUT_CHARS` characters per stream.
+`MAX_OUTPUT_CHARS` characters per stream, the rest dropped as it is read (`capped_output`): a
+hook printing 200 MB does not grow agentcli's memory.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import subprocess
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.capped_output import run_capped
 from agentcli.contracts import JSON
 from agentcli.credentials import child_environment
 from agentcli.hooks.config import HookCommand
 
 MAX_OUTPUT_CHARS = 10_000
-KILL_WAIT_S = 5.0
+MAX_OUTPUT_BYTES = 4 * MAX_OUTPUT_CHARS
+"""Read per stream: MAX_OUTPUT_CHARS characters of any UTF-8."""
 
 
 @dataclass(frozen=True)
@@ -55,31 +54,25 @@ def run_hooks(
 
 def _run_one(hook: HookCommand, data: bytes, project: Path, env: dict[str, str]) -> HookRun:
     try:
-        proc = subprocess.Popen(
+        done = run_capped(
             ["/bin/sh", "-c", hook.command],
             cwd=project,
             env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # its own process group, killed whole at the timeout
+            limit=MAX_OUTPUT_BYTES,
+            timeout=hook.timeout,
+            stdin=data,
+            own_group=True,  # killed whole at the timeout
         )
     except OSError as error:
         return HookRun(hook, None, "", "", failed_to_start=error.strerror or str(error))
-    try:
-        out, err = proc.communicate(data, timeout=hook.timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        out, err = b"", b""
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            out, err = proc.communicate(timeout=KILL_WAIT_S)
-        return HookRun(hook, None, _capped(out), _capped(err), timed_out=True)
-    return HookRun(hook, proc.returncode, _capped(out), _capped(err))
+    stdout, stderr = _capped(done.stdout, done.stdout_cut), _capped(done.stderr, done.stderr_cut)
+    return HookRun(hook, done.exit_code, stdout, stderr, timed_out=done.timed_out)
 
 
-def _capped(raw: bytes) -> str:
+def _capped(raw: bytes, dropped: int) -> str:
     text = raw.decode("utf-8", errors="replace")
-    if len(text) <= MAX_OUTPUT_CHARS:
+    if len(text) <= MAX_OUTPUT_CHARS and not dropped:
         return text
-    return text[:MAX_OUTPUT_CHARS] + f"\n[… {len(text) - MAX_OUTPUT_CHARS:,} more characters cut]"
+    kept = text[:MAX_OUTPUT_CHARS]
+    more = len(raw) - len(kept.encode("utf-8", errors="replace")) + dropped
+    return kept + f"\n[… {more:,} more bytes cut]"

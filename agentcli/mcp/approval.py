@@ -12,6 +12,10 @@ A project server starts only when one of these says so, in this order:
 Only the user's own files count (`settings.OWN_KEYS`): the checked-in `.agentcli/settings.json`
 comes with the repository, so it cannot approve the repository's own servers. User-level and
 `--mcp-config` servers are the user's own and are always trusted.
+
+The question shows everything the server will be given (`what_it_gets`): command and
+arguments, or URL and headers, and its environment variables, as the file writes them (a
+variable by its name, never its value), and which credentials are withheld from it.
 """
 
 from __future__ import annotations
@@ -60,6 +64,22 @@ def remember_approval(local_settings: Path, name: str, approved: bool) -> None:
             data[drop] = [other for other in _names(data.get(drop)) if other != name]
 
     update_settings(local_settings, change)
+
+
+def what_it_gets(server: ServerConfig) -> list[tuple[str, str]]:
+    """(label, text) lines of everything `server` is given, as its file writes them."""
+    shown = server.shown
+    lines: list[tuple[str, str]] = []
+    if server.transport == "stdio":
+        lines.append(("runs", server.target))
+        lines.extend(("env", f"{name}={value}") for name, value in shown.env.items())
+    else:
+        lines.append((f"connects ({server.transport}) to", server.target))
+        lines.extend(("header", f"{name}: {value}") for name, value in shown.headers.items())
+    if server.withheld:
+        names = ", ".join(server.withheld)
+        lines.append(("withheld", f"{names}: agentcli's credentials, given an empty value"))
+    return lines
 
 
 def how_to_enable(names: list[str]) -> str:

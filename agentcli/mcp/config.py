@@ -6,11 +6,15 @@ Every file holds `{"mcpServers": {NAME: SERVER, ...}}`, SERVER being one of
     {"type": "http", "url": "https://host/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
     {"type": "sse", "url": "https://host/sse", "headers": {...}}              older servers
 
+`${VAR}` and `${VAR:-default}` are expanded in command, args, env, url and headers
+(`agentcli.expansion`); in the project's `.mcp.json` never into one of agentcli's credentials
+unless the user's own `subprocessEnvPassthrough` names it (one notice says what was withheld).
+What is shown (`ServerConfig.shown`: the approval question, `mcp list`, errors) is the file's
+text, variables unexpanded, so no value of the user's environment is ever printed.
+
 A remote server without an `Authorization` header is logged in to with OAuth when it asks
 (`agentcli mcp login NAME`); `"oauth": {"clientId": "...", "callbackPort": 8080}` names a client
-registered with its authorization server by hand, and the port its redirect URI has.
-
-`${VAR}` and `${VAR:-default}` are expanded in command, args, env, url and headers. A server
+registered with its authorization server by hand, and the port its redirect URI has. A server
 named in several files is taken from the last one read: user, then project, then each
 `--mcp-config` in order; with `--strict-mcp-config` only the `--mcp-config` files are read. A
 file that cannot be used is skipped as a whole, a server that cannot be used on its own, each
@@ -24,12 +28,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentcli.bounds import JSON_DIGITS
+from agentcli.expansion import Expander, conceal, withheld_notice
 from agentcli.regular_file import NotRegularFile, read_regular_file
 from agentcli.settings import agentcli_home
 
@@ -39,7 +44,17 @@ TRANSPORTS: tuple[Transport, ...] = ("stdio", "http", "sse")
 PROJECT_FILE = ".mcp.json"
 USER_FILE = "mcp.json"
 MAX_CONFIG_BYTES = 1 << 20
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class AsWritten:
+    """A server's settings as its file writes them, variables unexpanded: what the user is shown."""
+
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,12 @@ class ServerConfig:
     empty: agentcli registers itself (dynamic client registration)."""
     oauth_callback_port: int = 0
     """The port of the login's redirect URI (`oauth.callbackPort`); 0: any free one."""
+    written: AsWritten | None = None
+    """As the file writes it; None when it has no variables (built here, not read from a file)."""
+    withheld: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The credential variables it asked for and does not get, each with where it asked (`env.KEY`)."""
+    used: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """The variables expanded into it, and their values."""
 
     @property
     def logs_in(self) -> bool:
@@ -68,11 +89,23 @@ class ServerConfig:
         return self.transport != "stdio" and not any(key.lower() == "authorization" for key in self.headers)
 
     @property
+    def shown(self) -> AsWritten:
+        """What to show of it: as written, never an expanded value."""
+        if self.written is not None:
+            return self.written
+        return AsWritten(self.command, self.args, self.env, self.url, self.headers)
+
+    @property
     def target(self) -> str:
-        """What it runs or where it connects, on one line (for `mcp list` and messages)."""
+        """What it runs or where it connects, on one line (for `mcp list` and messages), as written."""
+        shown = self.shown
         if self.transport == "stdio":
-            return " ".join([self.command, *self.args])
-        return self.url
+            return " ".join([shown.command, *shown.args])
+        return shown.url
+
+    def conceal(self, text: str) -> str:
+        """`text` (an error, what the server said) with the values of its variables shown by name."""
+        return conceal(text, self.used)
 
 
 @dataclass
@@ -92,10 +125,16 @@ def config_files(cwd: Path, flag_files: Sequence[Path], strict: bool) -> list[tu
 
 
 def load_servers(
-    cwd: Path, flag_files: Sequence[Path] = (), *, strict: bool = False, environ: Mapping[str, str] | None = None
+    cwd: Path,
+    flag_files: Sequence[Path] = (),
+    *,
+    strict: bool = False,
+    environ: Mapping[str, str] | None = None,
+    allowed: Collection[str] = (),
 ) -> ServerSet:
     """The servers of every configuration file (see the module's docstring). A `--mcp-config`
-    file that does not exist is reported; a missing user or project file is not."""
+    file that does not exist is reported; a missing user or project file is not. `allowed`: the
+    credential variables the user lets the project's file expand (`subprocessEnvPassthrough`)."""
     environ = os.environ if environ is None else environ
     found = ServerSet()
     for scope, path in config_files(cwd, flag_files, strict):
@@ -112,16 +151,25 @@ def load_servers(
         if not isinstance(servers, dict):
             found.notices.append(f'Skipped MCP config {path}: "mcpServers" must be an object of servers by name.')
             continue
+        withheld: dict[str, list[str]] = {}
         for name, spec in servers.items():
             try:
-                found.servers[name] = parse_server(name, spec, scope, path, environ)
+                server = parse_server(
+                    name, spec, scope, path, Expander(environ, checked_in=scope == "project", allowed=allowed)
+                )
             except ValueError as error:
                 found.notices.append(f'Skipped MCP server "{name}" in {path}: {error}')
+                continue
+            found.servers[name] = server
+            for variable, places in server.withheld.items():
+                withheld.setdefault(variable, []).append(f'server "{name}": {", ".join(places)}')
+        if withheld:
+            found.notices.append(withheld_notice(path, withheld))
     return found
 
 
-def parse_server(name: str, spec: object, scope: Scope, source: Path, environ: Mapping[str, str]) -> ServerConfig:
-    """One server's entry; raises ValueError saying what to fix."""
+def parse_server(name: str, spec: object, scope: Scope, source: Path, expand: Expander) -> ServerConfig:
+    """One server's entry, its variables expanded by `expand`; raises ValueError saying what to fix."""
     if not name:
         raise ValueError("a server needs a name.")
     if not isinstance(spec, dict):
@@ -129,21 +177,46 @@ def parse_server(name: str, spec: object, scope: Scope, source: Path, environ: M
     kind = spec.get("type", "stdio" if "command" in spec else None)
     if kind not in TRANSPORTS:
         raise ValueError(f'"type" must be one of {", ".join(TRANSPORTS)} (stdio needs a "command"), not {kind!r}.')
-    expand = _Expander(environ)
     if kind == "stdio":
-        command = expand.text(_string(spec, "command"), "command")
+        written = AsWritten(
+            command=_string(spec, "command"), args=tuple(_strings(spec, "args")), env=_string_map(spec, "env")
+        )
+        command = expand(written.command, "command")
         if not command:
             raise ValueError('"command" is empty; give the program that starts the server.')
-        args = tuple(expand.text(arg, "args") for arg in _strings(spec, "args"))
-        env = {key: expand.text(value, f"env.{key}") for key, value in _string_map(spec, "env").items()}
-        return ServerConfig(name, scope, source, "stdio", command=command, args=args, env=env)
-    url = expand.text(_string(spec, "url"), "url")
+        args = tuple(expand(arg, "args") for arg in written.args)
+        env = {key: expand(value, f"env.{key}") for key, value in written.env.items()}
+        return ServerConfig(
+            name,
+            scope,
+            source,
+            "stdio",
+            command=command,
+            args=args,
+            env=env,
+            written=written,
+            withheld=expand.frozen_withheld(),
+            used=dict(expand.used),
+        )
+    written = AsWritten(url=_string(spec, "url"), headers=_string_map(spec, "headers"))
+    url = expand(written.url, "url")
     if not url.startswith(("http://", "https://")):
-        raise ValueError(f'"url" must be an http:// or https:// address, not {url!r}.')
-    headers = {key: expand.text(value, f"headers.{key}") for key, value in _string_map(spec, "headers").items()}
+        raise ValueError(f'"url" must be an http:// or https:// address, not {written.url!r}.')
+    # stripped: a withheld variable leaves `Bearer `, which HTTP refuses (surrounding spaces never count)
+    headers = {key: expand(value, f"headers.{key}").strip() for key, value in written.headers.items()}
     client_id, port = _oauth(spec)
     return ServerConfig(
-        name, scope, source, kind, url=url, headers=headers, oauth_client_id=client_id, oauth_callback_port=port
+        name,
+        scope,
+        source,
+        kind,
+        url=url,
+        headers=headers,
+        oauth_client_id=client_id,
+        oauth_callback_port=port,
+        written=written,
+        withheld=expand.frozen_withheld(),
+        used=dict(expand.used),
     )
 
 
@@ -159,33 +232,6 @@ def _oauth(spec: dict[str, Any]) -> tuple[str, int]:
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError('"oauth.callbackPort" must be a port number (1 to 65535).')
     return client_id, port
-
-
-def expand_variables(text: str, environ: Mapping[str, str]) -> str:
-    """`${VAR}` → its value, `${VAR:-default}` → its value or `default`; raises KeyError(VAR) when unset."""
-
-    def value(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(2)
-        if name in environ:
-            return environ[name]
-        if default is not None:
-            return default
-        raise KeyError(name)
-
-    return _VARIABLE.sub(value, text)
-
-
-class _Expander:
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self.environ = environ
-
-    def text(self, text: str, where: str) -> str:
-        try:
-            return expand_variables(text, self.environ)
-        except KeyError as missing:
-            raise ValueError(
-                f"${{{missing.args[0]}}} in {where} is not set; set it, or write ${{{missing.args[0]}:-default}}."
-            ) from None
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -206,6 +252,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ValueError("not UTF-8 text; save it as UTF-8.") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}.") from None
+    except ValueError:  # valid JSON that Python will not read
+        raise ValueError(f"it holds a number of more than {JSON_DIGITS:,} digits.") from None
     if not isinstance(data, dict):
         raise ValueError('it must hold a JSON object: {"mcpServers": {...}}.')
     return data

@@ -39,16 +39,20 @@ async def open_session(
     stack: contextlib.AsyncExitStack[Any],
     errlog: TextIO,
     cwd: Path,
+    message_limit: int,
     *,
     auth: httpx2.Auth | None = None,
     elicit: Elicit | None = None,
 ) -> tuple[Any, frozenset[str]]:
     """An initialised SDK `ClientSession` for `server` (its transport and session kept open by
-    `stack`), and what else the server offers besides tools ("prompts", "resources"). `auth`
-    signs a remote server's requests (`agentcli.mcp.oauth`); with `elicit`, agentcli tells the
-    server it can ask the user (form and url elicitation) and `elicit` answers."""
+    `stack`), and what else the server offers besides tools ("prompts", "resources"). A stdio
+    server's messages over `message_limit` characters are capped as they arrive (`stdio`).
+    `auth` signs a remote server's requests (`agentcli.mcp.oauth`); with `elicit`, agentcli tells
+    the server it can ask the user (form and url elicitation) and `elicit` answers."""
     if server.transport == "stdio":
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.stdio import StdioServerParameters
+
+        from agentcli.mcp.stdio import stdio_transport
 
         parameters = StdioServerParameters(
             command=sys.executable,
@@ -56,7 +60,7 @@ async def open_session(
             env=dict(server.env),
             cwd=cwd,
         )
-        read, write = await stack.enter_async_context(stdio_client(parameters, errlog=errlog))
+        read, write = await stack.enter_async_context(stdio_transport(server.name, parameters, errlog, message_limit))
     elif server.transport == "http":
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client

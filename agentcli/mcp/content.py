@@ -18,15 +18,14 @@ says why in a notice. Listings are cached per connection (a reconnect lists agai
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentcli.contracts import JSON
 from agentcli.errors import UsageError
-from agentcli.mcp.names import safe_part
-from agentcli.mcp.status import CallCancelled, PromptInfo, ServerDown, ServerStatus
+from agentcli.mcp.names import safe_part, server_parts
+from agentcli.mcp.status import CallTimedOut, PromptInfo, ServerDown, ServerStatus
 
 if TYPE_CHECKING:
     from agentcli.mcp.manager import McpManager
@@ -63,12 +62,14 @@ class McpContent:
         found: dict[str, PromptCommand] = {}
         if self.manager is None:
             return found
-        for status in self.manager.statuses():
-            if status.state != "connected" or "prompts" not in status.offers:
+        statuses = self.manager.statuses()
+        parts, _ = server_parts(status.name for status in statuses)
+        for status in statuses:
+            if status.state != "connected" or "prompts" not in status.offers or status.name not in parts:
                 continue
             for prompt in self._prompts_of(status):
                 found.setdefault(
-                    f"{PREFIX}{safe_part(status.name)}__{safe_part(prompt.name)}", PromptCommand(status.name, prompt)
+                    f"{PREFIX}{parts[status.name]}__{safe_part(prompt.name)}", PromptCommand(status.name, prompt)
                 )
         return found
 
@@ -139,15 +140,10 @@ class McpContent:
     def _request(self, server: str, operation: Callable[[Any], Awaitable[T]]) -> T:
         """`operation` on the server's session, given up after the connect timeout."""
         assert self.manager is not None
-        cancel = threading.Event()
-        timer = threading.Timer(self.timeout_s, cancel.set)
-        timer.start()
         try:
-            return self.manager.request(server, operation, cancel)
-        except CallCancelled:
-            raise TimeoutError(f"no answer within {self.timeout_s:g} s") from None
-        finally:
-            timer.cancel()
+            return self.manager.request(server, operation, timeout=self.timeout_s)
+        except CallTimedOut as late:
+            raise TimeoutError(str(late)) from None
 
 
 def _arguments(command: PromptCommand, args: str) -> dict[str, str]:

@@ -5,7 +5,7 @@
     manager.connect("github")                 # returns at once; connecting in the background
     manager.wait_for_connections(30.0)        # at most that long; names still connecting come back
     manager.statuses()                        # ServerStatus per server: state, error, tools
-    manager.call_tool("github", "search", {"q": "x"}, cancel)   # CallOutcome, or ServerDown
+    manager.call_tool("github", "search", {"q": "x"}, cancel, timeout=600.0)  # CallOutcome, or ServerDown
     manager.request("github", lambda session: session.list_prompts())  # anything else, on the SDK session
     manager.reconnect("github")
     manager.connect("github", BrowserLogin(...))  # connect, logging in (OAuth) if the server asks
@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import tempfile
 import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
@@ -48,7 +50,7 @@ from agentcli.mcp.auth_store import AuthStore, default_store
 from agentcli.mcp.config import ServerConfig
 from agentcli.mcp.elicitation import Elicitor, Question, Reply
 from agentcli.mcp.login import LOGIN_TIMEOUT_S, LoginFailed, LoginRequired, NoLogin
-from agentcli.mcp.status import CallCancelled, CallOutcome, ServerDown, ServerStatus, State, ToolInfo
+from agentcli.mcp.status import CallCancelled, CallOutcome, CallTimedOut, ServerDown, ServerStatus, State, ToolInfo
 
 if TYPE_CHECKING:
     from agentcli.mcp.oauth import Authorizer
@@ -61,6 +63,11 @@ STOP_TIMEOUT_S = 10.0
 """How long `close` waits for the servers to stop (the SDK ends a stdio server within ~4 s)."""
 STDERR_SHOWN = 400
 """Characters of a failed server's stderr quoted in its error."""
+MESSAGE_LIMIT = 6 << 20
+"""Characters of one message from a stdio server kept as it arrives, by default: more than the
+output cap keeps, and more than the 5 MB the API takes of one image (`agentcli.mcp.tools`)."""
+STDERR_READ = 16 * STDERR_SHOWN
+"""Bytes read from the end of its stderr for them."""
 UNASKED = "agentcli asks the user only while one of the server's own calls is running"
 
 
@@ -77,12 +84,15 @@ class McpManager:
         *,
         connect_timeout: float,
         on_notice: Notify,
+        message_limit: int = MESSAGE_LIMIT,
         elicitor: Elicitor | None = None,
         auth_store: AuthStore | None = None,
     ) -> None:
         self.cwd = cwd
         self.connect_timeout = connect_timeout
         self.on_notice = on_notice
+        self.message_limit = message_limit
+        """Characters of a stdio server's message kept as it arrives (`agentcli.mcp.stdio`)."""
         self.elicitor = elicitor
         self.auth_store = auth_store or default_store()
         self._callers: dict[str, list[tuple[str, threading.Event | None]]] = {}
@@ -153,26 +163,37 @@ class McpManager:
             return self._connecting()
 
     def call_tool(
-        self, server: str, tool: str, arguments: JSON, cancel: threading.Event, agent: str = ""
+        self,
+        server: str,
+        tool: str,
+        arguments: JSON,
+        cancel: threading.Event,
+        timeout: float | None = None,
+        agent: str = "",
     ) -> CallOutcome:
         """Call `tool` of `server` for `agent` (see `request`). Raises ServerDown when it is not
         connected (or its connection breaks now), CallCancelled when `cancel` is set before the
-        answer comes."""
-        return self.request(server, lambda session: self._call(server, session, tool, arguments), cancel, agent)
+        answer comes, CallTimedOut when it has not come within `timeout` seconds."""
+        return self.request(
+            server, lambda session: self._call(server, session, tool, arguments), cancel, timeout, agent
+        )
 
     def request(
         self,
         server: str,
         operation: Callable[[Any], Awaitable[T]],
         cancel: threading.Event | None = None,
+        timeout: float | None = None,
         agent: str = "",
     ) -> T:
         """Run `operation(session)` on the loop with `server`'s SDK `ClientSession` and return its
         result (for prompts, resources, anything the SDK offers). Raises ServerDown when the server
-        is not connected, CallCancelled when `cancel` is set first, and what `operation` raises. A
-        KeyboardInterrupt (Ctrl-C, SIGTERM's Halt) while waiting abandons the request and goes on up.
-        `agent` is whose request it is (a sub-agent's type, "" for the session's agent): a question the
-        server asks meanwhile names it."""
+        is not connected, CallCancelled when `cancel` is set first, CallTimedOut when `timeout`
+        seconds pass first, and what `operation` raises. Cancelled or timed out, the request is
+        abandoned at once: the SDK tells the server (`notifications/cancelled`). A KeyboardInterrupt
+        (Ctrl-C, SIGTERM's Halt) while waiting abandons it too and goes on up. `agent` is whose
+        request it is (a sub-agent's type, "" for the session's agent): a question the server asks
+        meanwhile names it."""
 
         async def run() -> T:
             session = self._sessions.get(server)
@@ -184,12 +205,13 @@ class McpManager:
         with self._lock:
             self._callers.setdefault(server, []).append(caller)
         try:
-            return self._wait(self._submit(run()), cancel)
+            return self._wait(self._submit(run()), cancel, timeout)
         finally:
             with self._lock:
                 self._callers[server].remove(caller)
 
-    def _wait(self, future: Future[T], cancel: threading.Event | None) -> T:
+    def _wait(self, future: Future[T], cancel: threading.Event | None, timeout: float | None) -> T:
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             try:
                 return future.result(timeout=POLL_S)
@@ -197,6 +219,9 @@ class McpManager:
                 if cancel is not None and cancel.is_set():
                     future.cancel()
                     raise CallCancelled from None
+                if deadline is not None and time.monotonic() >= deadline:
+                    future.cancel()
+                    raise CallTimedOut(timeout or 0.0) from None
             except BaseException:
                 future.cancel()
                 raise
@@ -257,7 +282,7 @@ class McpManager:
                 elicit = self._elicit if self.elicitor is not None else None
                 async with contextlib.AsyncExitStack() as stack:
                     session, offers = await connection.open_session(
-                        server, stack, errlog, self.cwd, auth=auth, elicit=elicit
+                        server, stack, errlog, self.cwd, self.message_limit, auth=auth, elicit=elicit
                     )
                     tools = await connection.list_tools(session)
                     self._sessions[name] = session
@@ -279,8 +304,8 @@ class McpManager:
                 else:
                     why = _failure(error, errlog)
                     if server.transport != "stdio":
-                        why += f" (from {server.url}: check the url and the headers it needs, such as a token)"
-                    self._set(name, "failed", why)
+                        why += f" (from {server.target}: check the url and the headers it needs, such as a token)"
+                    self._set(name, "failed", server.conceal(why))
 
     async def _elicit(self, question: Question) -> Reply:
         """Ask the user `question` through the elicitor, naming the agents whose calls are running."""
@@ -388,8 +413,10 @@ def _failure(error: BaseException, errlog: TextIO) -> str:
         inner = inner.exceptions[0]
     why = str(inner) or type(inner).__name__
     errlog.flush()
-    errlog.seek(0)
-    said = " ".join(errlog.read().split())[-STDERR_SHOWN:]
+    fd = errlog.fileno()  # the server writes to the file itself; read only its end, however much it wrote
+    end = os.fstat(fd).st_size
+    tail = os.pread(fd, STDERR_READ, max(0, end - STDERR_READ)).decode("utf-8", errors="replace")
+    said = " ".join(tail.split())[-STDERR_SHOWN:]
     return f"{why}; it said: {said}" if said else why
 
 

@@ -1,92 +1,144 @@
-"""What the API accepts from an MCP server: tool names and input schemas.
+"""The names MCP tools go by: what the model is offered, what `/mcp`, `agentcli mcp list` and the
+permission question show, and what permission rules name. One scheme, the same every time:
 
-A tool is offered as `mcp__<server>__<tool>`, each part with every character outside
-`[a-zA-Z0-9_-]` replaced by `_` (as Claude Code does), so rules written for Claude Code match.
-A name over 64 characters is shortened and given a short hash of the full one; a name already
-taken (two tools that sanitise alike) gets `_2`, `_3`, ….
+    mcp__<server>__<tool>
 
-The API wants an input schema of `"type": "object"` with no `oneOf`/`anyOf`/`allOf` at the top.
-A schema without a type is given one; `properties` and `required` that are not what JSON Schema
-says are dropped; a schema that cannot be made acceptable skips its tool, with the reason.
+- `<server>` is the server's name as configured, each character outside `[A-Za-z0-9_-]` replaced
+  by `_` (as Claude Code does). `__` separates server from tool, so a server whose name would then
+  hold `__`, begin or end with `_`, be longer than 32 characters, or read as another server's does,
+  is refused: it is not started, and a notice says to rename it. Then the server part of a name is
+  what stands between `mcp__` and the next `__`, and a rule `mcp__trusted` can only ever mean the
+  server `trusted` (never one named `trusted__evil`).
+- `<tool>` is the tool's name as the server lists it, each character outside `[A-Za-z0-9_-]`
+  replaced by `_`. When the whole name would be over the API's 64 characters, the tool part is cut
+  and ends in `_` and 8 hex digits of the SHA-256 of the listed name. A tool whose name had to be
+  rewritten and then reads as another tool's of the same server (`delete.repo` beside
+  `delete_repo`), or that has no name, is refused with a notice: the model never sees it, so a
+  rule written for the name shown always means the one tool shown under it.
+
+Nothing depends on the order in which servers or tools are listed, so a tool keeps its name from
+one session to the next. Rules also name a shortened tool by its full listed name
+(`agentcli.permissions.rules`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
-from agentcli.contracts import JSON
+if TYPE_CHECKING:
+    from agentcli.mcp.status import ToolInfo
 
+K = TypeVar("K")
+PREFIX = "mcp__"
+SEPARATOR = "__"
 MAX_NAME = 64
+MAX_SERVER = 32
+"""Characters of a server's part: the tool part always keeps at least 25."""
+HASH_DIGITS = 8
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+RENAME = 'up to 32 letters, digits, "-" and "_", with no "_" at either end nor two in a row'
 
 
 def safe_part(text: str) -> str:
     """`text` with every character the API refuses in a tool name replaced by `_`."""
-    return _UNSAFE.sub("_", text) or "_"
+    return _UNSAFE.sub("_", text)
 
 
-def tool_name(server: str, tool: str, taken: Collection[str] = ()) -> str:
-    """The name the model sees for `tool` of `server`: valid for the API and not in `taken`."""
-    base = f"mcp__{safe_part(server)}__{safe_part(tool)}"
-    if len(base) > MAX_NAME:
-        digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
-        base = f"{base[: MAX_NAME - 9]}_{digest}"
-    name, count = base, 1
-    while name in taken:
-        count += 1
-        suffix = f"_{count}"
-        name = base[: MAX_NAME - len(suffix)] + suffix
-    return name
+def split_name(name: str) -> tuple[str, str] | None:
+    """`mcp__srv__a__b` → ("srv", "a__b"), `mcp__srv` → ("srv", ""); None when not an MCP tool's name.
+    The server part ends at the first `__` after `mcp__` (no server part holds one)."""
+    if not name.startswith(PREFIX):
+        return None
+    server, _, tool = name[len(PREFIX) :].partition(SEPARATOR)
+    return server, tool
 
 
-class SchemaRejected(ValueError):
-    """An input schema the API would refuse and that cannot be repaired; the message says why."""
+@dataclass(frozen=True)
+class Refused:
+    """A server or tool left out, and why (a clause: `its name ...`)."""
+
+    name: str
+    why: str
 
 
-def repaired_schema(schema: object) -> JSON:
-    """`schema` as the API accepts it (a repaired copy when it needed repair); raises SchemaRejected."""
-    if not isinstance(schema, dict):
-        raise SchemaRejected(f"its input schema is {type(schema).__name__}, not a JSON object")
-    try:
-        json.dumps(schema)
-    except (TypeError, ValueError) as error:
-        raise SchemaRejected(f"its input schema is not JSON ({error})") from None
-    kind = schema.get("type", "object")
-    if kind != "object":
-        raise SchemaRejected(f'its input schema has "type": {json.dumps(kind)}; tool input must be an object')
-    combined = [key for key in ("oneOf", "anyOf", "allOf") if key in schema]
-    if combined:
-        raise SchemaRejected(f"its input schema uses {combined[0]} at the top level, which the API does not accept")
-    repaired: JSON = {**schema, "type": "object"}
-    properties = schema.get("properties", {})
-    repaired["properties"] = (
-        {key: _property(value) for key, value in properties.items()} if isinstance(properties, dict) else {}
-    )
-    required = schema.get("required")
-    if isinstance(required, list):
-        repaired["required"] = [name for name in required if isinstance(name, str)]
-    elif required is not None:
-        del repaired["required"]
-    return repaired
+def server_parts(names: Iterable[str]) -> tuple[dict[str, str], list[Refused]]:
+    """The part each server's tools are named by (`mcp__<part>__…`), by server name, and the
+    servers refused (see the module's docstring)."""
+    parts: dict[str, str] = {}
+    refused: list[Refused] = []
+    for name in names:
+        part = safe_part(name)
+        if len(part) > MAX_SERVER:
+            refused.append(Refused(name, f"its name is over {MAX_SERVER} characters"))
+        elif not part or part.startswith("_") or part.endswith("_") or SEPARATOR in part:
+            shown = f"{PREFIX}{part}{SEPARATOR}TOOL"
+            refused.append(Refused(name, f'its tools would be named "{shown}", where "__" separates server from tool'))
+        else:
+            parts[name] = part
+    clashes = _clashes(parts, verbatim={name for name, part in parts.items() if name == part})
+    for name, other in clashes.items():
+        refused.append(
+            Refused(name, f'its tools would be named "{PREFIX}{parts[name]}{SEPARATOR}TOOL", as those of "{other}" are')
+        )
+    return {name: part for name, part in parts.items() if name not in clashes}, refused
 
 
-def _property(schema: Any) -> Any:
-    """A property's schema as an object (JSON Schema's `true` is `{}`, `false` `{"not": {}}`); anything
-    that is not a schema means "any value"."""
-    if schema is False:
-        return {"not": {}}
-    if not isinstance(schema, dict):
-        return {}
-    properties = schema.get("properties")
-    if properties is not None:
-        fixed = {key: _property(value) for key, value in properties.items()} if isinstance(properties, dict) else {}
-        schema = {**schema, "properties": fixed}
-    items = schema.get("items")
-    if items is not None and not isinstance(items, (dict, bool, list)):
-        schema = {key: value for key, value in schema.items() if key != "items"}
-    return schema
+@dataclass(frozen=True)
+class OfferedName:
+    """A tool and the name it is offered under."""
+
+    name: str
+    info: ToolInfo
+
+
+def tool_names(server_part: str, tools: Sequence[ToolInfo]) -> tuple[list[OfferedName], list[Refused]]:
+    """The name of each tool of the server whose part is `server_part`, and the tools refused
+    (see the module's docstring); both in the order listed."""
+    room = MAX_NAME - len(PREFIX) - len(server_part) - len(SEPARATOR)
+    parts = {index: _tool_part(info.name, room) for index, info in enumerate(tools) if info.name}
+    clashes = _clashes(parts, verbatim={index for index, part in parts.items() if part == tools[index].name})
+    offered: list[OfferedName] = []
+    refused: list[Refused] = []
+    for index, info in enumerate(tools):
+        name = f"{PREFIX}{server_part}{SEPARATOR}{parts.get(index, '')}"
+        other = clashes.get(index)
+        if index not in parts:
+            refused.append(Refused(info.name, "it has no name"))
+        elif other is None:
+            offered.append(OfferedName(name, info))
+        elif tools[other].name == info.name:
+            refused.append(Refused(info.name, "the server lists two tools of that name"))
+        else:
+            refused.append(Refused(info.name, f'it would be offered as "{name}", as the tool "{tools[other].name}" is'))
+    return offered, refused
+
+
+def _tool_part(tool: str, room: int) -> str:
+    part = safe_part(tool)
+    if len(part) <= room:
+        return part
+    digest = hashlib.sha256(tool.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_DIGITS]
+    return f"{part[: room - HASH_DIGITS - 1]}_{digest}"
+
+
+def _clashes(names: dict[K, str], verbatim: Collection[K]) -> dict[K, K]:
+    """The keys whose name is another key's too, each with another key of that name. Where just one
+    key of a name needed no rewriting (`verbatim`), it keeps the name and is not among them."""
+    by_name: dict[str, list[K]] = {}
+    for key, name in names.items():
+        by_name.setdefault(name, []).append(key)
+    clashes: dict[K, K] = {}
+    for keys in by_name.values():
+        if len(keys) < 2:
+            continue
+        keepers = [key for key in keys if key in verbatim]
+        keeper = keepers[0] if len(keepers) == 1 else None
+        for key in keys:
+            if key != keeper:
+                clashes[key] = keeper if keeper is not None else next(k for k in keys if k != key)
+    return clashes

@@ -25,9 +25,9 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from agentcli.contracts import JSON, Tool, ToolContext, ToolResult
+from agentcli.access import NOTHING, Access, unknown
+from agentcli.contracts import JSON, Concurrency, Tool, ToolContext, ToolResult
 from agentcli.setting_keys import setting
 
 SEARCH_ENV = "ENABLE_TOOL_SEARCH"
@@ -122,8 +122,7 @@ class ToolSearch:
     """Finds deferred tools and loads them (returns their definitions)."""
 
     name = SEARCH_NAME
-    read_only = True
-    concurrency_safe = False  # loads tools: the conversation's own state
+    concurrency: Concurrency = "exclusive"  # loads tools: the conversation's own state
     input_schema: JSON = {
         "type": "object",
         "properties": {
@@ -155,8 +154,9 @@ class ToolSearch:
     def description(self) -> str:
         return self._description
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """Loading tools changes only the conversation's own state."""
+        return NOTHING
 
     def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         query = str(tool_input["query"]).strip()
@@ -181,8 +181,7 @@ class McpCall:
     """Calls a loaded deferred tool (`contracts.Dispatches`): the executor runs that tool instead."""
 
     name = CALL_NAME
-    read_only = False
-    concurrency_safe = False
+    concurrency: Concurrency = "exclusive"
     input_schema: JSON = {
         "type": "object",
         "properties": {
@@ -219,8 +218,9 @@ class McpCall:
             )
         return tool, tool_input["input"]
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """Never judged itself: the executor has the gate judge the tool it dispatches to."""
+        return unknown(f"{CALL_NAME} stands for another tool")
 
     def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         # The executor runs the dispatched tool instead (gated as that tool); never this.

@@ -10,8 +10,11 @@ Reading the configuration is cheap (JSON files); nothing is started before `star
 manager (no thread, no SDK) exists when no server is configured. Project servers not yet
 decided are asked about (REPL) or left out with a notice (`run`) at the first request,
 see `agentcli.mcp.approval`. Connect timeout: `MCP_TIMEOUT` (ms) or setting `mcpTimeout`
-(ms), default 30 s; output cap: `MAX_MCP_OUTPUT_TOKENS` or `maxMcpOutputTokens`; deferred tools
-(`agentcli.mcp.search`): `ENABLE_TOOL_SEARCH` or `mcpToolSearchThreshold`.
+(ms), default 30 s; a tool call's answer: `MCP_TOOL_TIMEOUT` or `mcpToolTimeout` (ms), default 10
+minutes; output cap: `MAX_MCP_OUTPUT_TOKENS` or `maxMcpOutputTokens`; deferred tools
+(`agentcli.mcp.search`): `ENABLE_TOOL_SEARCH` or `mcpToolSearchThreshold`. The variable wins over
+the setting. A setting out of range (`agentcli.bounds`) is a UsageError; a variable out of range
+(it may be set for Claude Code, which reads it too) is passed over with a notice.
 """
 
 from __future__ import annotations
@@ -21,12 +24,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.bounds import MILLISECONDS, TOKENS, Range, shown
+from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
 from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to_enable, remember_approval
 from agentcli.mcp.config import load_servers
 from agentcli.mcp.elicitation import Elicitor
+from agentcli.mcp.names import server_parts
 from agentcli.mcp.search import SEARCH_ENV, THRESHOLD_SETTING, threshold_percent
-from agentcli.mcp.tools import DEFAULT_OUTPUT_TOKENS, OUTPUT_ENV, OUTPUT_SETTING, McpToolSource
+from agentcli.mcp.tools import (
+    CALL_TIMEOUT_ENV,
+    CALL_TIMEOUT_SETTING,
+    CHARS_PER_TOKEN,
+    DEFAULT_CALL_TIMEOUT_MS,
+    DEFAULT_OUTPUT_TOKENS,
+    NOTE_ROOM,
+    OUTPUT_ENV,
+    OUTPUT_SETTING,
+    McpToolSource,
+    refused_server_notice,
+)
 from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 
@@ -58,22 +75,37 @@ class SessionServers:
         self.local_settings = local_settings
         self.ask = ask
         self.on_notice = on_notice
-        found = load_servers(cwd, flag_files, strict=strict)
+        allowed = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
+        found = load_servers(cwd, flag_files, strict=strict, allowed=allowed)
         for text in found.notices:
             on_notice(text)
-        self.timeout_s = (
-            _positive(os.environ.get(TIMEOUT_ENV), settings.get(TIMEOUT_SETTING), DEFAULT_TIMEOUT_MS) / 1000
+        named, refused = server_parts(found.servers)
+        for left_out in refused:
+            on_notice(refused_server_notice(left_out, found.servers[left_out.name].source))
+        self.refused = [left_out.name for left_out in refused]
+        """Servers configured but not used: their names cannot stand in tool names (`agentcli.mcp.names`)."""
+        self.timeout_s = _configured(TIMEOUT_ENV, TIMEOUT_SETTING, settings, MILLISECONDS, on_notice) / 1000
+        self.output_tokens = _configured(OUTPUT_ENV, OUTPUT_SETTING, settings, TOKENS, on_notice)
+        self.call_timeout_s = (
+            _configured(CALL_TIMEOUT_ENV, CALL_TIMEOUT_SETTING, settings, MILLISECONDS, on_notice) / 1000
         )
-        self.output_tokens = _positive(os.environ.get(OUTPUT_ENV), settings.get(OUTPUT_SETTING), DEFAULT_OUTPUT_TOKENS)
         self.search_percent = threshold_percent(os.environ.get(SEARCH_ENV), settings.get(THRESHOLD_SETTING))
         self.manager: McpManager | None = None
         """None when no server is configured."""
-        if found.servers:
-            from agentcli.mcp.manager import McpManager  # asyncio and threads only when there are servers
+        if named:
+            from agentcli.mcp.manager import MESSAGE_LIMIT, McpManager  # asyncio and threads only with servers
 
-            self.manager = McpManager(cwd, connect_timeout=self.timeout_s, on_notice=on_notice, elicitor=elicitor)
+            output_chars = self.output_tokens * CHARS_PER_TOKEN + NOTE_ROOM
+            self.manager = McpManager(
+                cwd,
+                connect_timeout=self.timeout_s,
+                on_notice=on_notice,
+                message_limit=max(MESSAGE_LIMIT, 2 * output_chars),
+                elicitor=elicitor,
+            )
             for server in found.servers.values():
-                self.manager.add(server, "needs approval")
+                if server.name in named:
+                    self.manager.add(server, "needs approval")
         self._started = False
         self._asked = False
         self._told_to_log_in: set[str] = set()
@@ -94,7 +126,13 @@ class SessionServers:
 
     def source(self) -> McpToolSource:
         """A new conversation's MCP tools (empty until `prepare_tools`)."""
-        return McpToolSource(self.manager, self.on_notice, self.output_tokens, search_percent=self.search_percent)
+        return McpToolSource(
+            self.manager,
+            self.on_notice,
+            self.output_tokens,
+            search_percent=self.search_percent,
+            call_timeout=self.call_timeout_s,
+        )
 
     def prepare_tools(self, source: McpToolSource, context_window: int) -> None:
         """Before a conversation's first request: ask about undecided project servers (once), wait
@@ -150,12 +188,26 @@ class SessionServers:
             self.on_notice(f"Could not save your answer about MCP server {name!r} to {self.local_settings}: {error}")
 
 
-def _positive(env: str | None, setting: object, default: int) -> int:
-    for value in (env, setting):
+_DEFAULTS = {
+    TIMEOUT_SETTING: DEFAULT_TIMEOUT_MS,
+    OUTPUT_SETTING: DEFAULT_OUTPUT_TOKENS,
+    CALL_TIMEOUT_SETTING: DEFAULT_CALL_TIMEOUT_MS,
+}
+
+
+def _configured(variable: str, setting: str, settings: Settings, bounds: Range, on_notice: Notify) -> int:
+    """The environment `variable`'s whole number, else the `setting`'s, else the default."""
+    fallback = _DEFAULTS[setting]
+    if (value := settings.get(setting)) is not None:
+        source = settings.sources.get(setting)
+        fallback = int(bounds.checked(value, f"Setting {setting}{f' in {source}' if source else ''}"))
+    text = os.environ.get(variable, "").strip()
+    if text:
         try:
-            number = int(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else 0
-        except ValueError:
-            number = 0
-        if number > 0:
+            number: int | None = int(text)
+        except ValueError:  # not a whole number, or one of more than 4,300 digits
+            number = None
+        if number is not None and bounds.holds(number):
             return number
-    return default
+        on_notice(f"Ignored {variable}={shown(text)}: it must be {bounds.describe()}. Using {fallback:,}.")
+    return fallback

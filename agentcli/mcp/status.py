@@ -54,6 +54,15 @@ class CallCancelled(Exception):
     """The user interrupted (the call's cancel event was set) before the server answered."""
 
 
+class CallTimedOut(Exception):
+    """The server did not answer within the time given; the request was abandoned (the server is
+    told to cancel it). `seconds` is that time."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no answer within {seconds:g} s")
+        self.seconds = seconds
+
+
 class ServerDown(Exception):
     """The server is not connected (it failed, stopped, or was never started); the message says so
     and what to do."""

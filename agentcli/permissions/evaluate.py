@@ -1,5 +1,13 @@
 """The pure decision for one call: deny rules, plan mode, ask rules, protected paths, allow rules, the mode.
 
+A call is judged by what its tool declares it will do (`Tool.access`, an `access.Access`):
+the paths it reads and writes, the command it runs, the hosts it contacts, the MCP server it
+acts through. Never by the tool's name, except that rules name tools (`Read(...)` names Read,
+Grep and Glob; `Edit(...)` Edit and Write; `mcp__server` that server's tools). What no mode
+approves, and so is asked about unless a rule allows it or the mode is bypassPermissions: a
+command no allow rule covers, paths outside the project, an MCP call, hosts, and a call whose
+tool does not say what it does (`Access.unknown`, which plan mode also refuses).
+
 No prompting and no I/O beyond resolving paths; the gate turns an "ask" into a question
 (or, non-interactively, a denial).
 """
@@ -10,15 +18,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentcli.contracts import JSON, Tool, ToolContext, literal_path
+from agentcli.access import Access
+from agentcli.contracts import JSON, FromMcpServer, McpOrigin, Tool, ToolContext, literal_path
 from agentcli.permissions.bash_rules import BashPattern, Coverage, RuleMatch, covers, deny_match
 from agentcli.permissions.modes import Mode
 from agentcli.permissions.paths import real_path, within
 from agentcli.permissions.protected import Protected, bash_targets, pattern_names, protected_writes
-from agentcli.permissions.rules import EDIT_FAMILY, READ_FAMILY, Rule
+from agentcli.permissions.rules import Rule
 from agentcli.permissions.sources import RuleSet
 
-CallKind = Literal["read", "edit", "bash", "mcp", "other"]
+CallKind = Literal["read", "edit", "bash", "mcp", "none", "other"]
+"""What a call mainly does, for how it is described and asked about (`kind_of`)."""
+
+
+def kind_of(access: Access) -> CallKind:
+    """`other` for a call whose effects are unknown (or that only contacts hosts), else what it
+    mainly does: runs a command, writes, acts through an MCP server, reads, or nothing at all."""
+    if access.unknown:
+        return "other"
+    if access.command is not None:
+        return "bash"
+    if access.writes:
+        return "edit"
+    if access.server is not None:
+        return "mcp"
+    if access.reads:
+        return "read"
+    return "other" if access.hosts else "none"
 
 
 @dataclass(frozen=True)
@@ -27,21 +53,32 @@ class Call:
 
     tool: str
     tool_input: JSON
-    kind: CallKind
-    read_only: bool
+    access: Access
+    """What the tool declared the call will do."""
     project: Path
     paths: tuple[Path, ...]
-    """Absolute paths the call touches, as named (for read/edit kinds, the project when none given)."""
+    """Absolute paths the call declares it reads, then those it writes, as named."""
     real_paths: tuple[Path, ...]
     """The same paths resolved, once (`..` and symlinks): what is judged, and what the tool is handed."""
     project_real: Path
+    written: tuple[Path, ...] = ()
+    """The real paths among `real_paths` that the call writes (a mode approves them only in acceptEdits)."""
     protected: tuple[Protected, ...] = ()
     """Protected paths the call would write (see `protected`)."""
+    origin: McpOrigin | None = None
+    """For an MCP tool: its server's and its own names as configured and listed."""
+
+    @property
+    def kind(self) -> CallKind:
+        return kind_of(self.access)
+
+    @property
+    def read_only(self) -> bool:
+        return self.access.read_only
 
     @property
     def command(self) -> str:
-        value = self.tool_input.get("command")
-        return value if isinstance(value, str) else ""
+        return self.access.command or ""
 
     @property
     def outside(self) -> tuple[Path, ...]:
@@ -63,32 +100,17 @@ class Call:
 
 
 def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
-    name = tool.name
-    kind: CallKind
-    if name == "Bash":
-        kind = "bash"
-    elif name.startswith("mcp__"):
-        kind = "mcp"
-    elif name in EDIT_FAMILY:
-        kind = "edit"
-    elif name in READ_FAMILY or tool.read_only:
-        kind = "read"
-    else:
-        kind = "other"
-    # touched_paths resolved them already (`ToolContext.resolve`): resolving again would unescape twice
-    paths = tuple(literal_path(ctx.cwd / p) for p in tool.touched_paths(tool_input, ctx))
-    if not paths and kind in ("read", "edit"):
-        paths = (literal_path(ctx.cwd),)
+    """The call as its tool declares it (`Tool.access`), each path resolved once. Raises what
+    the tool's declaration or resolving a path raises (the gate denies such a call)."""
+    access = tool.access(tool_input, ctx)
+    # the tool resolved them already (`ToolContext.resolve`): resolving again would unescape twice
+    paths = tuple(literal_path(ctx.cwd / p) for p in (*access.reads, *access.writes))
     reals = tuple(real_path(p) for p in paths)
-    written: tuple[Path, ...] | list[Path] = ()
-    if kind == "edit" and not tool.read_only:
-        written = reals
-    elif kind == "bash":
-        command = tool_input.get("command")
-        written = bash_targets(command, ctx.cwd) if isinstance(command, str) else []
-    project_real = real_path(ctx.cwd)
-    protected = protected_writes(written, ctx.cwd)
-    return Call(name, tool_input, kind, tool.read_only, ctx.cwd, paths, reals, project_real, protected)
+    written = reals[len(access.reads) :]
+    targets = [*written, *(bash_targets(access.command, ctx.cwd) if access.command is not None else ())]
+    protected = protected_writes(targets, ctx.cwd)
+    origin = tool.origin if isinstance(tool, FromMcpServer) else None
+    return Call(tool.name, tool_input, access, ctx.cwd, paths, reals, real_path(ctx.cwd), written, protected, origin)
 
 
 @dataclass(frozen=True)
@@ -106,6 +128,8 @@ class Verdict:
     """For path tools: the (resolved) paths nothing allowed."""
     protected: tuple[Protected, ...] = ()
     """Protected paths no allow rule names: asked every time, whatever the mode."""
+    hosts: tuple[str, ...] = ()
+    """Network hosts the call contacts that nothing allowed."""
 
 
 def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
@@ -118,36 +142,35 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
     for rule in rules.of("ask"):
         if match := _matches(rule, call):
             return Verdict("ask", rule=rule, unverified=match.unverified)
-    allow = [r for r in rules.of("allow") if r.names(call.tool)]
+    allow = [r for r in rules.of("allow") if r.names(call.tool, call.origin)]
     if call.protected:
         unnamed = tuple(p for p in call.protected if not _named(p, call, allow))
         if unnamed:
             return Verdict("ask", protected=unnamed)
-    if call.kind == "bash":
-        return _bash_verdict(call, allow, mode)
+    broad = mode == "bypassPermissions" or any(r.tool_wide for r in allow)
+    if call.access.command is not None and not broad:
+        coverage = covers(call.command, [r.bash for r in allow if r.bash is not None])
+        if not coverage.covered:
+            return Verdict("ask", coverage=coverage)
     if call.paths:
         uncovered = tuple(p for p in call.real_paths if not _path_allowed(p, call, allow, mode))
-        return Verdict("ask", uncovered_paths=uncovered) if uncovered else Verdict("allow")
-    if mode == "bypassPermissions" or any(r.tool_wide for r in allow) or _mode_approves(call, mode):
-        return Verdict("allow")
-    return Verdict("ask")
-
-
-def _bash_verdict(call: Call, allow: list[Rule], mode: Mode) -> Verdict:
-    if mode == "bypassPermissions" or any(r.tool_wide for r in allow):
-        return Verdict("allow")
-    coverage = covers(call.command, [r.bash for r in allow if r.bash is not None])
-    return Verdict("allow") if coverage.covered else Verdict("ask", coverage=coverage)
+        if uncovered:
+            return Verdict("ask", uncovered_paths=uncovered)
+    if call.access.hosts and not broad:
+        return Verdict("ask", hosts=call.access.hosts)
+    if call.kind in ("mcp", "other") and not broad:  # no mode approves what it does
+        return Verdict("ask")
+    return Verdict("allow")
 
 
 def _matches(rule: Rule, call: Call) -> RuleMatch | None:
     """For deny and ask rules: does the rule catch any part of this call? (fails closed)"""
-    if not rule.names(call.tool):
+    if not rule.names(call.tool, call.origin):
         return None
     if rule.tool_wide:
         return RuleMatch()
     if rule.bash is not None:
-        return deny_match(call.command, rule.bash) if call.kind == "bash" else None
+        return deny_match(call.command, rule.bash) if call.access.command is not None else None
     pattern = rule.path
     assert pattern is not None
     named = zip(call.paths, call.real_paths, strict=True)
@@ -157,7 +180,7 @@ def _matches(rule: Rule, call: Call) -> RuleMatch | None:
 
 def _named(protected: Protected, call: Call, allow: list[Rule]) -> bool:
     """Only an allow rule that names a protected path lets a write to it through (never a mode or `Edit`)."""
-    if call.kind == "bash":
+    if call.access.command is not None:
         naming = [r.bash for r in allow if r.bash is not None and _spells(r.bash, protected)]
         return covers(call.command, naming).covered
     return any(r.path is not None and pattern_names(r.path, protected, call.project) for r in allow)
@@ -175,10 +198,9 @@ def _path_allowed(real: Path, call: Call, allow: list[Rule], mode: Mode) -> bool
         return True
     if not call.inside(real):
         return mode == "bypassPermissions"
-    return mode == "bypassPermissions" or any(r.tool_wide for r in allow) or _mode_approves(call, mode)
+    return mode == "bypassPermissions" or any(r.tool_wide for r in allow) or _mode_approves(real in call.written, mode)
 
 
-def _mode_approves(call: Call, mode: Mode) -> bool:
-    if call.kind == "read":
-        return True
-    return call.kind == "edit" and mode == "acceptEdits"
+def _mode_approves(written: bool, mode: Mode) -> bool:
+    """Inside the project every mode approves reading, and acceptEdits writing."""
+    return mode == "acceptEdits" if written else True

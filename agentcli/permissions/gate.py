@@ -82,6 +82,11 @@ class Gate:
                 return Decision(
                     False, f"Permission denied: the paths of this {tool.name} call cannot be checked ({why})."
                 )
+            except Exception as error:  # the tool could not declare what the call does: fail closed
+                why = messages.one_line(f"{type(error).__name__}: {error}")
+                return Decision(
+                    False, f"Permission denied: the {tool.name} tool could not say what this call would do ({why})."
+                )
             if isinstance(judged, Decision):
                 return judged
             call, checked, request = judged
@@ -101,13 +106,13 @@ class Gate:
         hook = ctx.hook_permission
         hook_asks = hook is not None and hook.decision == "ask"
         if verdict.outcome == "allow" and not hook_asks:
-            return Decision(True, checked_paths=checked)
+            return Decision(True, checked_paths=checked, access=call.access)
         if verdict.rule is not None and verdict.outcome == "deny":
             return Decision(False, messages.denied_by_rule(call, verdict.rule, verdict.unverified))
         if verdict.plan:
             return Decision(False, messages.plan_refusal(call, self.prompter is not None))
         if hook is not None and hook.decision == "allow" and verdict.rule is None and not verdict.protected:
-            return Decision(True, checked_paths=checked)
+            return Decision(True, checked_paths=checked, access=call.access)
         suggestion = None if verdict.outcome == "allow" else suggest(call, verdict)
         if self.prompter is None:
             if verdict.outcome == "allow":
@@ -152,7 +157,7 @@ class Gate:
             return Decision(False, messages.user_denied(call, answer.reason))
         if answer.choice == "always":
             self.remember(answer.rules)
-        return Decision(True, checked_paths=checked)
+        return Decision(True, checked_paths=checked, access=call.access)
 
     def _request(
         self, call: Call, verdict: Verdict, suggestion: Suggestion | None, tool: Tool, ctx: ToolContext

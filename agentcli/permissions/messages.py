@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 
+from agentcli.mcp.names import split_name
 from agentcli.permissions.evaluate import Call, Verdict
 from agentcli.permissions.rules import SESSION, Rule, RuleError, parse_rule
 from agentcli.permissions.suggest import Suggestion, naming_rules
@@ -30,9 +31,10 @@ def describe(call: Call) -> str:
 
 
 def mcp_call(call: Call) -> str:
-    """An MCP call's server, tool and arguments for the question (the arguments as JSON, cut at
-    MAX_ARGUMENTS characters): `server demo · tool echo\narguments: {"text": "hi"}`."""
-    _, server, tool = [*call.tool.split("__", 2), "", ""][:3]
+    """An MCP call's server, tool and arguments for the question, the server and tool as configured
+    and listed (the arguments as JSON, cut at MAX_ARGUMENTS characters):
+    `server demo · tool echo\narguments: {"text": "hi"}`."""
+    server, tool = (call.origin.server, call.origin.tool) if call.origin else split_name(call.tool) or ("", "")
     arguments = json.dumps(call.tool_input, ensure_ascii=False)
     if len(arguments) > MAX_ARGUMENTS:
         arguments = arguments[: MAX_ARGUMENTS - 1] + "…"
@@ -152,6 +154,8 @@ def ask_reason(call: Call, verdict: Verdict, suggestion: Suggestion | None = Non
     outside = call.outside_of(verdict.uncovered_paths)
     if outside:
         return f"It touches {', '.join(str(p) for p in outside)}, outside the project."
+    if verdict.hosts:
+        return f"It contacts {', '.join(verdict.hosts)} over the network."
     if call.kind == "bash" and verdict.coverage is not None and verdict.coverage.uncovered is None:
         return "The command could not be fully analysed, so no rule can cover it."
     risky = [p for p in (verdict.coverage.uncovered or ()) if p.risky_flag] if verdict.coverage else []
@@ -171,7 +175,7 @@ ASKS_BEFORE = {
     "edit": "changing files (Shift-Tab at the prompt accepts all edits)",
     "read": "reading files outside the project",
     "mcp": "using the tools of MCP servers",
-    "other": "using tools that may change things",
+    "other": "using tools that do not say what they do, or that reach the network",
 }
 """What agentcli asks about when no rule decides, by kind of call."""
 

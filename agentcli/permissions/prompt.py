@@ -54,7 +54,7 @@ class PermissionRequest:
     tool: str
     tool_input: JSON
     kind: str
-    """"bash", "edit", "read", "mcp" or "other"."""
+    """What the call mainly does (`evaluate.CallKind`): "bash", "edit", "read", "mcp", "none" or "other"."""
     title: str
     """e.g. "Bash command", "Edit file"."""
     subject: str
@@ -87,7 +87,7 @@ class PermissionRequest:
     @property
     def label(self) -> str:
         """The call on one line, for the answer's echo: `Bash(git status)`, `Edit(src/a.py)`, `mcp__db__query`."""
-        if self.kind in ("mcp", "other"):
+        if self.kind in ("mcp", "none", "other"):
             return self.tool
         subject = " ".join(self.subject.split())
         if len(subject) > MAX_LABEL:

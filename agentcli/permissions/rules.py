@@ -2,9 +2,15 @@
 
 - `Bash`, `Bash(npm run build)`, `Bash(git diff:*)`, `Bash(git diff *)`
 - `Read(./.env)`, `Edit(src/**)`, `Write(//tmp/out.txt)`, `Read(~/notes/**)`
-- `mcp__server` (every tool of that server), `mcp__server__tool`
+- `mcp__server` or `mcp__server__*` (every tool of that server), `mcp__server__tool`
 
 A `Read` rule also covers Grep and Glob; an `Edit` rule also covers Write.
+
+An MCP rule names tools by the names they are offered under (`agentcli.mcp.names`): the server
+part is what stands between `mcp__` and the next `__`, compared whole and case and all, so
+`mcp__trusted` covers the server `trusted` and nothing else (not `trusted_evil`, not `Trusted`);
+`mcp__server__tool` covers the one tool offered under that name, or the tool of that server
+listed as `tool` whose name had to be shortened.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from agentcli.contracts import McpOrigin
+from agentcli.mcp.names import PREFIX, SEPARATOR, split_name
 from agentcli.permissions.bash_rules import BashPattern, BashRuleError, parse_bash_specifier
 from agentcli.permissions.paths import PathPattern, PathRuleError, parse_path_pattern
 
@@ -61,10 +69,14 @@ class Rule:
         """True for `Bash`, `Edit`, `mcp__server`: no specifier narrows it."""
         return self.bash is None and self.path is None
 
-    def names(self, tool_name: str) -> bool:
-        """Whether this rule is about calls of `tool_name` at all."""
-        if self.tool.startswith("mcp__"):
-            return _mcp_names(self.tool, tool_name)
+    def names(self, tool_name: str, origin: McpOrigin | None = None) -> bool:
+        """Whether this rule is about calls of `tool_name` at all (`origin`: an MCP tool's listed names)."""
+        rule = split_name(self.tool)
+        if rule is not None:
+            offered = split_name(tool_name)
+            if offered is None or offered[0] != rule[0]:
+                return False
+            return rule[1] in ("", "*", offered[1]) or (origin is not None and rule[1] == origin.tool)
         return tool_name == self.tool or tool_name in FAMILIES.get(self.tool, ())
 
     def __str__(self) -> str:
@@ -135,19 +147,19 @@ def _split(text: str) -> tuple[str, str | None]:
 def _check_tool_name(tool: str) -> None:
     if not tool:
         raise RuleError("no tool name before '('")
-    if not _TOOL_NAME.fullmatch(tool.removesuffix("__*") if tool.startswith("mcp__") else tool):
+    if not _TOOL_NAME.fullmatch(tool.removesuffix("__*") if tool.startswith(PREFIX) else tool):
         raise RuleError(f"{tool!r} is not a tool name")
     for known in KNOWN_TOOLS:
         if tool != known and tool.lower() == known.lower():
             raise RuleError(f"unknown tool {tool!r}; tool names are case-sensitive (did you mean {known}?)")
-    if tool.startswith("mcp__"):
-        parts = tool.split("__")
-        if len(parts) not in (2, 3) or not all(parts[1:]):
-            raise RuleError("MCP rules look like mcp__server or mcp__server__tool")
-
-
-def _mcp_names(rule_tool: str, tool_name: str) -> bool:
-    parts = rule_tool.split("__")
-    if len(parts) == 2 or parts[2] == "*":
-        return tool_name.startswith(f"mcp__{parts[1]}__")
-    return tool_name == rule_tool
+    if tool.lower().startswith(PREFIX) and not tool.startswith(PREFIX):
+        raise RuleError(f"MCP rules begin with {PREFIX} in lower case")
+    mcp = split_name(tool)
+    if mcp is not None:
+        server, rest = mcp
+        if not server or server == "*" or ("*" in rest and rest != "*") or (not rest and tool.endswith(SEPARATOR)):
+            raise RuleError("MCP rules look like mcp__server, mcp__server__* or mcp__server__tool")
+        if server.startswith("_") or server.endswith("_"):
+            raise RuleError(
+                f"no MCP server is offered as {server!r}: server names never begin or end with _ in tool names"
+            )

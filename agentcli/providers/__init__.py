@@ -15,7 +15,7 @@ How a provider is chosen, first match wins:
 
 `ollama` is the OpenAI-compatible provider at `OLLAMA_HOST` (Ollama's own variable, default
 `localhost:11434`) + `/v1`, with no key. A resumed session goes on with the provider and model
-its transcript names unless `--provider` or `--model` says otherwise (`agentcli.session`).
+its transcript names unless `--provider` or `--model` says otherwise (`agentcli.session.composition`).
 
 A provider is registered with one `Provider` entry in `PROVIDERS`: its module and class, which
 is built as `cls(timeouts=..., base_url=...)` (`base_url` None: the provider's own variable or

@@ -32,6 +32,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 from agentcli import __version__
+from agentcli.bounds import token_count
 from agentcli.cache import with_cache_breakpoints
 from agentcli.contracts import JSON, Cancellation, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
@@ -220,7 +221,10 @@ class _MessageAssembler:
         self.ids = ids
         self.blocks: list[JSON] = []
         self.started: set[int] = set()
-        self.partial_json: dict[int, str] = {}
+        self.partial_json: dict[int, list[str]] = {}
+        self.pieces: dict[tuple[int, str], list[str]] = {}
+        """The deltas of each open block's `text` or `thinking`, joined into it when it closes (adding
+        each to the block's string would copy all of it per delta: quadratic in a long answer)."""
         self.closed: set[int] = set()
         self.invalid_inputs: dict[str, str] = {}
         self.usage = Usage()
@@ -245,7 +249,7 @@ class _MessageAssembler:
             self._place(index, block)
             if block.get("type") == "tool_use":
                 self._check_call(block)
-                self.partial_json[index] = ""
+                self.partial_json[index] = []
                 self.listener.tool_call_started(block["name"])
         elif kind == "content_block_delta":
             index = self._started_index(event)
@@ -279,25 +283,40 @@ class _MessageAssembler:
             self.blocks.append({})
         self.blocks[index] = block
         self.started.add(index)
+        for field in ("text", "thinking"):
+            self.pieces.pop((index, field), None)  # a block started again starts from its new start
 
     def _apply_delta(self, block: JSON, index: int, delta: JSON) -> None:
         kind = delta.get("type")
         if kind == "text_delta":
-            block["text"] = block.get("text", "") + delta["text"]
+            self._add(index, "text", delta["text"])
             self.listener.text(delta["text"])
         elif kind == "input_json_delta":
-            self.partial_json[index] += str(delta.get("partial_json", ""))
+            self.partial_json[index].append(str(delta.get("partial_json", "")))
         elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            self._add(index, "thinking", delta["thinking"])
         elif kind == "signature_delta":
             block["signature"] = delta["signature"]
         elif kind == "citations_delta":
             block.setdefault("citations", []).append(delta["citation"])
 
+    def _add(self, index: int, field: str, piece: object) -> None:
+        if not isinstance(piece, str):
+            raise TypeError(f"its {field} is {type(piece).__name__}, not a string")
+        self.pieces.setdefault((index, field), []).append(piece)
+
+    def _join(self, index: int) -> None:
+        """Put the deltas of block `index` into it."""
+        block = self.blocks[index]
+        for field in ("text", "thinking"):
+            if pieces := self.pieces.pop((index, field), None):
+                block[field] = block.get(field, "") + "".join(pieces)
+
     def _close(self, index: int) -> None:
+        self._join(index)
         block = self.blocks[index]
         if index in self.partial_json:
-            raw = self.partial_json.pop(index)
+            raw = "".join(self.partial_json.pop(index))
             try:
                 block["input"], problem = parse_tool_input(raw)
             except json.JSONDecodeError:
@@ -309,15 +328,22 @@ class _MessageAssembler:
         self.closed.add(index)
 
     def _take_usage(self, usage: JSON) -> None:
-        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        """A count given replaces the one before (`message_delta` repeats or revises `message_start`'s),
+        clamped to a whole number of tokens (`bounds.token_count`): a garbled one costs no answer."""
+        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"):
             if usage.get(name) is not None:
-                setattr(self.usage, name, usage[name])
-        if usage.get("output_tokens") is not None:
-            self.usage.output_tokens = usage["output_tokens"]
+                setattr(self.usage, name, token_count(usage[name]))
 
     def finish(self) -> ModelResponse:
         if not self.stopped or self.stop_reason is None:
             raise TransientModelError("the stream ended before the message was complete", fault="stream cut short")
+        for index in range(len(self.blocks)):
+            try:
+                self._join(index)  # a block cut off keeps what came of it
+            except TypeError as error:
+                raise TransientModelError(
+                    f"the stream sent a malformed content block ({error!r})", fault="malformed stream"
+                ) from error
         incomplete = next((i for i in range(len(self.blocks)) if i not in self.closed), None)
         return ModelResponse(self.blocks, self.stop_reason, self.usage, incomplete, self.invalid_inputs)
 

@@ -30,7 +30,6 @@ from agentcli.repl.view import TurnView
 from agentcli.repl.warmup import start_warm_up
 from agentcli.session import Session, SessionOptions
 from agentcli.settings import agentcli_home
-from agentcli.skills.loader import unknown_message
 from agentcli.ui.status import Status
 from agentcli.ui.tool_render import ApiErrorLine
 
@@ -131,9 +130,9 @@ class Repl:
                 except (Exception, KeyboardInterrupt) as error:
                     self._report(error)
                 return
-            skills = self.session.context.skills().names()
-            if name not in skills and not name.startswith(MCP_PREFIX):  # an MCP prompt's errors come from prepare
-                self.console.print(unknown_message(name, skills, list(BUILTINS)), style="yellow", markup=False)
+            catalog = self.session.context.skills()
+            if name not in catalog.names() and not name.startswith(MCP_PREFIX):  # an MCP prompt's errors: prepare
+                self.console.print(catalog.unknown(name, list(BUILTINS)), style="yellow", markup=False)
                 return
         self.send(text)
 
@@ -182,9 +181,8 @@ class Repl:
         if now - self._skills_read_at > SKILL_LIST_MAX_AGE:
             try:
                 catalog = self.session.context.skills()
-                self._skill_list = [
-                    (name, catalog.skills[name].description) for name in sorted(catalog.skills) if name not in BUILTINS
-                ]
+                shown = ((catalog.shown_name(skill), skill.description) for skill in catalog.user_invocable())
+                self._skill_list = [(name, description) for name, description in shown if name not in BUILTINS]
             except AgentcliError:
                 self._skill_list = []
             self._skills_read_at = now

@@ -29,6 +29,7 @@ from agentcli.permissions.rules import BEHAVIORS, SESSION, Rule, RuleError, Rule
 from agentcli.regular_file import read_regular_file
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
+from agentcli.skills.catalog import Skill
 from agentcli.tools.todo import progress_line
 from agentcli.ui.tool_render import TodoListView
 
@@ -62,19 +63,28 @@ def _help(repl: Repl, args: str) -> None:
     for builtin in BUILTINS.values():
         table.add_row(escape(f"/{builtin.name} {builtin.args}".rstrip()), builtin.description)
     catalog = repl.session.context.skills()
-    skills = [catalog.skills[name] for name in sorted(catalog.skills)]
+    skills = catalog.user_invocable()
     if skills:
         table.add_row("", "")
-        table.add_row("[bold]Skills[/bold]", "")
+        table.add_row("[bold]Skills and commands[/bold]", "")
     for skill in skills:
-        name = escape(f"/{skill.name} {skill.argument_hint or ''}".rstrip())
-        note = f"  [dim]({skill.source})[/dim]"
-        if skill.name in BUILTINS:
+        shown = catalog.shown_name(skill)
+        name = escape(f"/{shown} {skill.argument_hint or ''}".rstrip())
+        also = f" also /{skill.name}" if shown != skill.name else ""
+        note = f"  [dim]({escape(_where(skill))}){escape(also)}[/dim]"
+        if shown in BUILTINS:
             note += "  [yellow]hidden by the built-in[/yellow]"
         table.add_row(name, escape(skill.description or "") + note)
     for hidden, winner in catalog.shadowed:
         table.add_row(
-            f"[dim]/{hidden.name}[/dim]", f"[dim]({hidden.source}) shadowed by the {winner.source} skill[/dim]"
+            escape(f"/{hidden.name}"),
+            f"[dim]({escape(_where(hidden))}) hidden by the {escape(winner.source)} {winner.kind}"
+            f" {escape(str(winner.path))}[/dim]",
+        )
+    for lost, holder in catalog.short_names_lost:
+        table.add_row(
+            escape(f"/{lost.name}"),
+            f"[dim]({escape(_where(lost))}) only by this name: /{escape(lost.short_name)} is /{escape(holder)}[/dim]",
         )
     for name, error in sorted(catalog.errors.items()):
         table.add_row(escape(f"/{name}"), f"[red]unusable: {escape(str(error))}[/red]")
@@ -92,6 +102,11 @@ def _help(repl: Repl, args: str) -> None:
         "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "
         "Ctrl-O shows cut-short tool output · Ctrl-C interrupts · Ctrl-D exits[/dim]"
     )
+
+
+def _where(skill: Skill) -> str:
+    """`project`, `user (~/.claude)`; `project skill` for a skill folder."""
+    return skill.source if skill.kind == "command" else f"{skill.source} skill"
 
 
 def _clear(repl: Repl, args: str) -> None:
@@ -506,13 +521,18 @@ def _mcp_login(repl: Repl, name: str) -> bool:
 
 
 def _show_servers(repl: Repl, manager: McpManager, statuses: list[ServerStatus]) -> None:
+    """The table of servers, then each connected server's tools by the names rules use."""
+    from agentcli.mcp.listing import RULES_HINT, server_label, tool_listing
+    from agentcli.mcp.names import server_parts
+
+    parts, _ = server_parts(status.name for status in statuses)
     table = Table("server", "scope", "state", "tools", "login", "", box=None)
     colours = {"connected": "green", "failed": "red", "connecting": "yellow", "needs login": "yellow"}
     for status in statuses:
         tools = str(len(status.tools)) if status.state == "connected" else ""
         colour = colours.get(status.state, "dim")
         table.add_row(
-            escape(for_terminal(status.name)),
+            escape(for_terminal(server_label(status, parts))),
             status.config.scope,
             f"[{colour}]{status.state}[/{colour}]",
             tools,
@@ -520,6 +540,15 @@ def _show_servers(repl: Repl, manager: McpManager, statuses: list[ServerStatus])
             escape(for_terminal(status.error)),
         )
     repl.console.print(table)
+    for status in statuses:
+        listing = tool_listing(status, parts)
+        if listing is None:
+            continue
+        lines = [f"Tools of {status.name}: {listing.tools}"]
+        lines.extend(f'Left out of {status.name}: "{tool.name}": {tool.why}' for tool in listing.left_out)
+        repl.console.print(for_terminal("\n".join(lines)), markup=False, highlight=False)
+    if any(status.state == "connected" for status in statuses):
+        repl.console.print(RULES_HINT, style="dim", markup=False)
     if any(status.state == "failed" for status in statuses):
         repl.console.print("[dim]/mcp reconnect NAME restarts a failed server.[/dim]")
     if any(status.state == "needs login" for status in statuses):

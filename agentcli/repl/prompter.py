@@ -25,6 +25,7 @@ from rich.text import Text
 from agentcli.context.outside import OutsideFile
 from agentcli.errors import Halt
 from agentcli.hooks.config import HookCommand
+from agentcli.mcp.approval import what_it_gets
 from agentcli.mcp.config import ServerConfig
 from agentcli.mcp.elicitation import Question, Reply
 from agentcli.permissions.prompt import Answer, PermissionRequest
@@ -346,9 +347,10 @@ class McpServerQuestion:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         server = self.server
-        what = "runs" if server.transport == "stdio" else f"connects ({server.transport}) to"
-        body = [
-            Text.assemble((for_terminal(server.name), "bold"), f" {what} ", for_terminal(server.target)),
+        (what, target), *given = what_it_gets(server)
+        body: list[RenderableType] = [
+            Text.assemble((for_terminal(server.name), "bold"), f" {what} ", for_terminal(target)),
+            *(Text.assemble((f"  {label} ", "dim"), for_terminal(text)) for label, text in given),
             Text(
                 f"From {for_terminal(str(server.source))}, checked in with the project: it can run programs. "
                 "Your answer is remembered for this project (.agentcli/settings.local.json).",

@@ -15,7 +15,7 @@ the new messages (earlier transcript lines are never rewritten).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcli.contracts import JSON, Model, ModelRequest, Unwatched, Usage
@@ -110,7 +110,7 @@ def _k(tokens: int) -> str:
 # ------------------------------------------------------------------- step 1
 
 
-def clear_old_tool_results(messages: list[JSON], keep_recent: int = KEEP_RECENT) -> tuple[list[JSON], int]:
+def clear_old_tool_results(messages: Sequence[JSON], keep_recent: int = KEEP_RECENT) -> tuple[list[JSON], int]:
     """A copy of `messages` with old tool results replaced by a placeholder, and how many were."""
     holders = [i for i, m in enumerate(messages) if m["role"] == "user" and _tool_results(m)]
     old = set(holders[: max(0, len(holders) - keep_recent)])
@@ -136,7 +136,7 @@ def _tool_results(message: JSON) -> list[JSON]:
 # ------------------------------------------------------------------- step 2
 
 
-def render_conversation(messages: list[JSON], max_chars: int = SUMMARY_INPUT_CHARS) -> str:
+def render_conversation(messages: Sequence[JSON], max_chars: int = SUMMARY_INPUT_CHARS) -> str:
     """The conversation as plain text for the summary request, at most about `max_chars` long.
 
     Reminder blocks are left out (they are sent again after compaction), as are thinking blocks.
@@ -167,7 +167,7 @@ def render_conversation(messages: list[JSON], max_chars: int = SUMMARY_INPUT_CHA
 
 
 def summary_request(
-    messages: list[JSON],
+    messages: Sequence[JSON],
     *,
     model: str,
     instructions: str = "",
@@ -247,7 +247,7 @@ class ConversationSize:
     def __init__(self) -> None:
         self._restart(None)
 
-    def _restart(self, messages: list[JSON] | None) -> None:
+    def _restart(self, messages: Sequence[JSON] | None) -> None:
         self._messages = messages
         self._counted = 0
         self._chars = 0
@@ -258,7 +258,7 @@ class ConversationSize:
         self._answered = False
         """An assistant message was counted."""
 
-    def of(self, messages: list[JSON]) -> ConversationSize:
+    def of(self, messages: Sequence[JSON]) -> ConversationSize:
         """Bring the count up to date with `messages`; returns self."""
         if messages is not self._messages or len(messages) < self._counted:
             self._restart(messages)
@@ -300,7 +300,7 @@ def estimate_tokens(context_tokens: int, size: ConversationSize, fixed_chars: Ca
     return context_tokens + size.chars_after_answer() // 4
 
 
-def scaled(tokens: int, old: list[JSON], new: list[JSON], fixed_chars: int) -> int:
+def scaled(tokens: int, old: Sequence[JSON], new: Sequence[JSON], fixed_chars: int) -> int:
     """`tokens` for `old` scaled to `new` by their JSON size (system and tools included)."""
     before = fixed_chars + json_chars(old)
     return tokens * (fixed_chars + json_chars(new)) // max(before, 1)

@@ -1,4 +1,8 @@
-"""Compacting a live conversation: the steps of `sessions.compact` applied to an `Agent`."""
+"""Compacting a live conversation: the steps of `sessions.compact` applied to an `Agent`.
+
+The agent is read, and changed only through its methods: the summary's usage is counted with
+`Agent.add_usage`, the compacted conversation taken up with `Agent.replace_conversation` (`adopt`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from collections.abc import Callable
 
 from agentcli.catalog import ModelInfo
 from agentcli.context.reminders import ReminderTracker
+from agentcli.contracts import Model
 from agentcli.loop import Agent
 from agentcli.sessions.compact import (
     SUMMARY_INPUT_CHARS,
@@ -26,7 +31,7 @@ from agentcli.sessions.compact import (
 
 def fixed_chars(agent: Agent) -> int:
     """The size of what every request carries besides the messages: system prompt and tools."""
-    return json_chars(agent.system) + json_chars(agent.executor.manifest())
+    return json_chars(agent.system) + json_chars(agent.tool_definitions())
 
 
 def context_size(agent: Agent, size: ConversationSize) -> int:
@@ -37,6 +42,7 @@ def context_size(agent: Agent, size: ConversationSize) -> int:
 
 def compact_agent(
     agent: Agent,
+    model: Model,
     reminders: ReminderTracker,
     info: ModelInfo,
     *,
@@ -44,7 +50,7 @@ def compact_agent(
     summarise_above: int | None = None,
     on_notice: Callable[[str], None],
 ) -> Compacted:
-    """Work out the compacted conversation (the agent is not changed; see `adopt`).
+    """Work out the compacted conversation (the agent is not changed; see `adopt`); `model` writes the summary.
 
     Old tool results are cleared; then the conversation is summarised unless it is already
     at most `summarise_above` tokens (None: always summarise, as /compact does). If the
@@ -57,7 +63,7 @@ def compact_agent(
     if summarise_above is not None and result.tokens_after <= summarise_above:
         return result
     try:
-        _summarise(agent, reminders, info, result, instructions, mid_loop=summarise_above is not None)
+        _summarise(agent, model, reminders, info, result, instructions, mid_loop=summarise_above is not None)
     except CompactionFailed as error:
         kept = " with old tool results cleared" if cleared else ""
         on_notice(f"{error} The conversation goes on as it was{kept}.")
@@ -67,7 +73,13 @@ def compact_agent(
 
 
 def _summarise(
-    agent: Agent, reminders: ReminderTracker, info: ModelInfo, result: Compacted, instructions: str, mid_loop: bool
+    agent: Agent,
+    model: Model,
+    reminders: ReminderTracker,
+    info: ModelInfo,
+    result: Compacted,
+    instructions: str,
+    mid_loop: bool,
 ) -> None:
     messages = result.messages
     # In the loop, an unanswered prompt is kept word for word after the summary.
@@ -77,13 +89,15 @@ def _summarise(
         return
     request = summary_request(
         body,
-        model=agent.config.model,
+        model=agent.model_name,
         instructions=instructions,
         max_tokens=min(SUMMARY_MAX_TOKENS, info.max_output_tokens),
         max_input_chars=min(SUMMARY_INPUT_CHARS, max(8_000, info.context_window * 2)),
     )
-    summary, usage = summarise(agent.model, request)
-    agent.usage.add(usage)
+    reservation = agent.budget.reserve(info)  # the summary is paid from the run's budget too
+    summary, usage = summarise(model, request)
+    agent.add_usage(usage)
+    reservation.charge(usage)
     reminders.restore({})  # the dropped messages carried them: they go into the new first message
     mid_task = mid_loop and keep is None and messages[-1]["role"] == "user"
     result.messages = summarised_conversation(summary, reminders.next_blocks(), keep=keep, mid_task=mid_task)
@@ -93,10 +107,9 @@ def _summarise(
 
 def adopt(agent: Agent, result: Compacted) -> None:
     """Make `result` the agent's conversation (a new list: the old one is not rewritten)."""
-    agent.messages = result.messages
     last = max((i for i, m in enumerate(result.messages) if m["role"] == "assistant"), default=None)
     if last is None:
-        agent.context_tokens = 0  # nothing measured yet: sizes are estimated from the text
+        agent.replace_conversation(result.messages, 0)  # nothing measured yet: sizes are estimated from the text
     else:
         tail = json_chars(result.messages[last + 1 :]) // 4
-        agent.context_tokens = max(0, result.tokens_after - tail)
+        agent.replace_conversation(result.messages, max(0, result.tokens_after - tail))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from agentcli.contracts import JSON
+from agentcli.contracts import JSON, FileRecords
 from agentcli.errors import BudgetExceeded, MaxTurnsReached, ModelAPIError, ModelStopped, NoProgress, StoppedByHook
 from agentcli.events import Event, MessageAdded, ModelResponded, SubagentFinished, ToolCallFinished
 from agentcli.loop import Agent
@@ -32,12 +32,15 @@ from agentcli.tools.todo import TodoList
 class TranscriptRecorder:
     """Writes `agent`'s conversation to `transcript` as it grows; subscribe it to the agent."""
 
-    def __init__(self, transcript: TranscriptWriter, agent: Agent, todos: TodoList, *, titled: bool) -> None:
-        """`todos` is the conversation's task list, as recorded so far; `titled`: the transcript
-        has its title already (a resumed one)."""
+    def __init__(
+        self, transcript: TranscriptWriter, agent: Agent, todos: TodoList, read_files: FileRecords, *, titled: bool
+    ) -> None:
+        """`todos` is the conversation's task list, as recorded so far; `read_files`, its tools'
+        records of the files they saw; `titled`: the transcript has its title already (a resumed one)."""
         self.transcript = transcript
         self.agent = agent
         self.todos = todos
+        self.read_files = read_files
         self._todos_recorded = todos.version
         """The task list version last written to the transcript."""
         self._usage_recorded = agent.usage.as_dict()
@@ -104,7 +107,7 @@ class TranscriptRecorder:
             if self.todos.version != self._todos_recorded:  # TodoWrite ran in the turn these results answer
                 self._todos_recorded = self.todos.version
                 record["todos"] = [t.as_json() for t in self.todos.items]
-            if reads := self.agent.ctx.read_files.take_changes():  # files read or written in that turn
+            if reads := self.read_files.take_changes():  # files read or written in that turn
                 record["read_files"] = {str(path): asdict(seen) for path, seen in reads.items()}
             if self._subagents:
                 record["subagents"], self._subagents = self._subagents, {}

@@ -1,16 +1,21 @@
 """Turning a skill and its arguments into the text sent to the model.
 
-- `$ARGUMENTS` → the whole argument string; `$1`…`$9` → shell-style words (quotes group).
+- `$ARGUMENTS` → the whole argument string; `$1`…`$9` → shell-style words (quotes group);
+  `$ARGUMENTS[N]` → word N counted from 0, as Claude Code's skills documentation has it.
+- `${CLAUDE_SKILL_DIR}` → the folder of the skill's file (a skill folder: where its scripts are).
 - `` !`cmd` `` → the command's output, run now through `run_command` (which checks
   permission first). Arguments inside a command are shell-quoted, so they stay data.
 - `@path` → the path, with the file's contents (or a folder listing) attached after the
-  text. Paths are relative to the project; `~/` is allowed. `check_mention` decides first
+  text; a path that does not exist keeps a note saying so (the rest still runs, as in Claude
+  Code). Paths are relative to the project; `~/` is allowed. `check_mention` decides first
   whether a path may be attached (files outside the project need approval; see
   skills/invoke.py); when it may not, a note stands in the text instead.
 - Arguments given but not placed (no `$ARGUMENTS`, and `$1`…`$N` do not take every word)
   → they are appended as `ARGUMENTS: …`, so nothing the user typed is lost.
 
 `!` and `@` are not expanded inside fenced code blocks; `@` not inside inline code either.
+A skill folder's text is headed by its path (`Base directory for this skill: …`), so the
+model knows where its supporting files are.
 """
 
 from __future__ import annotations
@@ -24,8 +29,8 @@ from typing import Protocol
 from agentcli.context.instructions import looks_like_path, unfenced_lines
 from agentcli.context.outside import OutsideFiles, project_top
 from agentcli.regular_file import read_regular_file
+from agentcli.skills.catalog import Skill
 from agentcli.skills.frontmatter import SkillFileError
-from agentcli.skills.loader import Skill
 from agentcli.truncate import cap_middle
 
 CommandRunner = Callable[[str], str]
@@ -49,10 +54,17 @@ _TOKEN = re.compile(
     r"!`(?P<cmd>[^`\n]+)`"
     r"|(?P<span>`[^`\n]*`)"
     r"|(?<![^\s(\[])@(?P<path>[^\s`]+)"
+    r"|\$ARGUMENTS\[(?P<index>\d+)\]"
     r"|\$ARGUMENTS"
     r"|\$(?P<pos>[1-9])"
+    r"|\$\{CLAUDE_SKILL_DIR\}"
 )
-_ARGS = re.compile(r"\$ARGUMENTS|\$[1-9]")
+_ARGS = re.compile(r"\$ARGUMENTS\[\d+\]|\$ARGUMENTS|\$[1-9]")
+"""What the arguments fill in."""
+_VALUES = re.compile(rf"{_ARGS.pattern}|\$\{{CLAUDE_SKILL_DIR\}}")
+"""What is replaced in the text: the arguments and the skill's folder."""
+SKILL_DIR = "${CLAUDE_SKILL_DIR}"
+BASE_DIRECTORY = "Base directory for this skill: "
 _TRAILING = ".,;:!?)]}'\""
 
 
@@ -80,13 +92,13 @@ def mention_path(mention: str, cwd: Path) -> Path:
     return path if path.is_absolute() else cwd / path
 
 
-def fixed_mentions(body: str) -> Iterator[str]:
+def fixed_mentions(skill: Skill) -> Iterator[str]:
     """The `@path` mentions written in the skill text itself (no `$ARGUMENTS`/`$N` in them)."""
-    for line in unfenced_lines(body):
+    for line in unfenced_lines(skill.body):
         for match in _TOKEN.finditer(line):
             mention = (match.group("path") or "").rstrip(_TRAILING)
             if mention and not _ARGS.search(mention):
-                yield mention
+                yield mention.replace(SKILL_DIR, str(skill.path.parent))
 
 
 def approved_only(outside: OutsideFiles) -> MentionCheck:
@@ -129,6 +141,8 @@ class _Expander:
             text += "\n\n" + "\n\n".join(self.attachments.values())
         if not text:
             raise SkillFileError(f"/{self.skill.name} expands to nothing ({self.skill.path} has no text).")
+        if self.skill.folder is not None:
+            text = f"{BASE_DIRECTORY}{self.skill.folder}\n\n{text}"
         return text
 
     def _arguments_placed(self) -> bool:
@@ -151,15 +165,19 @@ class _Expander:
         return self._argument_value(match.group(0))
 
     def _argument_value(self, token: str, quote: bool = False) -> str:
-        """The value of `$ARGUMENTS` or `$1`…`$9`, shell-quoted for use inside a command."""
+        """The value of `$ARGUMENTS`, `$ARGUMENTS[N]`, `$1`…`$9` or `${CLAUDE_SKILL_DIR}`, shell-quoted
+        for use inside a command."""
+        if token == SKILL_DIR:
+            folder = str(self.skill.path.parent)
+            return shlex.quote(folder) if quote else folder
         if token == "$ARGUMENTS":
             return " ".join(shlex.quote(w) for w in self.words) if quote else self.args
-        index = int(token[1:]) - 1
+        index = int(token[len("$ARGUMENTS[") : -1]) if token.startswith("$ARGUMENTS[") else int(token[1:]) - 1
         word = self.words[index] if index < len(self.words) else ""
         return shlex.quote(word) if quote and word else word
 
     def _arguments(self, text: str, quote: bool = False) -> str:
-        return _ARGS.sub(lambda m: self._argument_value(m.group(0), quote), text)
+        return _VALUES.sub(lambda m: self._argument_value(m.group(0), quote), text)
 
     def _command(self, template: str) -> str:
         command = self._arguments(template, quote=True).strip()
@@ -179,7 +197,7 @@ class _Expander:
             return f"{instead}{trailing}"
         if not path.exists():
             if looks_like_path(mention):
-                raise SkillFileError(f"/{self.skill.name}: @{mention} does not exist ({path}).")
+                return f"@{mention} [agentcli: {mention} does not exist, so nothing was attached]{trailing}"
             return f"@{mention}{trailing}"
         if mention not in self.attachments:
             self.attachments[mention] = _folder(mention, path) if path.is_dir() else _file(mention, path, self.skill)

@@ -3,7 +3,10 @@
 - `allowed-tools`: for the skill's `!` commands and the rest of the user turn. When the model
   runs it, only if the file is trusted (skills/trust.py).
 - `@path` written in the skill's text, outside the project: attached only if approved, like a
-  CLAUDE.md import (context/outside.py), whoever runs it.
+  CLAUDE.md import (context/outside.py), whoever runs it; within the skill's own folder
+  (a user skill's supporting files), attached.
+- A skill folder's files may be Read for the rest of the turn (`folder_read_rule`), whoever
+  runs it: the model is told the folder's path to read them (deny rules still win).
 - `@$1` filled in from the arguments: when the user typed them, attached (their own
   request); when the model supplied them, a Read by the model, checked by the gate.
 
@@ -17,6 +20,7 @@ from pathlib import Path
 
 from agentcli.context.outside import OutsideFile, OutsideFiles, real_path
 from agentcli.contracts import PermissionGate, Tool, ToolContext
+from agentcli.skills.catalog import Skill
 from agentcli.skills.expand import (
     CommandRunner,
     MentionCheck,
@@ -26,8 +30,7 @@ from agentcli.skills.expand import (
     mention_path,
 )
 from agentcli.skills.frontmatter import SkillFileError
-from agentcli.skills.loader import Skill
-from agentcli.skills.rules import TurnRules
+from agentcli.skills.rules import TurnRules, folder_read_rule
 from agentcli.skills.shell import GatedShell
 from agentcli.skills.trust import SkillTrust
 
@@ -68,13 +71,15 @@ class SkillInvoker:
         if withheld:
             self.on_notice(withheld)
         text = self._expand(skill, args, ctx, self.shell.runner(skill, ctx, withheld), by_model=True)
+        self.turn_rules.add(folder_read_rule(skill), f"/{skill.name}")
         if granted:
             self.turn_rules.add(skill.allowed_tools, f"/{skill.name}")
         return f"{withheld}\n\n{text}" if withheld else text
 
     def _expand(self, skill: Skill, args: str, ctx: ToolContext, run: CommandRunner, by_model: bool) -> str:
-        paths = [(mention, mention_path(mention, ctx.cwd)) for mention in fixed_mentions(skill.body)]
-        self.outside.settle([OutsideFile(real_path(p), mention, skill.path) for mention, p in paths if p.exists()])
+        paths = [(mention, mention_path(mention, ctx.cwd)) for mention in fixed_mentions(skill)]
+        outside = [(m, p) for m, p in paths if p.exists() and not _in_folder(skill, p)]
+        self.outside.settle([OutsideFile(real_path(p), mention, skill.path) for mention, p in outside])
         return expand_skill(skill, args, ctx.cwd, run, self._mention_check(skill, ctx, by_model))
 
     def _mention_check(self, skill: Skill, ctx: ToolContext, by_model: bool) -> MentionCheck:
@@ -82,7 +87,7 @@ class SkillInvoker:
 
         def check(mention: str, path: Path, from_arguments: bool) -> str | None:
             if not from_arguments:
-                return written_in_skill(mention, path, from_arguments)
+                return None if _in_folder(skill, path) else written_in_skill(mention, path, from_arguments)
             if not by_model:
                 return None
             decision = self.gate.check(self.read, {"file_path": str(path)}, ctx)
@@ -91,3 +96,11 @@ class SkillInvoker:
             raise SkillFileError(f"/{skill.name}: @{mention} was not attached. {decision.message}")
 
         return check
+
+
+def _in_folder(skill: Skill, path: Path) -> bool:
+    """Whether `path`, symlinks resolved, is one of a skill folder's own files."""
+    if skill.folder is None:
+        return False
+    folder = real_path(skill.folder)
+    return folder in real_path(path).parents

@@ -1,111 +1,35 @@
-"""Finding skills: `.commands/**/*.md`, `.claude/commands/**/*.md`, `$AGENTCLI_HOME/commands/**/*.md`.
+"""Finding skills and commands, and reading their files.
 
-`git/commit.md` is the skill `git:commit`. Project folders are looked for from the working
-directory up to the top of its git repository, the nearest first. Project skills shadow
-user skills of the same name; `.commands/` shadows `.claude/commands/`. A file that cannot be parsed does not stop
-the others from loading: it is kept as an error, reported when someone runs it.
+- Skills: folders `NAME/SKILL.md` (with any supporting files beside it) in `.agentcli/skills/`
+  and `.claude/skills/`, then `$AGENTCLI_HOME/skills/` and `~/.claude/skills/`. The folder's
+  name is the skill's name.
+- Commands: `*.md` files in `.commands/` and `.claude/commands/`, then `$AGENTCLI_HOME/commands/`
+  and `~/.claude/commands/`; `git/commit.md` is `git:commit`, also `/commit` (skills/catalog.py).
+
+Project folders are looked for from the working directory up to the top of its git repository,
+the nearest first. Precedence, first wins: every skill before every command (a skill beats a
+command of the same name, as in Claude Code), the project before the user, agentcli's own
+folder before Claude Code's. A file that cannot be parsed does not stop the others from
+loading: it is kept as an error, reported when someone runs it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 from agentcli.regular_file import read_regular_file
-from agentcli.settings import agentcli_home
-from agentcli.skills.frontmatter import SkillFileError, split_frontmatter, split_rules
+from agentcli.settings import agentcli_home, claude_home
+from agentcli.skills.catalog import Skill, SkillCatalog
+from agentcli.skills.frontmatter import SkillFileError, read_frontmatter, split_rules
 
 MAX_SKILL_BYTES = 256 * 1024
-
-
-@dataclass(frozen=True)
-class Skill:
-    name: str
-    """Without the leading slash, e.g. `git:commit`."""
-    path: Path
-    source: str
-    """`project`, `project (.claude)` or `user`."""
-    body: str
-    description: str
-    argument_hint: str = ""
-    allowed_tools: tuple[str, ...] = ()
-    """Permission rules added for the duration of this skill's turn."""
-    model: str | None = None
-    disable_model_invocation: bool = False
-    digest: str = ""
-    """SHA-256 of the bytes this skill was parsed from (see skills/trust.py)."""
-
-
-@dataclass
-class SkillCatalog:
-    skills: dict[str, Skill] = field(default_factory=dict)
-    shadowed: list[tuple[Skill, Skill]] = field(default_factory=list)
-    """(hidden skill, the skill that hides it), for /help."""
-    errors: dict[str, SkillFileError] = field(default_factory=dict)
-    """Skill name → why its file cannot be used."""
-
-    def get(self, name: str) -> Skill | None:
-        return self.skills.get(name)
-
-    def names(self) -> list[str]:
-        return sorted({*self.skills, *self.errors})
-
-    def model_invocable(self) -> list[Skill]:
-        """The skills offered to the model (sorted by name)."""
-        return [s for _, s in sorted(self.skills.items()) if not s.disable_model_invocation]
-
-    def require(self, name: str) -> Skill:
-        """The skill called `name`, or a SkillFileError (UnknownCommand when there is no such skill)."""
-        if name in self.errors:
-            raise self.errors[name]
-        skill = self.skills.get(name)
-        if skill is None:
-            raise UnknownCommand(name, self.names())
-        return skill
-
-
-class UnknownCommand(SkillFileError):
-    """`/name` is not a skill; the message suggests close names or lists the skills."""
-
-    def __init__(self, name: str, skills: list[str]) -> None:
-        super().__init__(unknown_message(name, skills))
-        self.name = name
-
-
-def unknown_message(name: str, skills: list[str], builtins: Sequence[str] = ()) -> str:
-    """`Unknown command /modle. Did you mean /model?`, or every command there is.
-
-    `builtins` are the front end's own commands (the REPL's /help, /model, …), suggested and
-    listed with the skills."""
-    known = list(dict.fromkeys([*builtins, *skills]))
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-    close += [k for k in known if k.startswith(name) and k not in close][: 3 - len(close)]
-    message = f"Unknown command /{name}."
-    if close:
-        return message + " Did you mean " + " or ".join(f"/{c}" for c in close) + "?"
-    listed = ", ".join(f"/{k}" for k in skills)
-    if builtins:
-        message += " Built-in commands: " + ", ".join(f"/{b}" for b in builtins) + "."
-        return message + (f" Skills: {listed}." if skills else f" {NO_SKILLS}")
-    return message + (f" Available: {listed}." if skills else f" {NO_SKILLS}")
-
-
-NO_SKILLS = "No skills are defined (put Markdown files in .commands/)."
-
-
-def skill_folders(cwd: Path, home: Path | None = None) -> list[tuple[Path, str]]:
-    """Where skills live, highest precedence first: from `cwd` up to the repository's top, then the user's."""
-    home = home or agentcli_home()
-    folders: list[tuple[Path, str]] = []
-    for root in project_roots(cwd):
-        folders.append((root / ".commands", "project"))
-        folders.append((root / ".claude" / "commands", "project (.claude)"))
-    folders.append((home / "commands", "user"))
-    return folders
+SKILL_FILE = "SKILL.md"
+INHERIT = "inherit"
+"""`model: inherit`: the session's model, as if unset."""
+CLAUDE_USER = "user (~/.claude)"
 
 
 def project_roots(cwd: Path) -> list[Path]:
@@ -117,35 +41,71 @@ def project_roots(cwd: Path) -> list[Path]:
     return [cwd]
 
 
-def load_skills(cwd: Path, home: Path | None = None) -> SkillCatalog:
+def skill_folders(cwd: Path, home: Path | None = None, claude: Path | None = None) -> list[tuple[Path, str]]:
+    """Folders holding `NAME/SKILL.md` skills, highest precedence first, with their source label."""
+    folders = [
+        item
+        for root in project_roots(cwd)
+        for item in ((root / ".agentcli" / "skills", "project"), (root / ".claude" / "skills", "project (.claude)"))
+    ]
+    return [
+        *folders,
+        ((home or agentcli_home()) / "skills", "user"),
+        ((claude or claude_home()) / "skills", CLAUDE_USER),
+    ]
+
+
+def command_folders(cwd: Path, home: Path | None = None, claude: Path | None = None) -> list[tuple[Path, str]]:
+    """Folders holding `*.md` commands, highest precedence first, with their source label."""
+    folders = [
+        item
+        for root in project_roots(cwd)
+        for item in ((root / ".commands", "project"), (root / ".claude" / "commands", "project (.claude)"))
+    ]
+    return [
+        *folders,
+        ((home or agentcli_home()) / "commands", "user"),
+        ((claude or claude_home()) / "commands", CLAUDE_USER),
+    ]
+
+
+def load_skills(cwd: Path, home: Path | None = None, claude: Path | None = None) -> SkillCatalog:
+    """Every skill and command there is now (files are read each time, so edits show up)."""
     catalog = SkillCatalog()
-    for folder, source in skill_folders(cwd, home):
+    for folder, source in skill_folders(cwd, home, claude):
+        for path in _skill_files(folder):
+            _add(catalog, path.parent.name, path, source, skill_folder=True)
+    for folder, source in command_folders(cwd, home, claude):
         for path in _markdown_files(folder):
-            name = ":".join(path.relative_to(folder).with_suffix("").parts)
-            if name in catalog.skills or name in catalog.errors:
-                winner = catalog.skills.get(name)
-                if winner is not None:
-                    with contextlib.suppress(SkillFileError):  # a broken file that is hidden anyway
-                        catalog.shadowed.append((read_skill(path, name, source), winner))
-                continue
-            try:
-                catalog.skills[name] = read_skill(path, name, source)
-            except SkillFileError as error:
-                catalog.errors[name] = error
+            _add(catalog, ":".join(path.relative_to(folder).with_suffix("").parts), path, source, skill_folder=False)
+    catalog.add_short_names()
     return catalog
 
 
-def read_skill(path: Path, name: str, source: str) -> Skill:
+def _add(catalog: SkillCatalog, name: str, path: Path, source: str, *, skill_folder: bool) -> None:
+    if catalog.taken(name):
+        winner = catalog.claims(name)
+        if winner is not None:
+            with contextlib.suppress(SkillFileError):  # a broken file that is hidden anyway
+                catalog.shadowed.append((read_skill(path, name, source, skill_folder=skill_folder), winner))
+        return
+    try:
+        catalog.skills[name] = read_skill(path, name, source, skill_folder=skill_folder)
+    except SkillFileError as error:
+        catalog.errors[name] = error
+
+
+def read_skill(path: Path, name: str, source: str, *, skill_folder: bool = False) -> Skill:
+    """The skill in `path` (a SKILL.md when `skill_folder`, else a command file); SkillFileError if unusable."""
     try:
         data = read_regular_file(path, MAX_SKILL_BYTES)  # a FIFO is refused, not waited on
     except OSError as error:
         raise SkillFileError(f"Cannot read skill file {path}: {error.strerror}.") from None
-    fields, body = split_frontmatter(data.decode("utf-8", errors="replace"), str(path))
+    front = read_frontmatter(data.decode("utf-8", errors="replace"), str(path))
+    fields, body = front.fields, front.body
     description = _text_field(fields, "description", path) or _first_line(body)
-    model = _text_field(fields, "model", path) or None
-    disabled = fields.get("disable-model-invocation", False)
-    if not isinstance(disabled, bool):
-        raise SkillFileError(f"Malformed frontmatter in {path}: disable-model-invocation must be true or false.")
+    model = _text_field(fields, "model", path)
+    context = _text_field(fields, "context", path)
     return Skill(
         name=name,
         path=path,
@@ -154,8 +114,13 @@ def read_skill(path: Path, name: str, source: str) -> Skill:
         description=description,
         argument_hint=_text_field(fields, "argument-hint", path),
         allowed_tools=tuple(split_rules(fields.get("allowed-tools"), str(path))),
-        model=model,
-        disable_model_invocation=disabled,
+        model=None if model in ("", INHERIT) else model,
+        disable_model_invocation=_flag(fields, "disable-model-invocation", False, path),
+        user_invocable=_flag(fields, "user-invocable", True, path),
+        context=context or None,
+        agent=_text_field(fields, "agent", path) or None,
+        folder=path.parent if skill_folder else None,
+        warning=front.warning,
         digest=hashlib.sha256(data).hexdigest(),
     )
 
@@ -171,12 +136,30 @@ def _text_field(fields: dict[str, object], key: str, path: Path) -> str:
     return " ".join(str(value).split())
 
 
+def _flag(fields: dict[str, object], key: str, default: bool, path: Path) -> bool:
+    value = fields.get(key, default)
+    if isinstance(value, str) and value.lower() in ("true", "false"):  # quoted, or read leniently
+        return value.lower() == "true"
+    if not isinstance(value, bool):
+        raise SkillFileError(f"Malformed frontmatter in {path}: {key} must be true or false.")
+    return value
+
+
 def _first_line(body: str) -> str:
     for line in body.splitlines():
         text = line.strip().lstrip("#").strip()
         if text:
             return text
     return ""
+
+
+def _skill_files(folder: Path) -> Iterator[Path]:
+    """`folder/NAME/SKILL.md` for each skill folder (hidden folders left out), by name."""
+    with contextlib.suppress(OSError):  # no such folder (the usual case), or unreadable
+        for entry in sorted(folder.iterdir()):
+            skill_file = entry / SKILL_FILE
+            if not entry.name.startswith(".") and entry.is_dir() and skill_file.exists():
+                yield skill_file
 
 
 def _markdown_files(folder: Path) -> list[Path]:

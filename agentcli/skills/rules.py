@@ -7,12 +7,17 @@ A gate without it simply decides by the session's own rules.
 
 from __future__ import annotations
 
+import os
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Protocol, runtime_checkable
 
 from agentcli.contracts import PermissionGate
+from agentcli.skills.catalog import Skill
+
+_GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
 
 
 @runtime_checkable
@@ -56,3 +61,11 @@ class TurnRules:
         with self._lock:
             stack, self._stack = self._stack, ExitStack()
         stack.close()
+
+
+def folder_read_rule(skill: Skill) -> list[str]:
+    """`Read(//<folder>/**)` for a skill folder (its real path: a link out of it is not covered)."""
+    if skill.folder is None:
+        return []
+    folder = _GLOB_SPECIAL.sub(r"\\\1", os.path.realpath(skill.folder))
+    return [f"Read(/{folder}/**)"]

@@ -1,13 +1,16 @@
-"""Running a skill's `` !`cmd` `` lines: as Bash tool calls, each checked by the permission gate first."""
+"""Running a skill's `` !`cmd` `` lines: as Bash tool calls, each checked by the permission gate
+first and announced to the workspace (`contracts.before_running`) as any allowed call is; the
+Bash tool runs it in the workspace."""
 
 from __future__ import annotations
 
-from agentcli.contracts import PermissionGate, Tool, ToolContext
+from agentcli.contracts import PermissionGate, Tool, ToolContext, before_running
+from agentcli.skills.catalog import Skill
 from agentcli.skills.expand import CommandRunner
 from agentcli.skills.frontmatter import SkillFileError
-from agentcli.skills.loader import Skill
 from agentcli.skills.rules import allowed_for
 from agentcli.truncate import cap_middle
+from agentcli.workspace.contract import WorkspaceError
 
 MAX_COMMAND_OUTPUT = 20_000
 _OK_STATUS = "Exit code 0"
@@ -39,6 +42,12 @@ class GatedShell:
                 raise SkillFileError(
                     f"/{skill.name} was not run: its command !`{command}` is not allowed. {decision.message}\n{how}"
                 )
+            try:
+                before_running(self.bash, decision, ctx)
+            except WorkspaceError as refused:
+                raise SkillFileError(
+                    f"/{skill.name} was not run: its command !`{command}` was refused: {refused}"
+                ) from None
             result = self.bash.run(tool_input, ctx)
             output = result.content.rstrip("\n")
             if not result.is_error and output.endswith(_OK_STATUS):

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from agentcli.skills.loader import Skill, SkillCatalog
+from agentcli.skills.catalog import Skill, SkillCatalog
 
 
 class SkillTrust:

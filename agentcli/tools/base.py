@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
-from agentcli.contracts import JSON, ToolContext, ToolResult
+from agentcli.access import Access, unknown
+from agentcli.contracts import JSON, Concurrency, ToolContext, ToolResult
+from agentcli.workspace.contract import WorkspaceError
 
 
 def prose(text: str) -> str:
@@ -38,20 +39,20 @@ class ToolError(Exception):
 
 
 class BuiltinTool:
-    """Base for built-in tools: subclasses set the class attributes and implement `call`."""
+    """Base for built-in tools: subclasses set the class attributes and implement `call` and
+    `access` (until a subclass declares its access, the gate asks about every call of it)."""
 
     name: str = ""
     description: str = ""
     input_schema: JSON = {}
-    read_only: bool = False
-    path_fields: tuple[str, ...] = ()
-    """Input fields holding a filesystem path (what the permission gate judges)."""
+    concurrency: Concurrency = "exclusive"
 
     def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         try:
             return self.call(tool_input, ctx)
-        except ToolError as error:
-            return ToolResult(str(error), is_error=True, summary=str(error).splitlines()[0], failure=error.failure)
+        except (ToolError, WorkspaceError) as error:
+            failure = error.failure if isinstance(error, ToolError) else None
+            return ToolResult(str(error), is_error=True, summary=str(error).splitlines()[0], failure=failure)
         except OSError as error:  # e.g. permission denied, disk full: say what and where, no traceback
             where = f": {error.filename}" if error.filename else ""
             message = f"{self.name} failed: {error.strerror or error}{where}."
@@ -60,5 +61,5 @@ class BuiltinTool:
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return [ctx.resolve(str(tool_input[f])) for f in self.path_fields if tool_input.get(f)]
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return unknown(f"the {self.name} tool does not declare what its calls do")

@@ -1,28 +1,19 @@
-"""Bash: run a shell command in the project directory, in its own process group."""
+"""Bash: run a shell command in the project directory, through the workspace (`Workspace.run`:
+in its own process group, killed with it on a timeout or an interrupt, its output capped at
+`workspace.contract.OUTPUT_LIMIT` characters, which with the status lines stays under the
+30,000-character result cap)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import selectors
 import signal
-import subprocess
-import threading
-import time
 
+from agentcli.access import Access
 from agentcli.contracts import JSON, ToolContext, ToolResult
-from agentcli.credentials import child_environment
-from agentcli.signals import interrupts_deferred
 from agentcli.tools.base import BuiltinTool, prose
+from agentcli.workspace.contract import Command
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-OUTPUT_LIMIT = 29_000
-"""Characters kept (head + tail); with the status lines this stays under the 30,000 result cap."""
-EXIT_GRACE = 0.5
-"""Seconds to keep reading after the shell exits (a background job may still hold the output)."""
-_KEEP_BYTES = 4 * OUTPUT_LIMIT // 2
-"""Bytes buffered at each end: enough for OUTPUT_LIMIT/2 characters of any UTF-8."""
 
 
 class BashTool(BuiltinTool):
@@ -72,131 +63,31 @@ Opening a pull request (only when asked; use `gh`):
         "additionalProperties": False,
     }
 
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        command = tool_input.get("command")
+        return Access(command=command if isinstance(command, str) else "")
+
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         timeout = min(int(tool_input.get("timeout") or DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS) / 1000
-        output = HeadTail()
-        proc: subprocess.Popen[bytes] | None = None
-        try:
-            with interrupts_deferred():  # a shell started but not yet in `proc` could not be killed
-                proc = subprocess.Popen(
-                    ["bash", "-c", tool_input["command"]],
-                    cwd=ctx.cwd,
-                    env=child_environment(ctx.env_passthrough),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            outcome = _pump(proc, output, timeout, ctx.cancel)
-        except BaseException:  # KeyboardInterrupt, SIGTERM and SIGHUP included: never leave it running
-            if proc is not None:
-                _kill_group(proc)
-            raise
-        finally:
-            if proc is not None and proc.stdout is not None:
-                proc.stdout.close()
-        if outcome != "done":
-            _kill_group(proc)
-        text = output.render()
-        if outcome == "timeout":
+        command = Command(["bash", "-c", tool_input["command"]])
+        finished = ctx.workspace.run(command, timeout=timeout, cancel=ctx.cancel)
+        text = finished.output
+        if finished.outcome == "timeout":
             note = f"Command timed out after {timeout:g} s and was killed (with its child processes)."
             return ToolResult(_join(text, note), is_error=True, summary=note, output=text)
-        if outcome == "cancelled":
+        if finished.outcome == "cancelled" or finished.exit_code is None:
             note = "Command interrupted by the user; it was killed (with its child processes)."
             return ToolResult(_join(text, note), is_error=True, summary=note, output=text)
-        code = proc.returncode
+        code = finished.exit_code
         status = f"Exit code {code}"
         if code < 0:
             status += f" (killed by signal {_signal_name(-code)})"
-        if outcome == "lingering":
+        if finished.outcome == "lingering":
             status += (
                 "; background processes still writing to the output were killed (to keep one running, "
                 "redirect its output: `cmd > log 2>&1 &`)"
             )
         return ToolResult(_join(text, status), is_error=code != 0, summary=_summary(text, status), output=text)
-
-
-def _pump(proc: subprocess.Popen[bytes], output: HeadTail, timeout: float, cancel: threading.Event) -> str:
-    """Read output until EOF, the deadline or a cancel; returns how it ended."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    deadline = time.monotonic() + timeout
-    exited_at: float | None = None
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while True:
-            if cancel.is_set():
-                return "cancelled"
-            now = time.monotonic()
-            if now >= deadline:
-                return "timeout"
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > EXIT_GRACE:
-                return "lingering"
-            if selector.select(min(0.05, deadline - now)):
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    break
-                output.add(chunk)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-    if proc.poll() is None:  # the shell closed its output but keeps running
-        while proc.poll() is None:
-            if cancel.is_set():
-                return "cancelled"
-            if time.monotonic() >= deadline:
-                return "timeout"
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=0.05)
-    return "done"
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=5)
-
-
-class HeadTail:
-    """Output kept in bounded memory: the first and last bytes, counting what fell in between."""
-
-    def __init__(self) -> None:
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped_bytes = 0
-        self.dropped_lines = 0
-
-    def add(self, chunk: bytes) -> None:
-        room = _KEEP_BYTES - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        self.tail += chunk
-        excess = len(self.tail) - _KEEP_BYTES
-        if excess > _KEEP_BYTES:  # trim in big steps so appends stay cheap
-            self.dropped_bytes += excess
-            self.dropped_lines += self.tail.count(b"\n", 0, excess)
-            del self.tail[:excess]
-
-    def render(self) -> str:
-        head = self.head.decode("utf-8", errors="surrogateescape")  # undecodable bytes: shown escaped later
-        tail = self.tail.decode("utf-8", errors="surrogateescape")
-        if not self.dropped_bytes and len(head) + len(tail) <= OUTPUT_LIMIT:
-            return (head + tail).rstrip("\n")
-        half = OUTPUT_LIMIT // 2
-        text = head + tail if not self.dropped_bytes else None
-        if text is not None:
-            kept_head, kept_tail = text[:half], text[len(text) - half :]
-            cut_chars = len(text) - 2 * half
-            cut_lines = text.count("\n", half, len(text) - half)
-        else:
-            kept_head, kept_tail = head[:half], tail[max(0, len(tail) - half) :]
-            cut_chars = len(head) - len(kept_head) + len(tail) - len(kept_tail) + self.dropped_bytes
-            cut_lines = head.count("\n", half) + tail.count("\n", 0, len(tail) - len(kept_tail)) + self.dropped_lines
-        note = f"\n\n[... output truncated: {cut_chars:,} characters ({cut_lines:,} lines) cut from the middle ...]\n\n"
-        return (kept_head + note + kept_tail).rstrip("\n")
 
 
 def _signal_name(number: int) -> str:

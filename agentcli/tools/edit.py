@@ -1,7 +1,7 @@
 """Edit: replace an exact string in a file the model has Read.
 
-Like Write, it reads, checks and replaces the file through one folder handle reached from
-the path the gate checked (`beneath.open_folder`), and its preview reads through it too.
+Like Write, it reads, checks and replaces the file through one folder handle of the workspace,
+reached from the path the gate checked (`Workspace.open_folder`), and its preview reads through it too.
 """
 
 from __future__ import annotations
@@ -9,16 +9,17 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+from agentcli.access import Access
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.regular_file import NotRegularFile, kind_of
 from agentcli.tools.base import BuiltinTool, ToolError
-from agentcli.tools.beneath import Folder, Snapshot, open_folder
 from agentcli.tools.closest import explain_missing
 from agentcli.tools.diff import diff_texts
 from agentcli.tools.guard import fingerprint, remember, require_fresh
 from agentcli.tools.paths import not_found, shown
 from agentcli.tools.textfile import SNIFF_BYTES, TextFile, decode, encode, looks_binary
 from agentcli.tools.write import WriteTool
+from agentcli.workspace.contract import Folder, Snapshot
 
 MAX_DIFF_IN_RESULT = 4_000
 """Characters of diff the model gets back (the UI gets all of it)."""
@@ -26,7 +27,6 @@ MAX_DIFF_IN_RESULT = 4_000
 
 class EditTool(BuiltinTool):
     name = "Edit"
-    path_fields = ("file_path",)
     description = (
         "Replace an exact string in a file (no regex). Read the file first in this session; the edit is "
         "refused if the file changed since. old_string must match the file exactly, indentation "
@@ -48,13 +48,16 @@ class EditTool(BuiltinTool):
         "additionalProperties": False,
     }
 
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return Access(writes=(ctx.resolve(str(tool_input["file_path"])),))
+
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         path = ctx.resolve(tool_input["file_path"])
         name = shown(path, ctx.cwd)
         target = ctx.real_path(tool_input["file_path"])
         _require_change(tool_input)
         try:
-            with open_folder(target.parent, "written") as folder:
+            with ctx.workspace.open_folder(target.parent, "written") as folder:
                 plan = self._plan(folder, target.name, name, tool_input, ctx, guard=True)
                 if plan is not None:
                     return self._replace(folder, target, name, plan, ctx)
@@ -88,7 +91,7 @@ class EditTool(BuiltinTool):
         try:
             _require_change(tool_input)
             target = ctx.real_path(tool_input["file_path"])
-            with open_folder(target.parent, "read") as folder:
+            with ctx.workspace.open_folder(target.parent, "read") as folder:
                 plan = self._plan(folder, target.name, name, tool_input, ctx, guard=False)
         except (FileNotFoundError, NotADirectoryError):
             plan = None

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-import os
 from dataclasses import dataclass, field
+
+from agentcli.workspace.contract import Readable
 
 CHUNK = 1 << 20
 
@@ -30,8 +31,8 @@ class Excerpt:
     """Hash of the whole file, when reading reached its end."""
 
 
-def read_excerpt(fd: int, first: int, count: int, *, encoding: str | None, keep: int, budget: int) -> Excerpt:
-    """Lines `first` … `first + count - 1` (1-based) of the open file `fd`, read from its start.
+def read_excerpt(stream: Readable, first: int, count: int, *, encoding: str | None, keep: int, budget: int) -> Excerpt:
+    """Lines `first` … `first + count - 1` (1-based) of the open file `stream`, read from its start.
 
     `encoding` is the codec of the file's byte-order mark, or None for UTF-8 (Latin-1 lines).
     """
@@ -39,7 +40,7 @@ def read_excerpt(fd: int, first: int, count: int, *, encoding: str | None, keep:
     digest = hashlib.sha256()
     scan = _Scan(first, first + count - 1, keep, budget, latin1_fallback=encoding is None)
     while True:
-        raw = os.read(fd, CHUNK)
+        raw = stream.read(CHUNK)
         digest.update(raw)
         rest = scan.feed(decoder.decode(raw, final=not raw))
         if not raw:
@@ -48,7 +49,7 @@ def read_excerpt(fd: int, first: int, count: int, *, encoding: str | None, keep:
         if rest is not None:  # the slice is complete; known to be the end only if nothing follows
             if rest:
                 return Excerpt(scan.lines)
-            after = os.read(fd, CHUNK)
+            after = stream.read(CHUNK)
             digest.update(after)
             if after or decoder.decode(b"", final=True):
                 return Excerpt(scan.lines)

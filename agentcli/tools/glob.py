@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentcli.access import Access
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.path_text import ESCAPED_NOTE, is_escaped
 from agentcli.tools.base import BuiltinTool, ToolError, with_notices
@@ -17,8 +18,7 @@ MAX_RESULTS = 100
 
 class GlobTool(BuiltinTool):
     name = "Glob"
-    read_only = True
-    path_fields = ("path",)
+    concurrency = "shared"
     description = (
         "Find files by path pattern, e.g. `**/*.py`, `src/**/*.{ts,tsx}`, `*.md` (top level only: "
         "`*` stops at /, `**` spans folders). Skips .git and files ignored by .gitignore. Returns "
@@ -35,13 +35,14 @@ class GlobTool(BuiltinTool):
         "additionalProperties": False,
     }
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """It reads the folder its pattern's fixed start names (`/etc` for `/etc/**/*.conf`)."""
         base = ctx.resolve(str(tool_input.get("path") or "."))
         pattern = str(tool_input.get("pattern", ""))
         if os.path.isabs(pattern):
             base, pattern = Path(pattern[:1]), pattern[1:]
         fixed, _ = literal_prefix(pattern.removeprefix("./"))
-        return [Path(os.path.normpath(base / fixed)) if fixed else base]
+        return Access(reads=(Path(os.path.normpath(base / fixed)) if fixed else base,))
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         base = ctx.resolve(str(tool_input.get("path") or "."))

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from agentcli.access import Access
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.path_text import ESCAPED_NOTE, is_escaped
 from agentcli.tools.base import BuiltinTool, ToolError, with_notices
@@ -38,8 +39,7 @@ RIPGREP_BLOCKED = (
 
 class GrepTool(BuiltinTool):
     name = "Grep"
-    read_only = True
-    path_fields = ("path",)
+    concurrency = "shared"
     description = (
         "Search file contents with a regular expression (ripgrep syntax, e.g. `def \\w+\\(`; escape "
         "literal ( [ { . with \\). Skips .git, files ignored by .gitignore, and binary files. "
@@ -74,8 +74,8 @@ class GrepTool(BuiltinTool):
         self.use_ripgrep = use_ripgrep
         """None: use rg when on PATH (and not disabled by AGENTCLI_NO_RIPGREP); False: never."""
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return [ctx.resolve(str(tool_input.get("path") or "."))]
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return Access(reads=(ctx.resolve(str(tool_input.get("path") or ".")),))
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         query = self._query(tool_input, ctx)
@@ -87,7 +87,7 @@ class GrepTool(BuiltinTool):
         notices: list[str] = []
         if rg is not None:
             try:
-                hits = ripgrep_search(rg, query, ctx.cancel, files)
+                hits = ripgrep_search(ctx.workspace, rg, query, ctx.cancel, files)
             except (PatternRejected, OutputUnclear):
                 pass  # Python's regex may accept it (look-around, backreferences); a name with a line break
             except RipgrepBlocked:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agentcli.contracts import FileRecord, ToolContext
 from agentcli.tools.base import ToolError
-from agentcli.tools.beneath import Snapshot
+from agentcli.workspace.contract import Snapshot
 
 
 def fingerprint(info: os.stat_result, data: bytes | None) -> FileRecord:

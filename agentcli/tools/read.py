@@ -1,24 +1,25 @@
 """Read: a file's lines, numbered like `cat -n`.
 
-The file is opened from the path the gate checked without following symlinks
-(`beneath.open_file`). A file too big to read whole is read in bounded memory up to the
-last line asked for (`excerpt`); then its length is unknown, and the output says so.
+The file is opened through the workspace from the path the gate checked, without following
+symlinks (`Workspace.read_file`). A file too big to read whole is read in bounded memory up to
+the last line asked for (`excerpt`); then its length is unknown, and the output says so.
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
 import stat
 from pathlib import Path
 
+from agentcli.access import Access
 from agentcli.contracts import JSON, FileRecord, ToolContext, ToolResult
-from agentcli.regular_file import NotRegularFile, kind_of, read_at_most, require_regular
+from agentcli.regular_file import NotRegularFile, kind_of
 from agentcli.tools.base import BuiltinTool, ToolError
-from agentcli.tools.beneath import open_file
 from agentcli.tools.excerpt import read_excerpt
 from agentcli.tools.guard import fingerprint, remember
 from agentcli.tools.paths import not_found, shown
 from agentcli.tools.textfile import SNIFF_BYTES, bom_encoding, decode, looks_binary, split_lines
+from agentcli.workspace.contract import OpenFile
 
 DEFAULT_LIMIT = 2000
 MAX_LINE = 2000
@@ -30,8 +31,7 @@ MAX_OUTPUT = 25_000
 
 class ReadTool(BuiltinTool):
     name = "Read"
-    read_only = True
-    path_fields = ("file_path",)
+    concurrency = "shared"
     description = (
         "Read a text file. Returns lines numbered like `cat -n` (number, tab, text), by default the "
         f"first {DEFAULT_LIMIT}; for more pass offset (1-based line) and limit. Lines over {MAX_LINE} "
@@ -52,23 +52,26 @@ class ReadTool(BuiltinTool):
         "additionalProperties": False,
     }
 
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return Access(reads=(ctx.resolve(str(tool_input["file_path"])),))
+
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         path = ctx.resolve(tool_input["file_path"])
         real = ctx.real_path(tool_input["file_path"])
-        try:
-            fd = open_file(real, os.O_RDONLY | os.O_NONBLOCK, "read")
-        except (FileNotFoundError, NotADirectoryError):
-            raise not_found(path, ctx) from None
-        except PermissionError:
-            raise ToolError(f"Permission denied reading {shown(path, ctx.cwd)}.") from None
-        try:
-            return self._read(fd, real, tool_input, ctx)
-        finally:
-            os.close(fd)
+        name = shown(path, ctx.cwd)
+        with contextlib.ExitStack() as stack:
+            try:
+                file = stack.enter_context(ctx.workspace.read_file(real))
+            except (FileNotFoundError, NotADirectoryError):
+                raise not_found(path, ctx) from None
+            except PermissionError:
+                raise ToolError(f"Permission denied reading {name}.") from None
+            except NotRegularFile as error:
+                raise _not_a_file(error, name) from None
+            return self._read(file, real, name, tool_input, ctx)
 
-    def _read(self, fd: int, real: Path, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        name = shown(ctx.resolve(tool_input["file_path"]), ctx.cwd)
-        info = _require_file(fd, name)
+    def _read(self, file: OpenFile, real: Path, name: str, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        info = file.info
         offset = tool_input.get("offset")
         limit = tool_input.get("limit")
         if info.st_size > MAX_WHOLE_FILE and offset is None and limit is None:
@@ -76,7 +79,8 @@ class ReadTool(BuiltinTool):
                 f"{name} is {info.st_size:,} bytes, too big to read at once (limit {MAX_WHOLE_FILE:,}). "
                 "Read it in parts with offset and limit (e.g. offset 1, limit 500), or Grep for what you need."
             )
-        head = os.pread(fd, SNIFF_BYTES, 0)
+        head = file.stream.read(SNIFF_BYTES)
+        file.stream.seek(0)
         if looks_binary(head):
             raise ToolError(
                 f"{name} is a binary file ({info.st_size:,} bytes); Read shows text only. "
@@ -86,13 +90,15 @@ class ReadTool(BuiltinTool):
         count = limit or DEFAULT_LIMIT
         total: int | None
         if info.st_size <= MAX_WHOLE_FILE:
-            data = read_at_most(fd)
+            data = file.stream.read()
             remember(ctx, real, fingerprint(info, data))
             lines = split_lines(decode(data).text)
             total = len(lines)
             chosen = [(line[:MAX_LINE], max(0, len(line) - MAX_LINE)) for line in lines[first - 1 : first - 1 + count]]
         else:  # in bounded memory: stops once the lines asked for are read
-            excerpt = read_excerpt(fd, first, count, encoding=bom_encoding(head), keep=MAX_LINE, budget=MAX_OUTPUT)
+            excerpt = read_excerpt(
+                file.stream, first, count, encoding=bom_encoding(head), keep=MAX_LINE, budget=MAX_OUTPUT
+            )
             remember(ctx, real, FileRecord(info.st_mtime_ns, info.st_size, excerpt.sha256))
             chosen, total = excerpt.lines, excerpt.total
         if total == 0:
@@ -102,16 +108,12 @@ class ReadTool(BuiltinTool):
         return _numbered(chosen, first, total)
 
 
-def _require_file(fd: int, name: str) -> os.stat_result:
-    try:
-        return require_regular(fd, name)
-    except NotRegularFile as error:
-        if stat.S_ISDIR(error.mode):
-            raise ToolError(
-                f"{name} is a directory, not a file. List it with Glob "
-                "(e.g. pattern `*` with this path) or `ls` in Bash."
-            ) from None
-        raise ToolError(f"{name} is {kind_of(error.mode)}, not a regular file; Read skips it.") from None
+def _not_a_file(error: NotRegularFile, name: str) -> ToolError:
+    if stat.S_ISDIR(error.mode):
+        return ToolError(
+            f"{name} is a directory, not a file. List it with Glob (e.g. pattern `*` with this path) or `ls` in Bash."
+        )
+    return ToolError(f"{name} is {kind_of(error.mode)}, not a regular file; Read skips it.")
 
 
 def _numbered(chosen: list[tuple[str, int]], first: int, total: int | None) -> ToolResult:

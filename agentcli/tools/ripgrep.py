@@ -1,4 +1,4 @@
-"""Grep's fast engine: run `rg` and parse its plain output, never more of it than Grep shows.
+"""Grep's fast engine: run `rg` in the workspace and parse its plain output, never more of it than Grep shows.
 
 - files_with_matches: `-l --null`, each name stat'ed as it arrives, while rg still searches.
 - count: `--count --null --stats`: `./name NUL count` lines, then totals that show whether
@@ -11,18 +11,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import IO, Literal, TypeVar
 
-from agentcli.credentials import child_environment
 from agentcli.tools.ignore import VCS_DIRS
 from agentcli.tools.search import (
     FileFilter,
@@ -34,6 +32,7 @@ from agentcli.tools.search import (
     modified_ns,
     skipped_as_binary,
 )
+from agentcli.workspace.contract import Command, Process, Workspace
 
 T = TypeVar("T")
 DISABLE_ENV = "AGENTCLI_NO_RIPGREP"
@@ -74,52 +73,56 @@ Printout = Literal["names", "counts", "lines"]
 """What rg is asked to print: `-l`, `--count` (with `--stats`), or the lines themselves."""
 
 
-def ripgrep_search(rg: str, query: SearchQuery, cancelled: threading.Event, files: FileFilter) -> Results:
+def ripgrep_search(
+    workspace: Workspace, rg: str, query: SearchQuery, cancelled: threading.Event, files: FileFilter
+) -> Results:
     """Run rg for `query`; what it reports passes `files` wherever rg's own selection is not the same."""
     if query.root_is_file and skipped_as_binary(query.root):
         return HitList([], [])  # rg searches a binary file named on its command line; the Python engine never does
     cwd = os.path.dirname(query.root) if query.root_is_file else query.root
     with_context = query.mode == "content" and bool(query.before or query.after)
     found: NamedFiles | CountedFiles | PrintedFiles
+    run = partial(_run, workspace, rg, query, cancelled=cancelled)
     if query.mode == "files_with_matches":
-        found = _run(rg, query, "names", cancelled, partial(_stat_names, cwd=cwd))
+        found = run("names", partial(_stat_names, cwd=cwd))
     elif query.mode == "count" and not query.multiline and not query.root_is_file:
-        found = CountedFiles(_run(rg, query, "counts", cancelled, _read_all), cwd)
+        found = CountedFiles(run("counts", _read_all), cwd)
         if not found.complete:  # rg's --count leaves out a file with a NUL after a match
-            found = PrintedFiles(_run(rg, query, "lines", cancelled, _read_all), cwd, with_context=False)
+            found = PrintedFiles(run("lines", _read_all), cwd, with_context=False)
     else:
-        found = PrintedFiles(_run(rg, query, "lines", cancelled, _read_all), cwd, with_context=with_context)
+        found = PrintedFiles(run("lines", _read_all), cwd, with_context=with_context)
     if _selects_exactly(query):
         return found
     return found.only(files.accepts)
 
 
-def _run(rg: str, query: SearchQuery, printout: Printout, cancelled: threading.Event, read: Callable[[Stdout], T]) -> T:
+def _run(
+    workspace: Workspace,
+    rg: str,
+    query: SearchQuery,
+    printout: Printout,
+    read: Callable[[Stdout], T],
+    *,
+    cancelled: threading.Event,
+) -> T:
     """Run rg and `read` its output as it comes; raise what its exit and messages mean."""
     cwd, name = os.path.split(query.root) if query.root_is_file else (query.root, "")
     # "./" starts every name rg prints, so a name is never taken for a line or a count
     argv = [rg, *_arguments(query, printout), *_file_selection(query), "--", f"./{name}" if name else "."]
-    with subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=child_environment(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    ) as proc:
-        assert proc.stdout is not None and proc.stderr is not None
+    with workspace.start(Command(argv, cwd=Path(cwd), origin="harness", stderr="pipe")) as proc:
+        assert proc.stderr is not None
         blocked = threading.Event()
         threading.Thread(target=_watch, args=(proc, cancelled, blocked), daemon=True).start()
         errors = _Drain(proc.stderr)
         stdout = Stdout(proc.stdout)
         found = read(stdout)
         message = errors.text()
-        proc.wait()
+        status = proc.wait()
     if blocked.is_set():
         raise RipgrepBlocked()
-    if proc.returncode == 2 and "regex parse error" in message:
+    if status == 2 and "regex parse error" in message:
         raise PatternRejected(message)
-    if proc.returncode == 2 and not stdout.printed and message and not cancelled.is_set():
+    if status == 2 and not stdout.printed and message and not cancelled.is_set():
         raise RipgrepFailed(message)
     return found
 
@@ -211,7 +214,7 @@ class _Drain(threading.Thread):
         return self.data.decode("utf-8", errors="replace").strip()
 
 
-def _watch(proc: subprocess.Popen[bytes], cancelled: threading.Event, blocked: threading.Event) -> None:
+def _watch(proc: Process, cancelled: threading.Event, blocked: threading.Event) -> None:
     """Kill rg when the user interrupts, or when it waits on a FIFO (which would be forever)."""
     waited = 0.0
     next_check = FIFO_CHECK_AFTER
@@ -224,8 +227,7 @@ def _watch(proc: subprocess.Popen[bytes], cancelled: threading.Event, blocked: t
                 blocked.set()
                 stop = True
         if stop:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+            proc.kill()
             return
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from agentcli.access import NOTHING, Access
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.tools.base import BuiltinTool, ToolError, prose
 
@@ -105,9 +106,7 @@ def render_for_model(items: Sequence[Todo]) -> str:
 
 class TodoWriteTool(BuiltinTool):
     name = "TodoWrite"
-    # It changes no files and runs nothing: no permission needed, allowed in plan mode.
-    read_only = True
-    concurrency_safe = False  # two calls in one turn must replace the list in the model's order
+    concurrency = "exclusive"  # two calls in one turn must replace the list in the model's order
     description = prose(
         """\
 Keep a task list for the work in hand. The user sees it in their terminal as it changes, so it shows
@@ -176,6 +175,10 @@ Returns a short confirmation. It changes no files and needs no permission."""
     def __init__(self, todos: TodoList, on_change: Callable[[], None] | None = None) -> None:
         self.todos = todos
         self.on_change = on_change
+
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        """It changes no files and runs nothing: no permission needed, allowed in plan mode."""
+        return NOTHING
 
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         try:

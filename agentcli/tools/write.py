@@ -1,8 +1,8 @@
 """Write: create a file, or replace one the model has Read (atomically).
 
-The file is reached through `beneath.open_folder` from the path the gate checked: the old
-content, the guard's check and the replacement all go through one folder handle. A path longer
-than the system takes (`limits`) is refused before any folder is made.
+The file is reached through the workspace's folder handle (`Workspace.open_folder`) from the
+path the gate checked: the old content, the guard's check and the replacement all go through
+it. A path longer than the system takes (`limits`) is refused before any folder is made.
 """
 
 from __future__ import annotations
@@ -13,15 +13,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.access import Access
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.regular_file import NotRegularFile, kind_of
 from agentcli.tools.base import BuiltinTool, ToolError
-from agentcli.tools.beneath import Folder, new_file_mode, open_folder
 from agentcli.tools.diff import diff_texts
 from agentcli.tools.guard import fingerprint, remember, require_fresh
 from agentcli.tools.limits import clipped, too_long
 from agentcli.tools.paths import shown
 from agentcli.tools.textfile import decode, encode
+from agentcli.workspace.contract import Folder
 
 
 @dataclass(frozen=True)
@@ -31,13 +32,12 @@ class _Plan:
     content: str
     """What to write (line endings adapted to the old file's)."""
     encoding: str
-    mode: int
-    """Permission bits for the result: the old file's, or a new file's default."""
+    mode: int | None
+    """Permission bits for the result: the old file's; None for a new file (the default)."""
 
 
 class WriteTool(BuiltinTool):
     name = "Write"
-    path_fields = ("file_path",)
     description = (
         "Write a whole file: creates it (and missing parent folders) or replaces it. Replacing an "
         "existing file is refused unless you Read it in this session and it has not changed since. "
@@ -54,6 +54,9 @@ class WriteTool(BuiltinTool):
         "additionalProperties": False,
     }
 
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return Access(writes=(ctx.resolve(str(tool_input["file_path"])),))
+
     def call(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         name = shown(ctx.resolve(tool_input["file_path"]), ctx.cwd)
         target = ctx.real_path(tool_input["file_path"])
@@ -61,7 +64,7 @@ class WriteTool(BuiltinTool):
             raise ToolError(f"Could not write {clipped(name)}: {problem} Nothing was written.")
         with contextlib.ExitStack() as stack:
             with _could_not_write(name, target):
-                folder = stack.enter_context(open_folder(target.parent, "written", create=True))
+                folder = stack.enter_context(ctx.workspace.open_folder(target.parent, "written", create=True))
             plan = self._plan(folder, target.name, tool_input["content"], name, ctx, guard=True)
             data = encode(plan.content, plan.encoding, name)
             if plan.old_text == plan.content:
@@ -87,10 +90,10 @@ class WriteTool(BuiltinTool):
         content: str = tool_input["content"]
         try:
             target = ctx.real_path(tool_input["file_path"])
-            with open_folder(target.parent, "read") as folder:
+            with ctx.workspace.open_folder(target.parent, "read") as folder:
                 plan = self._plan(folder, target.name, content, name, ctx, guard=False)
         except FileNotFoundError:  # a folder on the way does not exist yet: the call creates it all
-            plan = _Plan(None, content, "utf-8", 0)
+            plan = _Plan(None, content, "utf-8", None)
         except (ToolError, OSError):
             return None
         return diff_texts(plan.old_text or "", plan.content, name, created=plan.old_text is None).diff
@@ -103,7 +106,7 @@ class WriteTool(BuiltinTool):
                 f"{name} exists and is {kind_of(error.mode)}, not a regular file; pick another path."
             ) from None
         if current is None:
-            return _Plan(None, content, "utf-8", new_file_mode())
+            return _Plan(None, content, "utf-8", None)
         if guard:
             require_fresh(ctx, folder.path / filename, name, "Write", current)
         old = decode(current.data)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
-from agentcli.contracts import JSON, Decision, Tool, ToolContext, ToolResult
+from agentcli.access import Access
+from agentcli.contracts import JSON, Concurrency, Decision, Tool, ToolContext, ToolResult
 
 
 class RuleGate:
@@ -19,7 +19,7 @@ class RuleGate:
 
     def check(self, tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision:
         self.checks.append((tool.name, dict(tool_input), list(self.allow)))
-        if tool.read_only or tool.name in self.allow:
+        if tool.access(tool_input, ctx).read_only or tool.name in self.allow:
             return Decision(True)
         command = str(tool_input.get("command", ""))
         for rule in self.allow:
@@ -45,7 +45,7 @@ class ShellBash:
     name = "Bash"
     description = "test bash"
     input_schema: JSON = {"type": "object", "properties": {"command": {"type": "string"}}}
-    read_only = False
+    concurrency: Concurrency = "exclusive"
 
     def __init__(self) -> None:
         self.ran: list[str] = []
@@ -58,5 +58,5 @@ class ShellBash:
         status = f"Exit code {done.returncode}"
         return ToolResult(f"{output}\n{status}" if output else status, is_error=done.returncode != 0)
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return Access(command=str(tool_input["command"]))

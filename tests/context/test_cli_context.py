@@ -14,7 +14,7 @@ from agentcli.context.system_prompt import CORE
 from agentcli.contracts import JSON, ModelRequest
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from tests import fake_anthropic as fake
-from tests.conftest import RunAgent, RunCli
+from tests.conftest import RunAgent, RunMain
 from tests.context.helpers import git, write
 from tests.fake_anthropic import FakeAnthropic
 
@@ -140,7 +140,7 @@ def test_unknown_command_exits_2_and_sends_nothing(run_agent: RunAgent, model: S
 
 
 def test_malformed_skill_exits_2_naming_the_file(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
-    path = write(project / ".commands" / "bad.md", "---\ndescription: [oops\n---\nbody")
+    path = write(project / ".commands" / "bad.md", "---\ndisable-model-invocation: maybe\n---\nbody")
     done = run_agent("/bad")
     assert done.returncode == 2
     assert f"Malformed frontmatter in {path}" in done.stderr
@@ -219,7 +219,7 @@ def test_skill_tool_round_trip(run_agent: RunAgent, model: ScriptedModel, projec
 
 
 def test_cache_reads_grow_and_a_new_session_reads_the_shared_prefix(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, tmp_path: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, tmp_path: Path
 ) -> None:
     write(project / "a.txt", "alpha\n")
     fake_api.script(
@@ -227,7 +227,7 @@ def test_cache_reads_grow_and_a_new_session_reads_the_shared_prefix(
         fake.reply(fake.tool_use("Read", {"file_path": "a.txt", "offset": 1})),
         fake.reply(fake.text("done")),
     )
-    assert run_cli("run", "read it").returncode == 0
+    assert run_main("run", "read it").returncode == 0
     first, second, third = fake_api.usage_log
     assert first["cache_read_input_tokens"] == 0
     for before, after in ((first, second), (second, third)):
@@ -238,7 +238,7 @@ def test_cache_reads_grow_and_a_new_session_reads_the_shared_prefix(
     other = tmp_path / "other-project"
     other.mkdir()
     fake_api.script(fake.reply(fake.text("hi")))
-    assert run_cli("run", "hi", cwd=other).returncode == 0
+    assert run_main("run", "hi", cwd=other).returncode == 0
     new_session = fake_api.usage_log[-1]
     tools_and_core = json.dumps(fake_api.requests[-1].body["tools"]) + CORE
     assert new_session["cache_read_input_tokens"] >= len(tools_and_core) // 4 * 0.9

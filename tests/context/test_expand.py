@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from agentcli.contracts import ToolContext
+from agentcli.skills.catalog import Skill
 from agentcli.skills.expand import expand_skill, split_arguments
 from agentcli.skills.frontmatter import SkillFileError
-from agentcli.skills.loader import Skill
 from agentcli.skills.shell import GatedShell
+from agentcli.workspace.local import LocalWorkspace
 from tests.context.gates import RuleGate, ShellBash
 from tests.context.helpers import write
 
@@ -58,9 +59,9 @@ def test_mentions_in_code_are_left_alone(tmp_path: Path) -> None:
     assert text == "Use `@src/x.py` literally.\n```\n@src/y.py ARG\n```"
 
 
-def test_missing_or_binary_file_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(SkillFileError, match=r"/t: @nope/x\.md does not exist"):
-        expand_skill(skill("Read @nope/x.md"), "", tmp_path, no_commands)
+def test_a_missing_file_leaves_a_note_and_a_binary_file_is_an_error(tmp_path: Path) -> None:
+    text = expand_skill(skill("Read @nope/x.md, then go on."), "", tmp_path, no_commands)
+    assert text == "Read @nope/x.md [agentcli: nope/x.md does not exist, so nothing was attached], then go on."
     (tmp_path / "blob.bin").write_bytes(b"\0\1\2")
     with pytest.raises(SkillFileError, match="binary"):
         expand_skill(skill("@blob.bin"), "", tmp_path, no_commands)
@@ -91,7 +92,7 @@ def test_empty_expansion_is_an_error(tmp_path: Path) -> None:
 def test_bang_command_is_checked_by_the_gate_as_bash_with_the_skills_rules(tmp_path: Path) -> None:
     gate = RuleGate()
     shell = GatedShell(gate, ShellBash())
-    ctx = ToolContext(cwd=tmp_path)
+    ctx = ToolContext(LocalWorkspace(tmp_path))
     allowed = skill("Say: !`echo hello`", allowed=("Bash(echo:*)",))
 
     text = expand_skill(allowed, "", tmp_path, shell.runner(allowed, ctx))
@@ -108,7 +109,7 @@ def test_bang_command_not_allowed_is_refused_and_not_run(tmp_path: Path) -> None
     refused = skill(f"!`touch {marker}`")
 
     with pytest.raises(SkillFileError) as error:
-        expand_skill(refused, "", tmp_path, shell.runner(refused, ToolContext(cwd=tmp_path)))
+        expand_skill(refused, "", tmp_path, shell.runner(refused, ToolContext(LocalWorkspace(tmp_path))))
 
     assert not marker.exists()
     message = str(error.value)
@@ -119,11 +120,11 @@ def test_bang_command_not_allowed_is_refused_and_not_run(tmp_path: Path) -> None
 def test_bang_command_without_a_bash_tool_is_refused(tmp_path: Path) -> None:
     shell = GatedShell(RuleGate(allow=["Bash"]), None)
     with pytest.raises(SkillFileError, match="Bash is not available"):
-        expand_skill(skill("!`ls`"), "", tmp_path, shell.runner(skill("!`ls`"), ToolContext(cwd=tmp_path)))
+        expand_skill(skill("!`ls`"), "", tmp_path, shell.runner(skill("!`ls`"), ToolContext(LocalWorkspace(tmp_path))))
 
 
 def test_failing_command_output_keeps_its_exit_code(tmp_path: Path) -> None:
     shell = GatedShell(RuleGate(allow=["Bash"]), ShellBash())
     failing = skill("Result: !`echo oops; exit 3`")
-    text = expand_skill(failing, "", tmp_path, shell.runner(failing, ToolContext(cwd=tmp_path)))
+    text = expand_skill(failing, "", tmp_path, shell.runner(failing, ToolContext(LocalWorkspace(tmp_path))))
     assert text == "Result: oops\nExit code 3"

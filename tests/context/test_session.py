@@ -23,6 +23,7 @@ from agentcli.errors import UsageError
 from agentcli.loop import Agent, LoopConfig
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.tools.read import ReadTool
+from agentcli.workspace.local import LocalWorkspace
 from tests.context.gates import RuleGate, ShellBash
 from tests.context.helpers import write
 from tests.fake_anthropic import validation_error
@@ -48,7 +49,9 @@ def cwd(tmp_path: Path) -> Path:
 def session(
     cwd: Path, home: Path, model: ScriptedModel, gate: RuleGate | None = None, notices: list[str] | None = None
 ) -> tuple[SessionContext, Agent]:
-    context = SessionContext(cwd, "claude-test", home=home, on_notice=(notices if notices is not None else []).append)
+    context = SessionContext(
+        LocalWorkspace(cwd), "claude-test", home=home, on_notice=(notices if notices is not None else []).append
+    )
     gate = gate or RuleGate()
     tools = ToolList("test", (ReadTool(), ShellBash()))
     agent = build_agent(
@@ -57,7 +60,7 @@ def session(
         model=model,
         gate=gate,
         config=LoopConfig(model="claude-test"),
-        ctx=ToolContext(cwd=cwd),
+        ctx=ToolContext(LocalWorkspace(cwd)),
         on_event=lambda event: None,
     )
     return context, agent
@@ -295,9 +298,10 @@ def test_outside_imports_are_asked_about_once_and_again_only_for_new_ones(tmp_pa
         return True
 
     local = project / ".agentcli" / "settings.local.json"
-    context = SessionContext(project, "claude-test", home=home, outside=OutsideFiles(project, save_to=local, ask=ask))
+    outside = OutsideFiles(project, save_to=local, ask=ask)
+    context = SessionContext(LocalWorkspace(project), "claude-test", home=home, outside=outside)
     context.tool_source(RuleGate(), ToolList("test", (ReadTool(),)))
-    ctx = ToolContext(cwd=project)
+    ctx = ToolContext(LocalWorkspace(project))
 
     first = context.prepare("one", ctx).content[0]["text"]
     assert asked == [["../outside/a.md by CLAUDE.md"], ["b.md by a.md"]]  # the approved file's own import next

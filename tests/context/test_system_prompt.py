@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.context.facts import gather_facts
+from agentcli.context.facts import MAX_LINE_CHARS, gather_facts
 from agentcli.context.paths import memory_dir, project_slug
 from agentcli.context.system_prompt import CORE, build_system_prompt
+from agentcli.workspace.local import LocalWorkspace
 from tests.context.helpers import git, write
 
 TODAY = datetime.date(2026, 3, 14)
@@ -49,7 +50,7 @@ def test_system_prompt_parts_in_order_with_append_last(tmp_path: Path, agentcli_
     write(repo / "new.txt", "x")
     write(repo / "f1.txt", "changed")
 
-    facts = gather_facts(repo, "claude-test-1", TODAY)
+    facts = gather_facts(LocalWorkspace(repo), "claude-test-1", TODAY)
     core, session = (block["text"] for block in build_system_prompt(repo, "m", "ALWAYS ANSWER IN FRENCH", facts))
 
     assert core == CORE
@@ -72,19 +73,21 @@ def test_system_prompt_parts_in_order_with_append_last(tmp_path: Path, agentcli_
 
 
 def test_outside_git_says_so(tmp_path: Path) -> None:
-    [_, session] = build_system_prompt(tmp_path, "m", facts=gather_facts(tmp_path, "m", TODAY))
+    [_, session] = build_system_prompt(tmp_path, "m", None, gather_facts(LocalWorkspace(tmp_path), "m", TODAY))
     assert "Not a git repository." in session["text"]
 
 
 def test_empty_repository_has_no_commits_yet(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
-    text = build_system_prompt(tmp_path, "m", facts=gather_facts(tmp_path, "m", TODAY))[1]["text"]
+    text = build_system_prompt(tmp_path, "m", None, gather_facts(LocalWorkspace(tmp_path), "m", TODAY))[1]["text"]
     assert "No commits yet on main" in text and "(no commits yet)" in text and "(clean)" in text
 
 
 def test_core_block_is_the_same_for_every_project_and_model(tmp_path: Path) -> None:
-    a = build_system_prompt(tmp_path, "model-a", "x", gather_facts(tmp_path, "model-a", TODAY))
-    b = build_system_prompt(tmp_path / "..", "model-b", None, gather_facts(tmp_path / "..", "model-b", TODAY))
+    a = build_system_prompt(tmp_path, "model-a", "x", gather_facts(LocalWorkspace(tmp_path), "model-a", TODAY))
+    b = build_system_prompt(
+        tmp_path / "..", "model-b", None, gather_facts(LocalWorkspace(tmp_path / ".."), "model-b", TODAY)
+    )
     assert a[0] == b[0]
     assert a[1] != b[1]
 
@@ -93,5 +96,21 @@ def test_long_status_is_capped(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
     for n in range(45):
         write(tmp_path / f"u{n:02}.txt", "x")
-    text = gather_facts(tmp_path, "m", TODAY).git
+    text = gather_facts(LocalWorkspace(tmp_path), "m", TODAY).git
     assert "... and 15 more (run `git status` for all)" in text
+
+
+def test_a_huge_commit_subject_and_status_are_cut_while_read(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    subject = "S" * 2_000_000
+    (tmp_path / "message.txt").write_text(subject)
+    git(tmp_path, "commit", "-q", "--allow-empty", "-F", str(tmp_path / "message.txt"))
+    for n in range(400):  # 25 KB of status, past the 16 KiB read
+        write(tmp_path / f"untracked-file-with-a-rather-long-name-{n:04}.txt", "x")
+
+    text = gather_facts(LocalWorkspace(tmp_path), "m", TODAY).git
+
+    assert len(text) < 20_000
+    (commit,) = [line for line in text.splitlines() if "SSS" in line]
+    assert re.fullmatch(r"[0-9a-f]+ S+…", commit) and len(commit) == MAX_LINE_CHARS + 1
+    assert "... and many more (run `git status` for all)" in text

@@ -22,3 +22,12 @@ def write_config(path: Path, **servers: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"mcpServers": servers}))
     return path
+
+
+RAW_SERVER = Path(__file__).with_name("raw_server.py")
+
+
+def raw_server(spec_file: Path, **spec: Any) -> dict[str, Any]:
+    """The `mcpServers` entry of `raw_server.py`, its SPEC (see there) written to `spec_file`."""
+    spec_file.write_text(json.dumps(spec))
+    return {"command": sys.executable, "args": [str(RAW_SERVER), str(spec_file)]}

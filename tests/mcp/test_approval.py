@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RunCli
+from tests.conftest import RunMain
 from tests.fake_anthropic import FakeAnthropic, reply, text
 from tests.mcp.helpers import stdio_server, write_config
 
@@ -22,13 +22,13 @@ def _settings(path: Path, **values: object) -> None:
 
 
 def test_an_unapproved_project_server_is_not_started_and_the_notice_says_how(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, tmp_path: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, tmp_path: Path
 ) -> None:
     pid_file = tmp_path / "server.pid"
     write_config(project / ".mcp.json", demo=stdio_server(DEMO_PID_FILE=str(pid_file)))
     fake_api.script(reply(text("fine")))
 
-    done = run_cli("run", "hi")
+    done = run_main("run", "hi")
 
     assert done.returncode == 0, done.stderr
     assert _mcp_tools(fake_api) == []
@@ -42,26 +42,26 @@ def test_an_unapproved_project_server_is_not_started_and_the_notice_says_how(
     [{"enabledMcpjsonServers": ["demo"]}, {"enableAllProjectMcpServers": True}],
 )
 def test_local_settings_approve_project_servers(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, settings: dict[str, object]
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, settings: dict[str, object]
 ) -> None:
     write_config(project / ".mcp.json", demo=stdio_server())
     _settings(project / ".agentcli" / "settings.local.json", **settings)
     fake_api.script(reply(text("fine")))
 
-    done = run_cli("run", "hi")
+    done = run_main("run", "hi")
 
     assert done.returncode == 0, done.stderr
     assert "mcp__demo__echo" in _mcp_tools(fake_api)
 
 
 def test_the_repositorys_own_settings_cannot_approve_its_servers(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path
 ) -> None:
     write_config(project / ".mcp.json", demo=stdio_server())
     _settings(project / ".agentcli" / "settings.json", enabledMcpjsonServers=["demo"], enableAllProjectMcpServers=True)
     fake_api.script(reply(text("fine")))
 
-    done = run_cli("run", "hi")
+    done = run_main("run", "hi")
 
     assert done.returncode == 0, done.stderr
     assert _mcp_tools(fake_api) == []
@@ -69,24 +69,24 @@ def test_the_repositorys_own_settings_cannot_approve_its_servers(
 
 
 def test_bypass_permissions_starts_them_unless_the_user_disabled_one(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path
 ) -> None:
     write_config(project / ".mcp.json", demo=stdio_server(), off=stdio_server())
     _settings(project / ".agentcli" / "settings.local.json", disabledMcpjsonServers=["off"])
     fake_api.script(reply(text("fine")))
 
-    done = run_cli("run", "--permission-mode", "bypassPermissions", "hi")
+    done = run_main("run", "--permission-mode", "bypassPermissions", "hi")
 
     assert done.returncode == 0, done.stderr
     tools = _mcp_tools(fake_api)
     assert "mcp__demo__echo" in tools and not [name for name in tools if name.startswith("mcp__off__")]
 
 
-def test_user_servers_need_no_approval(run_cli: RunCli, fake_api: FakeAnthropic, home: Path) -> None:
+def test_user_servers_need_no_approval(run_main: RunMain, fake_api: FakeAnthropic, home: Path) -> None:
     write_config(home / ".agentcli" / "mcp.json", demo=stdio_server())
     fake_api.script(reply(text("fine")))
 
-    done = run_cli("run", "hi")
+    done = run_main("run", "hi")
 
     assert done.returncode == 0, done.stderr
     assert "mcp__demo__echo" in _mcp_tools(fake_api)

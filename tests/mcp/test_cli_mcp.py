@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 
 from agentcli.cli.app import app
-from tests.conftest import RunCli
+from tests.conftest import RunMain
 from tests.mcp.helpers import DEMO_SERVER, stdio_server, write_config
+
+SLOW_MACHINE = {"MCP_TIMEOUT": "60000"}
+"""A connect ceiling for a loaded machine (the demo server's SDK takes ~1.5 s of CPU to start):
+a server that fails still fails at once, one that connects is not cut off while starting."""
 
 
 def _servers(path: Path) -> dict[str, object]:
@@ -19,11 +23,11 @@ def _servers(path: Path) -> dict[str, object]:
 
 
 def test_add_a_stdio_server_to_the_project_keeps_the_other_keys_and_approves_it(
-    run_cli: RunCli, project: Path, home: Path
+    run_main: RunMain, project: Path, home: Path
 ) -> None:
     (project / ".mcp.json").write_text(json.dumps({"note": "kept", "mcpServers": {"old": {"command": "x"}}}))
 
-    done = run_cli(
+    done = run_main(
         "mcp", "add", "--env", "A=1", "--env", "B=two=2", "demo", "--", sys.executable, str(DEMO_SERVER), "-v"
     )
 
@@ -42,8 +46,8 @@ def test_add_a_stdio_server_to_the_project_keeps_the_other_keys_and_approves_it(
     assert local["enabledMcpjsonServers"] == ["demo"]
 
 
-def test_add_an_http_server_for_the_user_with_headers(run_cli: RunCli, project: Path, home: Path) -> None:
-    done = run_cli(
+def test_add_an_http_server_for_the_user_with_headers(run_main: RunMain, project: Path, home: Path) -> None:
+    done = run_main(
         "mcp", "add", "--transport", "http", "--scope", "user", "-H", "Authorization: Bearer ${TOKEN}",
         "--header", "X-Team:core", "web", "https://example.com/mcp",
     )  # fmt: skip
@@ -60,11 +64,11 @@ def test_add_an_http_server_for_the_user_with_headers(run_cli: RunCli, project: 
 
 
 def test_add_refuses_a_name_already_there_and_says_how_to_replace_it(
-    run_cli: RunCli, project: Path, home: Path
+    run_main: RunMain, project: Path, home: Path
 ) -> None:
     write_config(project / ".mcp.json", demo={"command": "first"})
 
-    done = run_cli("mcp", "add", "demo", "--", "second")
+    done = run_main("mcp", "add", "demo", "--", "second")
 
     assert done.returncode == 1
     assert 'An MCP server "demo" is already in' in done.stderr
@@ -72,11 +76,11 @@ def test_add_refuses_a_name_already_there_and_says_how_to_replace_it(
     assert _servers(project / ".mcp.json") == {"demo": {"command": "first"}}
 
 
-def test_add_rejects_options_that_do_not_fit_the_transport(run_cli: RunCli, project: Path, home: Path) -> None:
-    headers_on_stdio = run_cli("mcp", "add", "-H", "A: b", "demo", "--", "cmd")
-    env_on_http = run_cli("mcp", "add", "-t", "http", "-e", "A=b", "web", "https://x/mcp")
-    not_a_url = run_cli("mcp", "add", "-t", "http", "web", "ftp://x")
-    bad_transport = run_cli("mcp", "add", "-t", "pigeon", "web", "https://x/mcp")
+def test_add_rejects_options_that_do_not_fit_the_transport(run_main: RunMain, project: Path, home: Path) -> None:
+    headers_on_stdio = run_main("mcp", "add", "-H", "A: b", "demo", "--", "cmd")
+    env_on_http = run_main("mcp", "add", "-t", "http", "-e", "A=b", "web", "https://x/mcp")
+    not_a_url = run_main("mcp", "add", "-t", "http", "web", "ftp://x")
+    bad_transport = run_main("mcp", "add", "-t", "pigeon", "web", "https://x/mcp")
 
     for done in (headers_on_stdio, env_on_http, not_a_url, bad_transport):
         assert done.returncode == 2, done.stderr
@@ -88,24 +92,24 @@ def test_add_rejects_options_that_do_not_fit_the_transport(run_cli: RunCli, proj
     assert not (project / ".mcp.json").exists()
 
 
-def test_add_leaves_a_broken_file_alone(run_cli: RunCli, project: Path, home: Path) -> None:
+def test_add_leaves_a_broken_file_alone(run_main: RunMain, project: Path, home: Path) -> None:
     (project / ".mcp.json").write_text("{not json")
 
-    done = run_cli("mcp", "add", "demo", "--", "cmd")
+    done = run_main("mcp", "add", "demo", "--", "cmd")
 
     assert done.returncode == 1
     assert "not valid JSON" in done.stderr and "Fix it by hand" in done.stderr
     assert (project / ".mcp.json").read_text() == "{not json"
 
 
-def test_remove_finds_the_scope_or_asks_for_it(run_cli: RunCli, project: Path, home: Path) -> None:
+def test_remove_finds_the_scope_or_asks_for_it(run_main: RunMain, project: Path, home: Path) -> None:
     write_config(project / ".mcp.json", both={"command": "a"}, mine={"command": "b"})
     write_config(home / ".agentcli" / "mcp.json", both={"command": "c"})
 
-    ambiguous = run_cli("mcp", "remove", "both")
-    removed = run_cli("mcp", "remove", "mine")
-    scoped = run_cli("mcp", "remove", "both", "--scope", "user")
-    missing = run_cli("mcp", "remove", "ghost")
+    ambiguous = run_main("mcp", "remove", "both")
+    removed = run_main("mcp", "remove", "mine")
+    scoped = run_main("mcp", "remove", "both", "--scope", "user")
+    missing = run_main("mcp", "remove", "ghost")
 
     assert ambiguous.returncode == 1 and "--scope project or --scope user" in ambiguous.stderr
     assert removed.returncode == 0 and 'Removed MCP server "mine"' in removed.stdout
@@ -115,7 +119,7 @@ def test_remove_finds_the_scope_or_asks_for_it(run_cli: RunCli, project: Path, h
     assert _servers(home / ".agentcli" / "mcp.json") == {}
 
 
-def test_list_connects_and_reports_each_server(run_cli: RunCli, project: Path, home: Path) -> None:
+def test_list_connects_and_reports_each_server(run_main: RunMain, project: Path, home: Path) -> None:
     write_config(
         home / ".agentcli" / "mcp.json",
         demo=stdio_server(),
@@ -125,7 +129,7 @@ def test_list_connects_and_reports_each_server(run_cli: RunCli, project: Path, h
     (project / ".agentcli").mkdir()
     (project / ".agentcli" / "settings.local.json").write_text(json.dumps({"disabledMcpjsonServers": ["off"]}))
 
-    done = run_cli("mcp", "list")
+    done = run_main("mcp", "list", env=SLOW_MACHINE)
 
     assert done.returncode == 0, done.stderr
     blocks = {block.split(" · ")[0]: block for block in ("\n" + done.stdout).split("\n") if " · " in block}
@@ -138,19 +142,20 @@ def test_list_connects_and_reports_each_server(run_cli: RunCli, project: Path, h
     assert "enabledMcpjsonServers" in done.stdout
 
 
-def test_list_without_servers_says_how_to_add_one(run_cli: RunCli, project: Path, home: Path) -> None:
-    done = run_cli("mcp", "list")
+def test_list_without_servers_says_how_to_add_one(run_main: RunMain, project: Path, home: Path) -> None:
+    done = run_main("mcp", "list")
 
     assert done.returncode == 0
     assert done.stdout.startswith("No MCP servers configured. Add one with `agentcli mcp add")
 
 
 def test_list_takes_mcp_config_and_strict_mcp_config_before_or_after_it(
-    project: Path, home: Path, in_process_env: None, capsys: pytest.CaptureFixture[str]
+    project: Path, home: Path, in_process_env: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_config(home / ".agentcli" / "mcp.json", mine={"command": "absent-program"})
     write_config(project / "servers.json", demo=stdio_server())
 
+    monkeypatch.setenv(*next(iter(SLOW_MACHINE.items())))
     with pytest.raises(SystemExit) as done:
         app(["--mcp-config", "servers.json", "mcp", "list", "--strict-mcp-config"], prog_name="agentcli")
 

@@ -18,6 +18,7 @@ from agentcli.mcp.elicitation import Field, FormQuestion, FormUnusable, Question
 from agentcli.mcp.manager import McpManager
 from agentcli.mcp.tools import McpToolSource
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
+from agentcli.workspace.local import LocalWorkspace
 from tests.conftest import RunAgent
 from tests.mcp.helpers import stdio_server, write_config
 from tests.mcp.test_manager import stdio
@@ -101,7 +102,9 @@ def test_a_sub_agents_call_asks_the_user_naming_the_server_and_the_agent(
     source = McpToolSource(manager, print)
     [form] = [tool for tool in source.freeze(CEILING) if tool.name == "mcp__demo__form"]
 
-    result = form.run({"message": "Who are you?", "schema": SCHEMA}, ToolContext(tmp_path, agent_label="Explore"))
+    result = form.run(
+        {"message": "Who are you?", "schema": SCHEMA}, ToolContext(LocalWorkspace(tmp_path), agent_label="Explore")
+    )
 
     [question] = asked
     assert isinstance(question, FormQuestion)

@@ -172,7 +172,7 @@ def test_streamable_http_sends_the_configured_headers(manager: McpManager, http_
     assert wrong.state == "failed" and "check the url and the headers it needs, such as a token" in wrong.error
 
 
-@pytest.mark.parametrize(("how", "code"), [(signal.SIGKILL, -9), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(("how", "code"), [(signal.SIGKILL, -9), (signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_no_server_outlives_agentcli(
     fake_api: FakeAnthropic, home: Path, project: Path, tmp_path: Path, how: signal.Signals, code: int
 ) -> None:

@@ -1,47 +1,94 @@
-"""Tool names and input schemas the API accepts, whatever the server sends."""
+"""The names MCP tools go by: one per tool, valid for the API, the same whatever the order, and a
+server or tool refused rather than given a name a rule could read two ways."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
-from agentcli.mcp.names import NAME_PATTERN, SchemaRejected, repaired_schema, tool_name
+from agentcli.mcp.names import NAME_PATTERN, server_parts, split_name, tool_names
+from agentcli.mcp.status import ToolInfo
+
+
+def tools(*names: str) -> list[ToolInfo]:
+    return [ToolInfo(name, "", {"type": "object"}, read_only=False) for name in names]
+
+
+def offered(server: str, *names: str) -> dict[str, str]:
+    named, _ = tool_names(server, tools(*names))
+    return {each.info.name: each.name for each in named}
 
 
 def test_names_are_sanitised_like_claude_codes() -> None:
-    assert tool_name("github", "search_issues") == "mcp__github__search_issues"
-    assert tool_name("my server", "get weather!") == "mcp__my_server__get_weather_"
-    assert tool_name("db.prod", "run-sql") == "mcp__db_prod__run-sql"
-
-
-def test_a_long_name_is_shortened_and_names_stay_distinct() -> None:
-    long_a, long_b = tool_name("server", "a" * 80), tool_name("server", "a" * 79 + "b")
-    assert NAME_PATTERN.match(long_a) and NAME_PATTERN.match(long_b)
-    assert long_a != long_b
-    first = tool_name("s", "get weather!")
-    second = tool_name("s", "get weather?", taken={first})
-    assert (first, second) == ("mcp__s__get_weather_", "mcp__s__get_weather__2")
-
-
-def test_schemas_are_repaired_where_they_can_be() -> None:
-    assert repaired_schema({}) == {"type": "object", "properties": {}}
-    fixed = repaired_schema(
-        {"properties": {"a": {"type": "string"}, "b": "nonsense", "c": False}, "required": ["a", 3]}
-    )
-    assert fixed == {
-        "type": "object",
-        "properties": {"a": {"type": "string"}, "b": {}, "c": {"not": {}}},
-        "required": ["a"],
+    parts, refused = server_parts(["github", "my server", "db.prod"])
+    assert (parts, refused) == ({"github": "github", "my server": "my_server", "db.prod": "db_prod"}, [])
+    assert offered("github", "search_issues", "get weather!", "run-sql") == {
+        "search_issues": "mcp__github__search_issues",
+        "get weather!": "mcp__github__get_weather_",
+        "run-sql": "mcp__github__run-sql",
     }
 
 
 @pytest.mark.parametrize(
-    ("schema", "why"),
-    [
-        ([], "not a JSON object"),
-        ({"type": "string"}, "tool input must be an object"),
-        ({"type": "object", "anyOf": [{}]}, "uses anyOf at the top level"),
-    ],
+    "name",
+    ["trusted__evil", "trusted_", "_trusted", "trusted.", "trusted\u200b", "a. b", "日本", "x" * 33],
 )
-def test_schemas_the_api_would_reject_are_refused_saying_why(schema: object, why: str) -> None:
-    with pytest.raises(SchemaRejected, match=why):
-        repaired_schema(schema)
+def test_a_server_whose_name_would_not_read_as_one_server_is_refused(name: str) -> None:
+    parts, refused = server_parts(["trusted", name])
+    assert parts == {"trusted": "trusted"}
+    assert [each.name for each in refused] == [name]
+
+
+def test_servers_that_would_read_alike_are_refused_but_one_spelled_exactly_keeps_its_name() -> None:
+    for names in itertools.permutations(["a.b", "a_b", "a b"]):
+        parts, refused = server_parts(names)
+        assert parts == {"a_b": "a_b"}
+        assert sorted(each.name for each in refused) == ["a b", "a.b"]
+        assert 'its tools would be named "mcp__a_b__TOOL", as those of' in refused[0].why
+    parts, refused = server_parts(["x.y", "x y"])
+    assert parts == {} and len(refused) == 2
+    assert server_parts(["GitHub", "github"]) == ({"GitHub": "GitHub", "github": "github"}, [])
+
+
+def test_a_tool_rewritten_into_anothers_name_is_refused_whatever_the_order() -> None:
+    for order in itertools.permutations(["delete.repo", "delete_repo", "list"]):
+        named, refused = tool_names("clash", tools(*order))
+        assert {each.info.name: each.name for each in named} == {
+            "delete_repo": "mcp__clash__delete_repo",
+            "list": "mcp__clash__list",
+        }
+        [left_out] = refused
+        assert left_out.name == "delete.repo"
+        assert left_out.why == 'it would be offered as "mcp__clash__delete_repo", as the tool "delete_repo" is'
+    named, refused = tool_names("s", tools("get weather!", "get weather?", "twice", "twice", ""))
+    assert named == []
+    assert [(each.name, each.why.split(",")[0]) for each in refused] == [
+        ("get weather!", 'it would be offered as "mcp__s__get_weather_"'),
+        ("get weather?", 'it would be offered as "mcp__s__get_weather_"'),
+        ("twice", "the server lists two tools of that name"),
+        ("twice", "the server lists two tools of that name"),
+        ("", "it has no name"),
+    ]
+
+
+def test_a_long_name_is_shortened_in_its_tool_part_only_and_stays_the_same() -> None:
+    server = "s" * 32
+    long_a, long_b = "a" * 80, "a" * 79 + "b"
+    names = offered(server, long_a, long_b, "short")
+    assert names == offered(server, "short", long_b, long_a)  # the same whatever the order
+    assert len(set(names.values())) == 3
+    for name in names.values():
+        assert NAME_PATTERN.match(name) and split_name(name) is not None
+        assert split_name(name) == (server, name.removeprefix(f"mcp__{server}__"))
+    assert names["short"] == f"mcp__{server}__short"
+    assert len(names[long_a]) == 64 and names[long_a].startswith(f"mcp__{server}__aaaa")
+
+
+def test_every_name_offered_splits_back_into_its_server() -> None:
+    hostile = ["__x", "x__", "a__b", "_", "x" * 200, "ü", "get weather!", "a\nb", "mcp__other__y"]
+    parts, _ = server_parts(["srv", "my.server", "a-b"])
+    for server, part in parts.items():
+        for named in tool_names(part, tools(*hostile))[0]:
+            assert NAME_PATTERN.match(named.name), named.name
+            assert split_name(named.name) == (part, named.name.removeprefix(f"mcp__{part}__")), server

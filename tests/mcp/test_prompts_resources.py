@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import RunCli
+from tests.conftest import RunMain
 from tests.fake_anthropic import FakeAnthropic, reply, text
 from tests.mcp.helpers import stdio_server, write_config
 
@@ -15,13 +15,13 @@ def _texts(api: FakeAnthropic, request: int = 0) -> list[str]:
 
 
 def test_a_prompt_becomes_the_message_with_positional_and_named_arguments(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, home: Path
 ) -> None:
     write_config(home / ".agentcli" / "mcp.json", demo=stdio_server())
     fake_api.script(reply(text("Reviewed.")), reply(text("Reviewed again.")))
 
-    positional = run_cli("run", "/mcp__demo__review src/app.py")
-    named = run_cli("run", "/mcp__demo__review focus=style file=x.py")
+    positional = run_main("run", "/mcp__demo__review src/app.py")
+    named = run_main("run", "/mcp__demo__review focus=style file=x.py")
 
     assert positional.returncode == 0, positional.stderr
     assert _texts(fake_api) == ["Please review src/app.py, looking for bugs."]
@@ -30,12 +30,12 @@ def test_a_prompt_becomes_the_message_with_positional_and_named_arguments(
 
 
 def test_a_prompt_without_its_required_argument_is_refused_and_nothing_is_sent(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, home: Path
 ) -> None:
     write_config(home / ".agentcli" / "mcp.json", demo=stdio_server())
 
-    done = run_cli("run", "/mcp__demo__review")
-    unknown = run_cli("run", "/mcp__demo__nothing")
+    done = run_main("run", "/mcp__demo__review")
+    unknown = run_main("run", "/mcp__demo__nothing")
 
     assert done.returncode == 2
     assert "/mcp__demo__review needs file: give them in order or as key=value (<file> [focus])" in done.stderr
@@ -44,13 +44,13 @@ def test_a_prompt_without_its_required_argument_is_refused_and_nothing_is_sent(
 
 
 def test_a_resource_mention_is_attached_and_a_bad_one_left_as_text(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, home: Path
 ) -> None:
     write_config(home / ".agentcli" / "mcp.json", demo=stdio_server())
     fake_api.script(reply(text("Read it.")))
     message = "Summarise @demo:note://greeting and @demo:blob://dot, not @ghost:note://x or @demo:note://missing."
 
-    done = run_cli("run", message)
+    done = run_main("run", message)
 
     assert done.returncode == 0, done.stderr
     assert _texts(fake_api) == [

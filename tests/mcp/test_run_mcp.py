@@ -1,10 +1,11 @@
-"""MCP servers in `agentcli run`, end to end: the real CLI, the fake Anthropic server, the demo MCP server."""
+"""MCP servers in `agentcli run`, end to end: the command line (in-process, `run_main`), the fake
+Anthropic server, the demo MCP server as its own process."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import RunCli
+from tests.conftest import RunCli, RunMain
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.mcp.helpers import stdio_server, write_config
 
@@ -15,7 +16,7 @@ def _results(api: FakeAnthropic, request: int) -> list[dict[str, object]]:
 
 
 def test_the_model_calls_an_mcp_tool_and_gets_its_answer(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, home: Path
 ) -> None:
     write_config(home / ".agentcli" / "mcp.json", demo=stdio_server())
     fake_api.script(
@@ -23,7 +24,7 @@ def test_the_model_calls_an_mcp_tool_and_gets_its_answer(
         reply(text("It echoed.")),
     )
 
-    done = run_cli("run", "--allowed-tools", "mcp__demo", "echo hello")
+    done = run_main("run", "--allowed-tools", "mcp__demo", "echo hello")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "It echoed.\n"
@@ -37,12 +38,12 @@ def test_the_model_calls_an_mcp_tool_and_gets_its_answer(
 
 
 def test_without_a_rule_run_denies_an_mcp_call_saying_which_rule_allows_it(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, home: Path
 ) -> None:
     write_config(home / ".agentcli" / "mcp.json", demo=stdio_server())
     fake_api.script(reply(tool_use("mcp__demo__shout", {"text": "hi"}, id="toolu_1")), reply(text("denied")))
 
-    done = run_cli("run", "--permission-mode", "acceptEdits", "shout")
+    done = run_main("run", "--permission-mode", "acceptEdits", "shout")
 
     assert done.returncode == 0, done.stderr
     [result] = _results(fake_api, 1)
@@ -54,7 +55,7 @@ def test_without_a_rule_run_denies_an_mcp_call_saying_which_rule_allows_it(
 
 
 def test_an_error_result_and_an_image_reach_the_model(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, home: Path
 ) -> None:
     config = write_config(project / "servers.json", demo=stdio_server())
     fake_api.script(
@@ -66,7 +67,7 @@ def test_an_error_result_and_an_image_reach_the_model(
     )
 
     # agentcli's options may come before `run` as after it
-    done = run_cli("--mcp-config", str(config), "run", "--allowed-tools", "mcp__demo", "go")
+    done = run_main("--mcp-config", str(config), "run", "--allowed-tools", "mcp__demo", "go")
 
     assert done.returncode == 0, done.stderr
     failed, picture = _results(fake_api, 1)
@@ -78,7 +79,7 @@ def test_an_error_result_and_an_image_reach_the_model(
 
 
 def test_a_server_that_crashes_mid_call_is_reported_and_its_calls_fail(
-    run_cli: RunCli, fake_api: FakeAnthropic, project: Path, home: Path
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, home: Path
 ) -> None:
     write_config(home / ".agentcli" / "mcp.json", demo=stdio_server())
     fake_api.script(
@@ -87,7 +88,7 @@ def test_a_server_that_crashes_mid_call_is_reported_and_its_calls_fail(
         reply(text("carried on")),
     )
 
-    done = run_cli("run", "--allowed-tools", "mcp__demo", "crash it")
+    done = run_main("run", "--allowed-tools", "mcp__demo", "crash it")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "carried on\n"

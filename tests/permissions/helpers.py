@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from agentcli.access import Access
 from agentcli.contracts import JSON, Decision, PermissionGate, ToolContext
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Answer, PermissionRequest
@@ -15,27 +17,39 @@ from agentcli.tools.edit import EditTool
 from agentcli.tools.grep import GrepTool
 from agentcli.tools.read import ReadTool
 from agentcli.tools.write import WriteTool
+from agentcli.workspace.local import LocalWorkspace
 
 
 class StandIn(BuiltinTool):
-    """A tool that only has a name, a read_only flag and path fields (it never runs here)."""
+    """A tool that only has a name and what it declares each call does (it never runs here)."""
 
-    def __init__(self, name: str, read_only: bool, path_fields: tuple[str, ...] = ()) -> None:
+    def __init__(self, name: str, declared: Callable[[JSON, ToolContext], Access]) -> None:
         self.name = name
-        self.read_only = read_only
-        self.path_fields = path_fields
+        self.declared = declared
+
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return self.declared(tool_input, ctx)
+
+
+def reads_its_path(tool_input: JSON, ctx: ToolContext) -> Access:
+    """Glob's way: the folder named by `path`, the project without one."""
+    return Access(reads=(ctx.resolve(str(tool_input.get("path") or ".")),))
+
+
+def mcp_tool(server: str, *, read_only: bool) -> Callable[[JSON, ToolContext], Access]:
+    return lambda tool_input, ctx: Access(server=server, server_read_only=read_only)
 
 
 TOOLS = {
     "Read": ReadTool(),
     "Grep": GrepTool(),
     "Bash": BashTool(),
-    "Glob": StandIn("Glob", True, ("path",)),
+    "Glob": StandIn("Glob", reads_its_path),
     "Write": WriteTool(),
     "Edit": EditTool(),
-    "mcp__srv__do": StandIn("mcp__srv__do", False),
-    "mcp__srv__look": StandIn("mcp__srv__look", True),
-    "mcp__other__do": StandIn("mcp__other__do", False),
+    "mcp__srv__do": StandIn("mcp__srv__do", mcp_tool("srv", read_only=False)),
+    "mcp__srv__look": StandIn("mcp__srv__look", mcp_tool("srv", read_only=True)),
+    "mcp__other__do": StandIn("mcp__other__do", mcp_tool("other", read_only=False)),
 }
 
 FLAG = RuleSource("flag", "--allowed-tools")
@@ -63,7 +77,7 @@ class Recorder:
 
 
 def check(gate: PermissionGate, tool: str, tool_input: JSON, cwd: Path) -> Decision:
-    return gate.check(TOOLS[tool], tool_input, ToolContext(cwd=cwd))
+    return gate.check(TOOLS[tool], tool_input, ToolContext(LocalWorkspace(cwd)))
 
 
 def outcome(gate: Gate, tool: str, tool_input: JSON, cwd: Path) -> str:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.contracts import Cancellation, Decision, ToolContext
+from agentcli.contracts import Cancellation, Decision, McpOrigin, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions.gate import AgentGate, Gate
 from agentcli.permissions.prompt import Answer, PermissionRequest
-from tests.permissions.helpers import TOOLS, Recorder, check, outcome, rules
+from agentcli.workspace.local import LocalWorkspace
+from tests.permissions.helpers import TOOLS, Recorder, StandIn, check, mcp_tool, outcome, rules
 from tests.waiting import CEILING, wait_until
 
 
@@ -389,7 +390,7 @@ def test_several_calls_of_one_turn_are_asked_in_order_and_answers_reach_the_mode
         ToolCall("t4", "mcp__srv__do", {}),
     ]
     executor = ToolExecutor(registry, Gate(prompter=recorder))
-    results = executor.run_all(calls, ToolContext(cwd=project), events.append, {})
+    results = executor.run_all(calls, ToolContext(LocalWorkspace(project)), events.append, {})
     assert [r.subject for r in recorder.requests] == ["echo one", "b.txt", "mcp__srv__do"]
     assert results[0]["content"].startswith("one")
     assert "alpha" in results[1]["content"]
@@ -405,6 +406,25 @@ def test_the_question_about_an_mcp_call_shows_server_tool_and_arguments(project:
     [request] = recorder.requests
     assert (request.title, request.subject) == ("MCP tool", "mcp__srv__do")
     assert request.note == 'server srv · tool do\narguments: {"query": "select 1", "limit": 5}'
+
+
+class ServerTool(StandIn):
+    """An MCP tool as the gate sees it: a name and the names its server lists (`FromMcpServer`)."""
+
+    def __init__(self, name: str, origin: McpOrigin) -> None:
+        super().__init__(name, mcp_tool(origin.server, read_only=False))
+        self.origin = origin
+
+
+def test_the_question_names_an_mcp_tool_as_offered_and_as_its_server_lists_it(project: Path) -> None:
+    recorder = Recorder(Answer.yes())
+    tool = ServerTool("mcp__my_server__get_weather_", McpOrigin("my.server", "get weather!"))
+
+    assert Gate(prompter=recorder).check(tool, {"city": "Oslo"}, ToolContext(LocalWorkspace(project))).allowed
+
+    [request] = recorder.requests
+    assert request.subject == "mcp__my_server__get_weather_"  # what a rule names
+    assert request.note == 'server my.server · tool get weather!\narguments: {"city": "Oslo"}'
 
 
 def test_a_question_queued_behind_another_is_not_put_once_the_user_has_interrupted(project: Path) -> None:
@@ -426,7 +446,7 @@ def test_a_question_queued_behind_another_is_not_put_once_the_user_has_interrupt
     gate = Gate(prompter=prompter)
 
     def ask(name: str, cancel: Cancellation) -> None:
-        ctx = ToolContext(cwd=project, cancel=cancel)
+        ctx = ToolContext(LocalWorkspace(project), cancel=cancel)
         decided[name] = gate.check(TOOLS["Bash"], {"command": f"touch {name}"}, ctx)
 
     asking = threading.Thread(target=ask, args=("first", first))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agentcli.contracts import McpOrigin
 from agentcli.permissions.rules import RuleError, RuleSource, parse_rule
 
 SOURCE = RuleSource("flag", "--allowed-tools")
@@ -39,6 +40,17 @@ def test_mcp_rules() -> None:
     assert one.names("mcp__srv__do") and not one.names("mcp__srv__look")
 
 
+def test_a_tool_rule_names_one_tool_by_its_offered_or_its_full_listed_name() -> None:
+    offered = "mcp__srv__get_a_very_long_name_of_a_tool_1a2b3c4d"
+    listed = McpOrigin("srv", "get_a_very_long_name_of_a_tool_that_the_api_will_not_take_whole")
+    assert parse_rule(offered, "deny", SOURCE).names(offered, listed)
+    assert parse_rule(f"mcp__srv__{listed.tool}", "deny", SOURCE).names(offered, listed)
+    assert not parse_rule(f"mcp__other__{listed.tool}", "deny", SOURCE).names(offered, listed)
+    assert not parse_rule("mcp__srv__get_a_very_long_name", "deny", SOURCE).names(offered, listed)
+    two = parse_rule("mcp__srv__a__b", "allow", SOURCE)
+    assert two.names("mcp__srv__a__b") and not two.names("mcp__srv__a")
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
@@ -51,6 +63,14 @@ def test_mcp_rules() -> None:
         ("mcp__srv(x)", "takes no specifier"),
         ("Task(x)", "takes no specifier"),
         ("mcp__", "mcp__server"),
+        ("mcp__*", "mcp__server"),
+        ("mcp__srv__", "mcp__server"),
+        ("mcp__srv__do*", "not a tool name"),
+        ("mcp__srv__do__*", "mcp__server"),
+        ("MCP__srv", "lower case"),
+        ("Mcp__srv__do", "lower case"),
+        ("mcp__srv_", "never begin or end with _"),
+        ("mcp___srv", "never begin or end with _"),
         ("Bash(git * main)", "wildcard"),
         ("Read(~bob/x)", "~user"),
         ("Read(../x)", ".."),

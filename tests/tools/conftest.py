@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.contracts import ToolContext
+from agentcli.workspace.local import LocalWorkspace
 
 
 @pytest.fixture
@@ -19,4 +20,4 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ctx(repo: Path) -> ToolContext:
-    return ToolContext(cwd=repo)
+    return ToolContext(LocalWorkspace(repo))

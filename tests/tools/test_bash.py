@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.access import Access
 from agentcli.contracts import ToolContext, ToolResult
 from agentcli.tools.bash import BashTool
 from agentcli.tools.schema import validation_error
@@ -162,5 +163,6 @@ def test_timeout_limits_are_in_the_schema() -> None:
     assert validation_error({"command": "x", "timeout": 600_000}, BASH.input_schema) is None
 
 
-def test_bash_is_not_read_only() -> None:
-    assert BASH.read_only is False
+def test_bash_is_not_read_only(ctx: ToolContext) -> None:
+    assert BASH.access({"command": "ls"}, ctx) == Access(command="ls")
+    assert BASH.access({"command": "ls"}, ctx).read_only is False

@@ -19,6 +19,7 @@ from agentcli.events import Event
 from agentcli.executor import ToolExecutor
 from agentcli.permissions.gate import Gate
 from agentcli.tools import builtin_tools
+from agentcli.workspace.local import LocalWorkspace
 
 SECRET = "OUTSIDE SECRET\n"
 
@@ -85,7 +86,7 @@ def test_a_write_after_the_folder_became_a_symlink_is_refused_and_nothing_outsid
     gate = SwapAfterCheck(Gate(mode="acceptEdits"), lambda: swap_for_symlink(repo / "dir", outside))
     [result] = run(
         ToolExecutor(builtin_tools(), gate),
-        ToolContext(cwd=repo),
+        ToolContext(LocalWorkspace(repo)),
         ("Write", {"file_path": "dir/new.txt", "content": "x"}),
     )
     assert result.is_error
@@ -108,7 +109,7 @@ def test_an_overwrite_or_an_edit_after_the_swap_is_refused(
     (repo / "dir").mkdir()
     for name in ("f.txt", "e.txt"):
         (repo / "dir" / name).write_text(SECRET)  # the same text: the guard would accept the outside file
-    ctx = ToolContext(cwd=repo)
+    ctx = ToolContext(LocalWorkspace(repo))
     plain = ToolExecutor(builtin_tools(), Gate(mode="acceptEdits"))
     run(plain, ctx, ("Read", {"file_path": "dir/f.txt"}), ("Read", {"file_path": "dir/e.txt"}))
     before = outside_state(outside)
@@ -122,7 +123,9 @@ def test_a_read_after_the_swap_returns_nothing_from_outside(repo: Path, outside:
     (repo / "dir").mkdir()
     (repo / "dir" / "r.txt").write_text("inside\n")
     gate = SwapAfterCheck(Gate(mode="default"), lambda: swap_for_symlink(repo / "dir", outside))
-    [result] = run(ToolExecutor(builtin_tools(), gate), ToolContext(cwd=repo), ("Read", {"file_path": "dir/r.txt"}))
+    [result] = run(
+        ToolExecutor(builtin_tools(), gate), ToolContext(LocalWorkspace(repo)), ("Read", {"file_path": "dir/r.txt"})
+    )
     assert result.is_error
     assert "OUTSIDE SECRET" not in result.content
     assert "changed after permission was checked" in result.content and "nothing was read" in result.content
@@ -136,7 +139,9 @@ def test_a_file_swapped_for_a_symlink_after_the_check_is_refused(repo: Path, out
         (repo / "r.txt").symlink_to(outside / "r.txt")
 
     gate = SwapAfterCheck(Gate(mode="default"), swap_file)
-    [result] = run(ToolExecutor(builtin_tools(), gate), ToolContext(cwd=repo), ("Read", {"file_path": "r.txt"}))
+    [result] = run(
+        ToolExecutor(builtin_tools(), gate), ToolContext(LocalWorkspace(repo)), ("Read", {"file_path": "r.txt"})
+    )
     assert result.is_error and "OUTSIDE SECRET" not in result.content
     assert f"{repo.resolve() / 'r.txt'} changed after permission was checked" in result.content
 
@@ -160,7 +165,7 @@ def test_a_racing_swapper_never_gets_a_byte_out_or_in(repo: Path, outside: Path)
         if folder.is_symlink():
             exchange(folder, link)
 
-    ctx = ToolContext(cwd=repo)
+    ctx = ToolContext(LocalWorkspace(repo))
     executor = ToolExecutor(builtin_tools(), Gate(mode="acceptEdits"))
     thread = threading.Thread(target=swapper, daemon=True)
     thread.start()
@@ -194,7 +199,7 @@ def test_a_symlink_inside_the_project_to_a_file_inside_still_works(repo: Path) -
     (repo / "src").mkdir()
     (repo / "src" / "m.py").write_text("x = 1\n")
     (repo / "alias").symlink_to("src")
-    ctx = ToolContext(cwd=repo)
+    ctx = ToolContext(LocalWorkspace(repo))
     executor = ToolExecutor(builtin_tools(), Gate(mode="acceptEdits"))
     results = run(
         executor,
@@ -218,7 +223,7 @@ def test_a_symlink_inside_the_project_to_a_file_inside_still_works(repo: Path) -
 def test_a_symlink_loop_is_a_clear_error(repo: Path) -> None:
     (repo / "loop1").symlink_to("loop2")
     (repo / "loop2").symlink_to("loop1")
-    ctx = ToolContext(cwd=repo)
+    ctx = ToolContext(LocalWorkspace(repo))
     [gated] = run(ToolExecutor(builtin_tools(), Gate(mode="default")), ctx, ("Read", {"file_path": "loop1/x"}))
     assert gated.is_error and "cannot be checked" in gated.content and "Symlink loop" in gated.content
     direct = builtin_tools().get("Read")
@@ -228,7 +233,7 @@ def test_a_symlink_loop_is_a_clear_error(repo: Path) -> None:
 
 
 def test_a_nul_byte_in_a_path_is_a_clear_error(repo: Path) -> None:
-    ctx = ToolContext(cwd=repo)
+    ctx = ToolContext(LocalWorkspace(repo))
     [gated] = run(
         ToolExecutor(builtin_tools(), Gate(mode="acceptEdits")), ctx, ("Write", {"file_path": "a\0b", "content": "x"})
     )
@@ -243,7 +248,7 @@ def test_a_nul_byte_in_a_path_is_a_clear_error(repo: Path) -> None:
 
 def test_a_file_where_a_folder_should_be_is_a_clear_error(repo: Path) -> None:
     (repo / "a.txt").write_text("x\n")
-    ctx = ToolContext(cwd=repo)
+    ctx = ToolContext(LocalWorkspace(repo))
     executor = ToolExecutor(builtin_tools(), Gate(mode="acceptEdits"))
     read, write, edit = run(
         executor,
@@ -262,7 +267,7 @@ def test_a_file_where_a_folder_should_be_is_a_clear_error(repo: Path) -> None:
 
 def test_a_path_the_gate_did_not_check_is_refused(repo: Path) -> None:
     (repo / "a.txt").write_text("x\n")
-    ctx = ToolContext(cwd=repo, checked_paths={})
+    ctx = ToolContext(LocalWorkspace(repo), checked_paths={})
     tool = builtin_tools().get("Read")
     assert tool is not None
     result = tool.run({"file_path": "a.txt"}, ctx)

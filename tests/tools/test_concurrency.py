@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.contracts import JSON, Decision, Tool, ToolCall, ToolContext, ToolResult
+from agentcli.access import NOTHING, Access
+from agentcli.contracts import JSON, Concurrency, Decision, Tool, ToolCall, ToolContext, ToolResult
 from agentcli.events import Event
 from agentcli.executor import ToolExecutor
 from agentcli.tools import builtin_tools
@@ -21,6 +22,7 @@ from agentcli.tools.read import ReadTool
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.todo import TodoList, TodoWriteTool
 from agentcli.tools.write import WriteTool
+from agentcli.workspace.local import LocalWorkspace
 from tests.tools.helpers import write
 from tests.waiting import CEILING, wait_until
 
@@ -60,8 +62,7 @@ class Tracked:
         self.name = tool.name
         self.description = tool.description
         self.input_schema = {**tool.input_schema, "additionalProperties": True}  # lets a call carry its id
-        self.read_only = tool.read_only
-        self.concurrency_safe = getattr(tool, "concurrency_safe", True)
+        self.concurrency = tool.concurrency
         self.tracker = tracker
         self.barrier = barrier
 
@@ -78,8 +79,8 @@ class Tracked:
         finally:
             self.tracker.leave(call_id)
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return self.tool.touched_paths(tool_input, ctx)
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return self.tool.access({k: v for k, v in tool_input.items() if k != "_id"}, ctx)
 
 
 def calls(*specs: tuple[str, JSON]) -> list[ToolCall]:
@@ -100,7 +101,7 @@ def test_four_greps_in_one_turn_run_concurrently_and_answer_in_call_order(tmp_pa
     barrier = threading.Barrier(4, timeout=CEILING)  # passes only if all four run at the same time
     registry = ToolRegistry([Tracked(GrepTool(), tracker, barrier)])
     batch = calls(*[("Grep", {"pattern": f"needle{n}", "output_mode": "content"}) for n in (3, 1, 0, 2)])
-    results = run_turn(registry, batch, ToolContext(cwd=tmp_path))
+    results = run_turn(registry, batch, ToolContext(LocalWorkspace(tmp_path)))
     assert [r["tool_use_id"] for r in results] == ["toolu_0", "toolu_1", "toolu_2", "toolu_3"]
     assert [r["content"] for r in results] == [
         "file3.txt:1:needle3",
@@ -132,7 +133,7 @@ def test_writes_and_commands_run_alone_in_the_given_order(tmp_path: Path) -> Non
         ("Write", {"file_path": "b.txt", "content": "three\n"}),
         ("Bash", {"command": "cat b.txt >> log.txt"}),
     )
-    results = run_turn(registry, batch, ToolContext(cwd=tmp_path))
+    results = run_turn(registry, batch, ToolContext(LocalWorkspace(tmp_path)))
     assert [r.get("is_error", False) for r in results] == [False] * 6, results
     assert tracker.overlaps["toolu_0"] == {"toolu_1"}  # the two read-only neighbours overlapped
     for alone in ("toolu_2", "toolu_3", "toolu_4", "toolu_5"):
@@ -141,16 +142,16 @@ def test_writes_and_commands_run_alone_in_the_given_order(tmp_path: Path) -> Non
     assert (tmp_path / "log.txt").read_text() == "two\nthree\n"
 
 
-def test_builtin_tools_order_and_read_only_flags() -> None:
+def test_builtin_tools_order_and_declared_concurrency() -> None:
     registry = builtin_tools()
     assert registry.names() == ["Read", "Write", "Edit", "Bash", "Grep", "Glob"]
-    assert {name: tool.read_only for name in registry.names() if (tool := registry.get(name))} == {
-        "Read": True,
-        "Write": False,
-        "Edit": False,
-        "Bash": False,
-        "Grep": True,
-        "Glob": True,
+    assert {name: tool.concurrency for name in registry.names() if (tool := registry.get(name))} == {
+        "Read": "shared",
+        "Write": "exclusive",
+        "Edit": "exclusive",
+        "Bash": "exclusive",
+        "Grep": "shared",
+        "Glob": "shared",
     }
 
 
@@ -169,7 +170,7 @@ def test_task_list_updates_run_alone_and_the_last_one_wins(tmp_path: Path) -> No
         ("TodoWrite", plan("first", "second")),
         ("Read", {"file_path": "a.txt"}),
     )
-    results = run_turn(registry, batch, ToolContext(cwd=tmp_path))
+    results = run_turn(registry, batch, ToolContext(LocalWorkspace(tmp_path)))
 
     assert [r.get("is_error", False) for r in results] == [False] * 4, results
     assert all(others == set() for others in tracker.overlaps.values())
@@ -184,7 +185,7 @@ class CtrlCAsItStarts:
     name = "Slow"
     description = "test"
     input_schema: JSON = {"type": "object"}
-    read_only = True
+    concurrency: Concurrency = "shared"
 
     def __init__(self) -> None:
         self.release = threading.Event()
@@ -198,8 +199,8 @@ class CtrlCAsItStarts:
         self.ended.append(str(tool_input["_id"]))
         return ToolResult("done")
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return NOTHING
 
 
 def test_close_waits_for_a_call_whose_thread_was_starting_when_the_user_pressed_ctrl_c(tmp_path: Path) -> None:
@@ -209,7 +210,9 @@ def test_close_waits_for_a_call_whose_thread_was_starting_when_the_user_pressed_
     slow = CtrlCAsItStarts()
     executor = ToolExecutor(ToolRegistry([slow]), AllowAll())
     with pytest.raises(KeyboardInterrupt):
-        executor.run_all(calls(("Slow", {}), ("Slow", {})), ToolContext(cwd=tmp_path), lambda event: None, {})
+        executor.run_all(
+            calls(("Slow", {}), ("Slow", {})), ToolContext(LocalWorkspace(tmp_path)), lambda event: None, {}
+        )
     slow.release.set()
     executor.close()
     assert slow.ended == ["toolu_0"]
@@ -221,7 +224,7 @@ class WaitsForCancel:
     name = "Slow"
     description = "test"
     input_schema: JSON = {"type": "object"}
-    read_only = True
+    concurrency: Concurrency = "shared"
 
     def __init__(self, press: threading.Event) -> None:
         self.press = press
@@ -233,8 +236,8 @@ class WaitsForCancel:
         self.ended.set()
         return ToolResult("done")
 
-    def touched_paths(self, tool_input: JSON, ctx: ToolContext) -> list[Path]:
-        return []
+    def access(self, tool_input: JSON, ctx: ToolContext) -> Access:
+        return NOTHING
 
 
 def test_a_ctrl_c_that_does_not_wake_the_waiting_main_thread_still_stops_the_wait(tmp_path: Path) -> None:
@@ -259,7 +262,7 @@ def test_a_ctrl_c_that_does_not_wake_the_waiting_main_thread_still_stops_the_wai
     presser.start()
     slow = WaitsForCancel(press)
     executor = ToolExecutor(ToolRegistry([slow]), AllowAll())
-    ctx = ToolContext(cwd=tmp_path)
+    ctx = ToolContext(LocalWorkspace(tmp_path))
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         with pytest.raises(KeyboardInterrupt):

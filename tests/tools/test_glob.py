@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentcli.access import Access
 from agentcli.contracts import ToolContext, ToolResult
 from agentcli.tools.glob import MAX_RESULTS, GlobTool
 from tests.tools.helpers import call, write
@@ -92,12 +93,13 @@ def test_absolute_pattern(ctx: ToolContext, repo: Path, tmp_path: Path) -> None:
     assert result.content == str((tmp_path / "other" / "x" / "y.md").resolve())
 
 
-def test_glob_is_read_only() -> None:
-    assert GLOB.read_only
+def test_glob_is_read_only(ctx: ToolContext) -> None:
+    assert GLOB.access({"pattern": "**/*.py"}, ctx).read_only
+    assert GLOB.concurrency == "shared"
 
 
-def test_touched_paths_name_the_folder_searched(ctx: ToolContext, repo: Path) -> None:
-    assert GLOB.touched_paths({"pattern": "**/*.py"}, ctx) == [repo]
-    assert GLOB.touched_paths({"pattern": "src/**/*.py", "path": "pkg"}, ctx) == [repo / "pkg" / "src"]
-    assert GLOB.touched_paths({"pattern": "/etc/**/*.conf"}, ctx) == [Path("/etc")]
-    assert GLOB.touched_paths({"pattern": "../other/*.md"}, ctx) == [repo.parent / "other"]
+def test_it_declares_it_reads_the_folder_searched(ctx: ToolContext, repo: Path) -> None:
+    assert GLOB.access({"pattern": "**/*.py"}, ctx) == Access(reads=(repo,))
+    assert GLOB.access({"pattern": "src/**/*.py", "path": "pkg"}, ctx).reads == (repo / "pkg" / "src",)
+    assert GLOB.access({"pattern": "/etc/**/*.conf"}, ctx).reads == (Path("/etc"),)
+    assert GLOB.access({"pattern": "../other/*.md"}, ctx).reads == (repo.parent / "other",)

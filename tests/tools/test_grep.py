@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.access import Access
 from agentcli.contracts import JSON, ToolContext, ToolResult
 from agentcli.tools.grep import GrepTool
+from agentcli.workspace.local import LocalWorkspace
 from tests.tools.helpers import HAVE_RG, call, needs_rg, write
 
 ENGINES = [pytest.param("ripgrep", marks=needs_rg), "python"]
@@ -211,7 +213,7 @@ def test_a_folder_around_the_project_lists_files_inside_it_relative(
     grep_tool: GrepTool, tmp_path: Path, repo: Path
 ) -> None:
     write(repo, {"src/in.txt": "needle\n", "top.txt": "needle\n", "src/zz.txt": "needle\n"})
-    result = grep(grep_tool, ToolContext(cwd=repo / "src"), "needle", path=str(repo), output_mode="count")
+    result = grep(grep_tool, ToolContext(LocalWorkspace(repo / "src")), "needle", path=str(repo), output_mode="count")
     assert lines(result) == [f"{repo.resolve()}/top.txt:1", "in.txt:1", "zz.txt:1"]
 
 
@@ -223,7 +225,7 @@ def test_an_ignored_folder_named_as_path_is_searched(grep_tool: GrepTool, ctx: T
 def test_gitignore_applies_only_inside_a_git_repository(grep_tool: GrepTool, tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     write(plain, {".gitignore": "*.log\n", "a.log": "needle\n"})
-    assert lines(grep(grep_tool, ToolContext(cwd=plain), "needle")) == ["a.log"]
+    assert lines(grep(grep_tool, ToolContext(LocalWorkspace(plain)), "needle")) == ["a.log"]
 
 
 def test_symlinks_are_not_followed(grep_tool: GrepTool, ctx: ToolContext, repo: Path) -> None:
@@ -269,9 +271,9 @@ def test_searching_outside_the_project_shows_absolute_paths(
 
 def test_grep_is_read_only_and_touches_its_path(ctx: ToolContext, repo: Path) -> None:
     tool = GrepTool()
-    assert tool.read_only
-    assert tool.touched_paths({"pattern": "x"}, ctx) == [repo]
-    assert tool.touched_paths({"pattern": "x", "path": "src"}, ctx) == [repo / "src"]
+    assert tool.concurrency == "shared" and tool.access({"pattern": "x"}, ctx).read_only
+    assert tool.access({"pattern": "x"}, ctx) == Access(reads=(repo,))
+    assert tool.access({"pattern": "x", "path": "src"}, ctx) == Access(reads=(repo / "src",))
 
 
 # ------------------------------------------------------------------ the ripgrep path itself

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.access import Access
 from agentcli.contracts import ToolContext
 from agentcli.tools.edit import EditTool
 from agentcli.tools.read import DEFAULT_LIMIT, MAX_LINE, MAX_OUTPUT, MAX_WHOLE_FILE, ReadTool
@@ -186,8 +187,8 @@ def test_a_named_pipe_is_refused_instead_of_blocking(ctx: ToolContext, repo: Pat
     assert "not a regular file" in content
 
 
-def test_touched_paths_is_the_resolved_file(ctx: ToolContext, repo: Path) -> None:
-    assert READ.touched_paths({"file_path": "a/b.txt"}, ctx) == [repo / "a" / "b.txt"]
+def test_it_declares_it_reads_the_resolved_file(ctx: ToolContext, repo: Path) -> None:
+    assert READ.access({"file_path": "a/b.txt"}, ctx) == Access(reads=(repo / "a" / "b.txt",))
 
 
 # ------------------------------------------------------------------ huge files, bounded memory

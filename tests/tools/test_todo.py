@@ -8,6 +8,7 @@ import pytest
 
 from agentcli.contracts import JSON, ToolContext
 from agentcli.tools.todo import TodoList, TodoWriteTool, parse_todos, progress_line, render_for_model
+from agentcli.workspace.local import LocalWorkspace
 from tests.tools.helpers import call
 
 
@@ -31,20 +32,20 @@ def test_each_call_replaces_the_whole_list_and_reports_progress(todos: TodoList,
     changes: list[int] = []
     tool = TodoWriteTool(todos, on_change=lambda: changes.append(todos.version))
 
-    first = call(tool, ToolContext(tmp_path), {"todos": PLAN})
+    first = call(tool, ToolContext(LocalWorkspace(tmp_path)), {"todos": PLAN})
     assert not first.is_error
     assert first.summary == "1 of 3 done · now: Running the tests"
     assert "1 of 3 done" in first.content and "mark each task completed as soon as it is done" in first.content
     assert [t.content for t in todos.items] == ["Find the bug", "Run the tests", "Update the README"]
     assert (current := todos.current()) is not None and current.active_form == "Running the tests"
 
-    second = call(tool, ToolContext(tmp_path), {"todos": [task("Find the bug", "completed")]})
+    second = call(tool, ToolContext(LocalWorkspace(tmp_path)), {"todos": [task("Find the bug", "completed")]})
     assert [t.content for t in todos.items] == ["Find the bug"]
     assert second.summary == "done" and "Report the outcome" in second.content
     assert todos.current() is None
     assert changes == [1, 2]
 
-    emptied = call(tool, ToolContext(tmp_path), {"todos": []})
+    emptied = call(tool, ToolContext(LocalWorkspace(tmp_path)), {"todos": []})
     assert todos.items == () and emptied.content == "The task list is now empty."
 
 
@@ -64,9 +65,9 @@ def test_an_invalid_list_is_refused_and_the_old_one_kept(
     todos: TodoList, tmp_path: Path, todos_input: list[JSON], message: str
 ) -> None:
     tool = TodoWriteTool(todos)
-    call(tool, ToolContext(tmp_path), {"todos": PLAN})
+    call(tool, ToolContext(LocalWorkspace(tmp_path)), {"todos": PLAN})
 
-    result = tool.run({"todos": todos_input}, ToolContext(tmp_path))
+    result = tool.run({"todos": todos_input}, ToolContext(LocalWorkspace(tmp_path)))
 
     assert result.is_error
     assert result.content == f"The task list was not changed: {message}."

@@ -1,17 +1,19 @@
 """Opening the path the permission gate checked, without following a symlink anywhere on the way.
 
-The gate judges a call's real path: `..` and every symlink resolved once, at the check
-(`ToolContext.real_path` hands that path to the tool). Read, Write and Edit then reach it
-here one component at a time from `/`, each folder opened relative to the one before with
+The local workspace's files (`local.LocalWorkspace.read_file` and `open_folder`). The gate
+judges a call's real path: `..` and every symlink resolved once, at the check
+(`ToolContext.real_path` hands that path to the tool). Read, Write and Edit then reach it here
+one component at a time from `/`, each folder opened relative to the one before with
 O_NOFOLLOW, and the file itself opened in the last folder's handle with O_NOFOLLOW. A
-component swapped for a symlink after the check is refused (`PathChanged`, a ToolError
+component swapped for a symlink after the check is refused (`PathChanged`, a WorkspaceError
 saying nothing was read or written), never followed, so the object used is the object that
 was judged. A symlink in the project that points into the project still works: the gate
 resolved it, and what is walked here is its target.
 
 Write's missing folders are created with mkdir in the same chain of handles, and a
 replacement is written to a temporary file in the target's own folder handle (created with
-O_EXCL|O_NOFOLLOW), fsynced, given the old file's mode, and renamed over the target there.
+O_EXCL|O_NOFOLLOW), fsynced, given the old file's mode (or a new file's), and renamed over the
+target there.
 """
 
 from __future__ import annotations
@@ -24,13 +26,9 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from agentcli.regular_file import read_at_most, require_regular
-from agentcli.tools.base import ToolError
-
-Verb = Literal["read", "written"]
-"""For messages: "nothing was read" / "nothing was written"."""
+from agentcli.workspace.contract import Snapshot, Verb, WorkspaceError
 
 _FOLDER_FLAGS = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
 """O_PATH (Linux): a handle to walk through, which needs no read permission on the folder."""
@@ -40,7 +38,7 @@ MAX_TEMP_PREFIX = 200
 """Characters of the target's name kept in the temporary file's name (names are at most 255 bytes)."""
 
 
-class PathChanged(ToolError):
+class PathChanged(WorkspaceError):
     """A component of a checked path is now a symlink: the call stopped before touching anything."""
 
     def __init__(self, component: Path, verb: Verb) -> None:
@@ -48,14 +46,6 @@ class PathChanged(ToolError):
             f"{component} changed after permission was checked: it is now a symlink, which is not followed; "
             f"nothing was {verb}. If the change is expected, call the tool again so the new path is checked."
         )
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A regular file as read through one open handle: its metadata then its bytes."""
-
-    info: os.stat_result
-    data: bytes
 
 
 @dataclass(frozen=True)
@@ -89,8 +79,11 @@ class Folder:
         finally:
             os.close(fd)
 
-    def replace(self, name: str, data: bytes, mode: int) -> os.stat_result:
-        """Atomically make `name` hold `data` with permission bits `mode`; returns the new file's fstat."""
+    def replace(self, name: str, data: bytes, mode: int | None) -> os.stat_result:
+        """Atomically make `name` hold `data` with permission bits `mode` (None: a new file's
+        default, `new_file_mode`); returns the new file's fstat."""
+        if mode is None:
+            mode = new_file_mode()
         prefix = f".{name[:MAX_TEMP_PREFIX]}."
         temp, fd = self._create_temp(prefix)
         try:

@@ -1,0 +1,370 @@
+"""Composing a session: its parts, built once from the settings files and the command line.
+
+`compose` reads the settings (`settings.load_settings`) and the options (`SessionOptions`),
+and builds what every conversation of the session shares (`SessionParts`): the workspace, the
+hooks (the checked-in settings' only once trusted, `hooks.trust`), the permission gate (with
+the front end's prompter, which runs the Notification hooks before each question), the MCP
+servers (started later, `mcp.servers`), the model client (`SessionModel`, made at the first
+request), the built-in tools, the agent types, which outside files and skills are trusted, and
+the loop's configuration for a model (`loop_config`). Building starts nothing but the
+workspace it makes (entered last, closed with the parts; the local one holds nothing): no MCP
+server, no connection, no thread. So a batch runner may compose many sessions, each with a
+workspace of its own that it made and will close (`compose(..., workspace=...)`), cheaply.
+
+The conversation (`conversation.Conversation`) uses the parts; `session.Session` holds the
+parts and the current conversation. Nothing here knows of either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.agents.sources import ToolList, builtin_source
+from agentcli.agents.task import AgentTypes
+from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info
+from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
+from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, StreamListener
+from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
+from agentcli.events import EventSink, Notice, SerializedSink
+from agentcli.hooks import Hooks, load_hooks
+from agentcli.hooks.trust import ENABLE_ALL_KEY as ENABLE_ALL_HOOKS_KEY
+from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
+from agentcli.loop import LoopConfig
+from agentcli.mcp.approval import AsksAboutProjectServer
+from agentcli.mcp.content import McpContent
+from agentcli.mcp.elicitation import DeclineAll, Elicitor
+from agentcli.mcp.servers import SessionServers
+from agentcli.model_settings import budget_usd, check_model_table, token_budget, tool_protocol
+from agentcli.permissions.gate import Gate, build_gate
+from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
+from agentcli.permissions.rules import split_rule_list
+from agentcli.providers import (
+    DEFAULT_PROVIDER,
+    MODEL_SETTING,
+    PROVIDER_SETTING,
+    Choice,
+    ProviderSettings,
+    choose,
+    resolve,
+)
+from agentcli.providers.text_tools import ToolProtocol, with_tool_protocol
+from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
+from agentcli.sessions.autocompact import auto_compact_percent
+from agentcli.sessions.store import LoadedTranscript, find_session, latest_session, load_transcript
+from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
+from agentcli.skills.notices import SkillNotices
+from agentcli.skills.trust import SkillTrust
+from agentcli.workspace.contract import Workspace
+from agentcli.workspace.local import LocalWorkspace
+
+
+@dataclass
+class SessionOptions:
+    """What the command line can say about a session (shared by `run` and the REPL)."""
+
+    model: str | None = None
+    """`--model`: a model name, optionally prefixed with its provider (`openai:gpt-5`)."""
+    provider: str | None = None
+    """`--provider`: a name in `agentcli.providers.PROVIDERS`."""
+    permission_mode: str | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    append_system_prompt: str | None = None
+    max_turns: int | None = None
+    max_budget_tokens: int | None = None
+    max_budget_usd: float | None = None
+    tool_protocol: str | None = None
+    """native, xml or auto (`agentcli.providers.text_tools`); None: the setting's, else native."""
+    continue_session: bool = False
+    """Go on with the project's most recent session."""
+    resume: str | None = None
+    """Go on with this session (an id, or an unambiguous prefix of one)."""
+    mcp_config: list[str] = field(default_factory=list)
+    """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
+    strict_mcp_config: bool = False
+    """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
+    trust_project_hooks: bool = False
+    """`--trust-project-hooks`: run the checked-in settings' hooks without asking (`hooks.trust`)."""
+
+
+@dataclass(frozen=True)
+class Approvals:
+    """The front end's questions (the REPL's); without them (`agentcli run`) what would be asked
+    is denied or left out."""
+
+    prompter: Prompter | None = None
+    """Asks about tool calls."""
+    outside: AsksAboutOutsideFiles | None = None
+    """Asks about `@` imports outside the project."""
+    hooks: AsksAboutHooks | None = None
+    """Asks whether to run the checked-in settings' hooks (without it they run only if the user
+    trusted them already, see `hooks.trust`)."""
+    mcp_server: AsksAboutProjectServer | None = None
+    """Asks about the project's MCP servers."""
+    elicitor: Elicitor | None = None
+    """Answers an MCP server's requests for input from the user; without it they are declined,
+    with a notice."""
+
+
+def split_rules(values: list[str]) -> list[str]:
+    """Rules from repeated flags, each holding one or more rules (see `split_rule_list`)."""
+    return [rule for value in values for rule in split_rule_list(value)]
+
+
+def earlier_transcript(options: SessionOptions, cwd: Path) -> LoadedTranscript | None:
+    """The transcript `--resume ID` or `--continue` names, loaded; None for a new conversation."""
+    if options.resume:
+        return load_transcript(find_session(cwd, options.resume).path)
+    if options.continue_session and (latest := latest_session(cwd)) is not None:
+        return load_transcript(latest.path)
+    return None
+
+
+def choose_provider(options: SessionOptions, settings: Settings, resumed: LoadedTranscript | None) -> Choice:
+    """The provider and model (see `agentcli.providers.choose`); a resumed conversation goes on
+    with the ones its transcript names unless the command line names others."""
+    if resumed is not None and resumed.model and options.model is None and options.provider is None:
+        return Choice(resumed.provider or DEFAULT_PROVIDER, resumed.model)
+    return choose(
+        options.model,
+        options.provider,
+        setting=settings.get(PROVIDER_SETTING),
+        model_setting=settings.get(MODEL_SETTING),
+    )
+
+
+class SessionModel:
+    """The session's model client (a `contracts.Model`), the same object for its whole life:
+    the provider's client is made at the first request (importing a provider is not on the
+    start-up path) and speaks the session's tool protocol; `switch` goes to another provider."""
+
+    def __init__(
+        self,
+        provider: str,
+        protocol: ToolProtocol,
+        native_tools: Callable[[str], bool],
+        timeouts: Timeouts,
+        given: Model | None = None,
+    ) -> None:
+        """`given`: a client to use instead of resolving `provider`'s (tests' scripted model),
+        closed with this one."""
+        self._provider = provider
+        self._protocol = protocol
+        self._native_tools = native_tools
+        self._timeouts = timeouts
+        self._client = given
+        self._speaking: Model | None = None
+        """`_client` speaking `_protocol` (itself for native)."""
+
+    @property
+    def provider(self) -> str:
+        """The name of the provider requests go to (`agentcli.providers`)."""
+        return self._provider
+
+    def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
+        return self._current().stream(request, listener)
+
+    def switch(self, provider: str) -> None:
+        """Send requests to `provider` from now on: the old client is closed, the new one made at the next request."""
+        if provider != self._provider:
+            self.close()
+            self._client = self._speaking = None
+            self._provider = provider
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def _current(self) -> Model:
+        if self._client is None:
+            self._client = resolve(self._provider, ProviderSettings(self._timeouts))
+        if self._speaking is None:
+            self._speaking = with_tool_protocol(self._client, self._protocol, self._native_tools)
+        return self._speaking
+
+
+@dataclass(frozen=True)
+class SessionParts:
+    """What the conversations of one session share (see the module's docstring)."""
+
+    options: SessionOptions
+    settings: Settings
+    on_event: EventSink
+    """The front end's sink, serialised: sub-agents emit from their own threads."""
+    workspace: Workspace
+    opened: ExitStack
+    """What was opened here and is closed with the parts (the workspace, when made here)."""
+    hooks: Hooks
+    gate: Gate
+    model: SessionModel
+    first_model: str
+    """The model named by the options, the settings or the resumed transcript."""
+    earlier: LoadedTranscript | None
+    """The transcript the options say to go on with (`--resume`, `--continue`); None: a new conversation."""
+    builtins: ToolList
+    skill_trust: SkillTrust
+    """Kept across /clear and /resume: a skill the model changed stays untrusted in a new conversation."""
+    skill_notices: SkillNotices
+    """Kept across /clear: what was said about a skill file is not said again."""
+    outside_files: OutsideFiles
+    agent_types: AgentTypes
+    """The types the Task tool may start; kept across /clear so a bad definition is reported once."""
+    mcp: SessionServers
+    """Nothing is started until `mcp.start()` (the front end, once it is up) or the first request."""
+    mcp_content: McpContent
+    budget_usd: float | None
+    token_budget: int
+    auto_compact_percent: float | None
+    retry_base_delay: float
+
+    @property
+    def cwd(self) -> Path:
+        return self.workspace.root
+
+    def model_info(self, name: str) -> ModelInfo:
+        """What the catalog and the `models` setting say about the model `name`."""
+        return model_info(name, self.settings.get(MODELS_SETTING))
+
+    def loop_config(self, name: str) -> LoopConfig:
+        """The loop's configuration for the model `name` (its output limits and prices; the run's turn limit)."""
+        info = self.model_info(name)
+        return LoopConfig(
+            model=name,
+            max_output_tokens=min(32_000, info.max_output_tokens),
+            model_max_output_tokens=info.max_output_tokens,
+            max_turns=self.options.max_turns,
+            retry_base_delay=self.retry_base_delay,
+            prices=info,
+        )
+
+    def notice(self, text: str) -> None:
+        self.on_event(Notice(text))
+
+    def close(self) -> None:
+        """Stop the MCP servers, close the model's connections and (when made here) the workspace."""
+        self.mcp.close()
+        self.model.close()
+        self.opened.close()
+
+
+def compose(
+    options: SessionOptions,
+    cwd: Path,
+    on_event: EventSink,
+    *,
+    about: Callable[[], JSON],
+    approvals: Approvals = Approvals(),
+    model: Model | None = None,
+    workspace: Workspace | None = None,
+    retry_base_delay: float = LoopConfig.retry_base_delay,
+) -> SessionParts:
+    """The parts of a session at `cwd`. Raises UsageError (exit 2) on malformed settings or
+    rules, or an earlier session (`--resume`) that is not there, before anything is sent.
+
+    `about` gives the fields every hook's input carries about the session as it is now;
+    `model`, a client to use instead of the provider's; `workspace`, where the agent works (its
+    root `cwd`; the caller keeps and closes it), else a local one made here; `retry_base_delay`
+    paces the loop's retries of a broken stream (tests make it short)."""
+    sink: EventSink = SerializedSink(on_event)
+
+    def notice(text: str) -> None:
+        sink(Notice(text))
+
+    settings = load_settings(cwd)
+    passthrough = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
+    local_settings = next(path for scope, path in settings_files(cwd) if scope == "local")
+    hook_config = trusted_config(
+        load_hooks(settings.raw),
+        settings.get(TRUST_KEY),
+        local_settings,
+        approvals.hooks,
+        notice,
+        trusted=options.trust_project_hooks or settings.get(ENABLE_ALL_HOOKS_KEY) is True,
+    )
+    hooks = Hooks(hook_config, cwd, about=about, passthrough=passthrough, on_notice=notice)
+    prompter = approvals.prompter
+    if prompter is not None and hook_config.matching("Notification", "permission_prompt"):
+        prompter = _NotifyingPrompter(prompter, hooks)
+    gate = build_gate(
+        settings,
+        cwd,
+        options.permission_mode,
+        split_rules(options.allowed_tools),
+        split_rules(options.disallowed_tools),
+        prompter=prompter,
+        on_notice=notice,
+    )
+    for text in settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
+        notice(text)
+    check_model_table(settings)
+    protocol = tool_protocol(options.tool_protocol, settings)
+    budget = budget_usd(options.max_budget_usd, settings)
+    tokens = token_budget(options.max_budget_tokens, settings)
+    compact_percent = auto_compact_percent(settings)
+    timeouts = Timeouts.from_setting(settings.get(IDLE_SETTING), settings.sources.get(IDLE_SETTING))
+    outside_files = OutsideFiles.for_session(
+        settings, cwd, save_to=gate.local_settings, ask=approvals.outside, on_notice=notice
+    )
+    agent_types = AgentTypes(cwd, agentcli_home(), notice)
+    mcp = SessionServers(
+        settings,
+        cwd,
+        [Path(file) for file in options.mcp_config],
+        options.strict_mcp_config,
+        mode=lambda: gate.mode,
+        local_settings=gate.local_settings,
+        ask=approvals.mcp_server,
+        elicitor=approvals.elicitor or DeclineAll(notice),
+        on_notice=notice,
+    )
+    earlier = earlier_transcript(options, cwd)
+    provider, first_model = choose_provider(options, settings, earlier)
+
+    def native_tools(name: str) -> bool:
+        return model_info(name, settings.get(MODELS_SETTING)).native_tools
+
+    opened = ExitStack()
+    if workspace is None:  # made last, once nothing else can fail; entered (a sandbox starts so), closed with the parts
+        workspace = opened.enter_context(LocalWorkspace(cwd, passthrough=passthrough))
+    return SessionParts(
+        options=options,
+        settings=settings,
+        on_event=sink,
+        workspace=workspace,
+        opened=opened,
+        hooks=hooks,
+        gate=gate,
+        model=SessionModel(provider, protocol, native_tools, timeouts, model),
+        first_model=first_model,
+        earlier=earlier,
+        builtins=builtin_source(),
+        skill_trust=SkillTrust(),
+        skill_notices=SkillNotices(notice),
+        outside_files=outside_files,
+        agent_types=agent_types,
+        mcp=mcp,
+        mcp_content=McpContent(mcp.manager, mcp.timeout_s),
+        budget_usd=budget,
+        token_budget=tokens,
+        auto_compact_percent=compact_percent,
+        retry_base_delay=retry_base_delay,
+    )
+
+
+class _NotifyingPrompter:
+    """The front end's prompter, running the Notification hooks as each question goes up
+    (agentcli is waiting for the user)."""
+
+    def __init__(self, prompter: Prompter, hooks: Hooks) -> None:
+        self._prompter = prompter
+        self._hooks = hooks
+
+    def __call__(self, request: PermissionRequest) -> Answer:
+        message = f"agentcli needs your permission to use {request.tool}"
+        self._hooks.run(
+            "Notification", {"message": message, "notification_type": "permission_prompt"}, "permission_prompt"
+        )
+        return self._prompter(request)

@@ -1,0 +1,289 @@
+"""One conversation of a session: its context, its agent, its transcript, its compaction.
+
+A `Conversation` is made from the session's parts (`composition.SessionParts`), new or going
+on from a loaded transcript (`--continue`, `--resume`, `/resume`: its messages replayed
+exactly, so the prompt cache hits). It owns what belongs to one conversation, and changes its
+agent only through the agent's methods:
+
+- the context (`context.session.SessionContext`: the system prompt, reminders, skills) and
+  the tools' context (`ToolContext`: the session's workspace, the files read, the user turn);
+- the agent, from `build_agent` with the built-in tools, its own (Skill, TodoWrite), Task
+  (`agents.task`: its sub-agents get the built-in and MCP tools) and the MCP servers' (which
+  join at its first request, `tools_ready`, as `Agent.add_tools`);
+- its transcript and what keeps track of the agent by subscribing to its events: the
+  recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`), which calls
+  back `compact` here (`Agent.replace_conversation` takes the compacted conversation up).
+
+Data flows back up as events (the agent's, to its subscribers and the front end) and as what
+the conversation's methods return; the session asks, the conversation answers.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from agentcli.agents.build import build_agent
+from agentcli.agents.forked_skills import ForkedSkills
+from agentcli.agents.subagent import SubagentRunner
+from agentcli.agents.task import task_source
+from agentcli.budget import Budget
+from agentcli.catalog import ModelInfo
+from agentcli.context.paths import project_state_dir
+from agentcli.context.session import PreparedMessage, SessionContext
+from agentcli.contracts import ToolContext, Usage
+from agentcli.errors import StoppedByHook
+from agentcli.hooks import Hooks
+from agentcli.loop import LoopConfig, RunResult
+from agentcli.mcp.content import mentions_mcp
+from agentcli.permissions.gate import Gate
+from agentcli.session.composition import SessionModel, SessionParts
+from agentcli.sessions.autocompact import AutoCompaction
+from agentcli.sessions.compact import Compacted, ConversationSize
+from agentcli.sessions.compactor import adopt, compact_agent, context_size
+from agentcli.sessions.recorder import TranscriptRecorder
+from agentcli.sessions.store import LoadedTranscript
+from agentcli.sessions.transcript import TranscriptWriter, now
+
+
+class Conversation:
+    """One conversation; `end` it when done (its transcript and its agent's tool threads)."""
+
+    def __init__(
+        self, parts: SessionParts, model_name: str, loaded: LoadedTranscript | None, writer: TranscriptWriter | None
+    ) -> None:
+        """A new conversation with `model_name`, or `loaded` replayed; `writer` is the loaded
+        transcript's, already opened (None: opened here). Call `start` once the session holds it."""
+        self._parts = parts
+        cwd = parts.cwd
+        self.context = SessionContext(
+            parts.workspace,
+            model_name,
+            parts.options.append_system_prompt,
+            permission_mode=lambda: parts.gate.mode,
+            skill_trust=parts.skill_trust,
+            outside=parts.outside_files,
+            on_notice=parts.notice,
+            mcp=parts.mcp_content,
+            skill_notices=parts.skill_notices,
+        )
+        self.resumed = loaded
+        """The transcript this conversation continues, if it does."""
+        self.transcript: TranscriptWriter
+        if loaded is None:
+            self.id = str(uuid.uuid4())
+            self.transcript = TranscriptWriter.new(
+                project_state_dir(cwd) / f"{self.id}.jsonl",
+                session_id=self.id,
+                cwd=cwd,
+                provider=parts.model.provider,
+                model=model_name,
+                system=self.context.system,
+                on_error=parts.notice,
+            )
+        else:
+            self.id = loaded.session_id
+            self.transcript = writer or TranscriptWriter.existing(loaded.path, parts.notice)
+            if loaded.system is not None and not parts.options.append_system_prompt:
+                self.context.system = loaded.system
+            else:  # asked for a different system prompt: the cache prefix changes, say so in the transcript
+                self.transcript.write({"type": "system", "time": now(), "system": self.context.system})
+            self.context.reminders.restore(loaded.reminders)
+            self.context.restore_todos(loaded.todos)
+        self.mcp_tools = parts.mcp.source()
+        self.budget = Budget(parts.token_budget, parts.budget_usd)
+        """What this conversation may spend, drawn on by its agent and every sub-agent."""
+        self.subagents = SubagentRunner(
+            self,
+            [parts.builtins, self.mcp_tools],
+            self.context.skill_tools(parts.builtins),
+            self.context.facts,
+            project_state_dir(cwd) / self.id / "subagents",
+            parts.on_event,
+            self.budget,
+        )
+        own_tools = self.context.tool_source(
+            parts.gate, parts.builtins, ForkedSkills(parts.agent_types, self.subagents)
+        )
+        self.ctx = ToolContext(parts.workspace)
+        """The tools' context: the session's workspace, this conversation's files read and user turns."""
+        if loaded is not None:
+            self.ctx.read_files.restore(loaded.read_files)  # checked against the file before any edit
+        self.agent = build_agent(
+            sources=[parts.builtins, own_tools, task_source(parts.agent_types, self.subagents), self.mcp_tools],
+            system=self.context.system,
+            model=parts.model,
+            gate=parts.gate,
+            config=parts.loop_config(model_name),
+            ctx=self.ctx,
+            on_event=parts.on_event,
+            hooks=parts.hooks,
+            budget=self.budget,
+        )
+        self.recorder = TranscriptRecorder(
+            self.transcript,
+            self.agent,
+            self.context.todos,
+            self.ctx.read_files,
+            titled=loaded is not None and bool(loaded.title),
+        )
+        self.agent.subscribe(self.recorder)
+        self.agent.subscribe(AutoCompaction(self, parts.notice))
+        self._size = ConversationSize()
+        """The conversation's size, counted as it grows (checked before every request)."""
+        if loaded is not None:
+            self.agent.replace_conversation(list(loaded.messages), loaded.context_tokens)
+            for message in loaded.repairs():
+                self.agent.add_message(message)
+            if note := loaded.describe_repairs():
+                parts.notice(note)
+
+    def start(self, source: str) -> None:
+        """Run the SessionStart hooks (`source`: startup, resume, clear, compact); what they say
+        goes to the model with the next user message."""
+        for text in self._parts.hooks.run("SessionStart", {"source": source}, source).context:
+            self.context.reminders.add_once(text)
+
+    # ------------------------------------------------------------------ what a sub-agent takes (`subagent.Parent`)
+
+    @property
+    def model(self) -> SessionModel:
+        return self._parts.model
+
+    @property
+    def provider(self) -> str:
+        return self._parts.model.provider
+
+    @property
+    def gate(self) -> Gate:
+        return self._parts.gate
+
+    @property
+    def hooks(self) -> Hooks:
+        return self._parts.hooks
+
+    def loop_config(self, model: str) -> LoopConfig:
+        return self._parts.loop_config(model)
+
+    # ------------------------------------------------------------------ a user message
+
+    def prepare(self, text: str) -> PreparedMessage:
+        """Begin a user turn: run the UserPromptSubmit hooks, expand a /command and add due
+        reminders (and what the hooks said). Raises UsageError for an unknown command,
+        StoppedByHook when a hook blocked the prompt: then nothing is sent."""
+        self.ctx.begin_user_turn()  # a skill's !`cmd` below belongs to this turn already
+        said = self._parts.hooks.run("UserPromptSubmit", {"prompt": text})
+        if said.stop or said.blocked:
+            why = said.stop or said.reason
+            raise StoppedByHook(f"A UserPromptSubmit hook blocked this prompt, so nothing was sent: {why}")
+        if mentions_mcp(text):
+            self.tools_ready()  # its servers approved and connected (as for the first request) before they are asked
+        prepared = self.context.prepare(text, self.ctx).with_reminders(said.context)
+        self.recorder.offer_title(text)
+        return prepared
+
+    def tools_ready(self) -> None:
+        """Fix this conversation's tools before its first request: the MCP servers connected by
+        then (waited for at most the connect timeout) join it; later ones join the next one."""
+        if self.mcp_tools.frozen:
+            return
+        self._parts.mcp.prepare_tools(self.mcp_tools, self.model_info.context_window)
+        self.agent.add_tools(self.mcp_tools.tools())
+
+    def run(self, prepared: PreparedMessage) -> RunResult:
+        """`prepared` through the loop to the final answer (with the skill's model, if it names one)."""
+        self.tools_ready()
+        self.recorder.prompt_reminders(self.context.reminders.snapshot())
+        try:
+            with self.context.turn(prepared):
+                result = self.agent.run(self.context.forked_content(prepared, self.ctx), model=prepared.model)
+        except BaseException as stopped:  # an interrupt too: the run record says why it ended
+            self.recorder.record_run(stopped)
+            if isinstance(stopped, Exception):
+                self.transcript.discard()  # only while the model has never answered: no file to clutter /resume
+            raise
+        else:
+            self.recorder.record_run(None)
+        finally:
+            self.transcript.sync()
+        self.transcript.keep()
+        return result
+
+    def record_interrupt(self) -> None:
+        """After Ctrl-C (or a Halt): the conversation stays valid for the next message; one the
+        model never answered leaves no transcript behind."""
+        self.agent.record_interrupt()
+        self.transcript.discard()
+
+    def use_model(self, provider: str, name: str) -> None:
+        """Go on with the model `name` (of `provider`) from the next request; the transcript records it."""
+        self.agent.configure(self._parts.loop_config(name))
+        self.transcript.write({"type": "model", "time": now(), "provider": provider, "model": name})
+
+    def end(self) -> None:
+        """Release the transcript (and its lock) and the agent's tool threads."""
+        self.transcript.close()
+        self.agent.close()
+
+    # ------------------------------------------------------------------ what it cost
+
+    @property
+    def model_info(self) -> ModelInfo:
+        """The model of the current request (a skill's, during its turn)."""
+        return self._parts.model_info(self.agent.model_name)
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens this conversation has used, its sub-agents' included: before it was resumed (as
+        its transcript recorded them) and since. `agent.usage` counts only the latter (the token
+        budget applies to it)."""
+        total = Usage()
+        if self.resumed is not None:
+            total.add(self.resumed.usage)
+        total.add(self.agent.usage)
+        return total
+
+    def cost_usd(self, usage: Usage) -> float:
+        """The price in dollars of `usage`: this conversation's (`usage`) or what a run of it spent,
+        its sub-agents' usage included. Each sub-agent's tokens are priced at its own model's rates,
+        the rest at the main model's (a resumed conversation's earlier spend too)."""
+        by_model = self.subagents.usage_by_model()
+        cost = sum(self._parts.model_info(name).cost_usd(spent) for name, spent in by_model.items())
+        main = usage
+        for spent in by_model.values():
+            main = main.less(spent)
+        return cost + self.model_info.cost_usd(main)
+
+    # ------------------------------------------------------------------ compaction (`autocompact.Compactable`)
+
+    def context_size(self) -> int:
+        """Tokens the conversation occupies now (measured at the last response, plus an estimate since)."""
+        return context_size(self.agent, self._size)
+
+    def auto_compact_threshold(self) -> int | None:
+        percent = self._parts.auto_compact_percent
+        if percent is None:
+            return None
+        return int(self.model_info.context_window * percent / 100)
+
+    def compact(self, instructions: str = "", *, auto: bool = False) -> Compacted:
+        """Clear old tool results, then summarise: always for /compact; when automatic, only if
+        clearing did not bring the conversation under 3/4 of the threshold. Recorded in the
+        transcript as a boundary followed by the new conversation."""
+        trigger = "auto" if auto else "manual"
+        self._parts.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, trigger)
+        threshold = self.auto_compact_threshold()
+        summarise_above = (threshold or self.model_info.context_window) * 3 // 4 if auto else None
+        result = compact_agent(
+            self.agent,
+            self._parts.model,
+            self.context.reminders,
+            self.model_info,
+            instructions=instructions,
+            summarise_above=summarise_above,
+            on_notice=self._parts.notice,
+        )
+        if result.changed:
+            adopt(self.agent, result)
+            self.recorder.record_compaction(result, auto=auto, reminders=self.context.reminders.snapshot())
+            self.start("compact")
+        return result

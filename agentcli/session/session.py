@@ -1,0 +1,270 @@
+"""A session: what the front ends talk to. Its parts, and its current conversation.
+
+Both front ends make one: `agentcli run` sends a single message, the REPL many. A session is
+its parts (`composition.compose`: built once from the settings and the command line, shared by
+its conversations) and one conversation at a time (`conversation.Conversation`: its agent,
+transcript and compaction). `/clear` and `/resume` end the conversation and start
+another; `/model` switches the model for the rest of the session.
+
+Hooks (`agentcli.hooks`) come from the settings files; the session runs SessionEnd (clear,
+close), its conversation UserPromptSubmit, SessionStart (startup, resume, clear, compact) and
+PreCompact, its gate Notification (before each permission question); its agent and sub-agents
+run the tool and stop events. The checked-in settings' hooks run only once the user trusts
+them (`hooks.trust`): asked through `approve_hooks` (the REPL), else left out unless trusted before.
+
+Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
+tool threads, the MCP servers, the model's connections and the workspace it made are released then.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+
+from agentcli.agents.subagent import SubagentRunner
+from agentcli.agents.task import AgentTypes
+from agentcli.catalog import MODELS_SETTING, ModelInfo, unknown_model_notice
+from agentcli.context.outside import AsksAboutOutsideFiles
+from agentcli.context.session import PreparedMessage, SessionContext
+from agentcli.contracts import JSON, Model, Usage
+from agentcli.errors import UsageError
+from agentcli.events import EventSink
+from agentcli.hooks import Hooks
+from agentcli.hooks.trust import AsksAboutHooks
+from agentcli.loop import Agent, LoopConfig, RunResult
+from agentcli.mcp.approval import AsksAboutProjectServer
+from agentcli.mcp.content import McpContent
+from agentcli.mcp.elicitation import Elicitor
+from agentcli.mcp.servers import SessionServers
+from agentcli.permissions.gate import Gate
+from agentcli.permissions.prompt import Prompter
+from agentcli.providers import choose, credential_problem
+from agentcli.session.composition import Approvals, SessionOptions, SessionParts, compose
+from agentcli.session.conversation import Conversation
+from agentcli.sessions.compact import Compacted
+from agentcli.sessions.recorder import TranscriptRecorder
+from agentcli.sessions.store import LoadedTranscript, SessionInfo, load_transcript
+from agentcli.sessions.transcript import TranscriptWriter
+from agentcli.settings import Settings
+from agentcli.workspace.contract import Workspace
+
+__all__ = ["Session"]
+
+
+class Session:
+    """Raises UsageError (exit 2) on malformed settings or rules, before anything is sent."""
+
+    def __init__(
+        self,
+        options: SessionOptions,
+        cwd: Path,
+        on_event: EventSink,
+        *,
+        model: Model | None = None,
+        prompter: Prompter | None = None,
+        approve_outside: AsksAboutOutsideFiles | None = None,
+        approve_hooks: AsksAboutHooks | None = None,
+        approve_mcp_server: AsksAboutProjectServer | None = None,
+        elicitor: Elicitor | None = None,
+        retry_base_delay: float = LoopConfig.retry_base_delay,
+        workspace: Workspace | None = None,
+    ) -> None:
+        """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
+        project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
+        run) what would be asked is denied or left out. `elicitor` answers an MCP server's requests
+        for input from the user; without it (agentcli run) they are declined, with a notice.
+        `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run
+        only if the user trusted them already, see `hooks.trust`).
+        `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
+        A `model` given is the session's from then on: `close` closes it. A `workspace` given
+        (rooted at `cwd`) is where the agent works; its owner closes it (else the session makes
+        a local one)."""
+        self.parts: SessionParts = compose(
+            options,
+            cwd,
+            on_event,
+            about=self._hook_fields,
+            approvals=Approvals(prompter, approve_outside, approve_hooks, approve_mcp_server, elicitor),
+            model=model,
+            workspace=workspace,
+            retry_base_delay=retry_base_delay,
+        )
+        self.model_name = self.parts.first_model
+        """The model new conversations start with (`/model` changes it)."""
+        self._ended = False
+        self._notice_if_unknown(self.model_name)
+        loaded = self.parts.earlier
+        self.conversation = Conversation(self.parts, self.model_name, loaded, None)
+        self.conversation.start("resume" if loaded is not None else "startup")
+
+    # ------------------------------------------------------------------ the parts
+
+    @property
+    def options(self) -> SessionOptions:
+        return self.parts.options
+
+    @property
+    def cwd(self) -> Path:
+        return self.parts.cwd
+
+    @property
+    def settings(self) -> Settings:
+        return self.parts.settings
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.parts.workspace
+
+    @property
+    def gate(self) -> Gate:
+        return self.parts.gate
+
+    @property
+    def hooks(self) -> Hooks:
+        return self.parts.hooks
+
+    @property
+    def mcp(self) -> SessionServers:
+        return self.parts.mcp
+
+    @property
+    def mcp_content(self) -> McpContent:
+        return self.parts.mcp_content
+
+    @property
+    def agent_types(self) -> AgentTypes:
+        return self.parts.agent_types
+
+    @property
+    def provider(self) -> str:
+        return self.parts.model.provider
+
+    def loop_config(self, name: str) -> LoopConfig:
+        return self.parts.loop_config(name)
+
+    # ------------------------------------------------------------------ the current conversation
+
+    @property
+    def id(self) -> str:
+        return self.conversation.id
+
+    @property
+    def agent(self) -> Agent:
+        return self.conversation.agent
+
+    @property
+    def context(self) -> SessionContext:
+        return self.conversation.context
+
+    @property
+    def transcript(self) -> TranscriptWriter:
+        return self.conversation.transcript
+
+    @property
+    def recorder(self) -> TranscriptRecorder:
+        return self.conversation.recorder
+
+    @property
+    def subagents(self) -> SubagentRunner:
+        return self.conversation.subagents
+
+    @property
+    def resumed(self) -> LoadedTranscript | None:
+        """The transcript the current conversation continues, if it does."""
+        return self.conversation.resumed
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return self.conversation.model_info
+
+    @property
+    def usage(self) -> Usage:
+        return self.conversation.usage
+
+    def cost_usd(self, usage: Usage) -> float:
+        return self.conversation.cost_usd(usage)
+
+    def send(self, text: str) -> RunResult:
+        """One user message (a /command is expanded first) through the loop to the final answer."""
+        return self.run(self.prepare(text))
+
+    def prepare(self, text: str) -> PreparedMessage:
+        return self.conversation.prepare(text)
+
+    def tools_ready(self) -> None:
+        self.conversation.tools_ready()
+
+    def run(self, prepared: PreparedMessage) -> RunResult:
+        return self.conversation.run(prepared)
+
+    def record_interrupt(self) -> None:
+        self.conversation.record_interrupt()
+
+    def context_size(self) -> int:
+        return self.conversation.context_size()
+
+    def compact(self, instructions: str = "", *, auto: bool = False) -> Compacted:
+        return self.conversation.compact(instructions, auto=auto)
+
+    # ------------------------------------------------------------------ across conversations
+
+    def set_model(self, name: str) -> None:
+        """`/model NAME` for the next turn: a bare name keeps the provider, a prefixed one
+        (`openai:gpt-5`) switches to it (the old client is closed, the new one made at the next
+        request). The transcript records the change, so `--continue` goes on with it. UsageError
+        for an unknown provider or one whose credentials are missing; then nothing changes."""
+        provider, model_name = choose(name, self.provider)
+        if provider != self.provider:
+            if problem := credential_problem(provider):
+                raise UsageError(problem)
+            self.parts.model.switch(provider)
+        self.model_name = model_name
+        self.conversation.use_model(provider, model_name)
+        self._notice_if_unknown(model_name)
+
+    def clear(self) -> None:
+        """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
+        self.conversation.end()
+        self.hooks.run("SessionEnd", {"reason": "clear"})
+        self._begin(None, None, "clear")
+
+    def resume(self, earlier: SessionInfo) -> None:
+        """Go on with an earlier session of this project: its messages, system prompt and transcript."""
+        loaded = load_transcript(earlier.path)
+        writer = TranscriptWriter.existing(loaded.path, self.parts.notice)  # UsageError while another process has it
+        self.conversation.end()
+        self._begin(loaded, writer, "resume")
+
+    def close(self) -> None:
+        """Release the transcript (and its lock), the tool threads, the MCP servers, the model's
+        connections and the workspace the session made; the session is not used after. Safe to call again."""
+        self.conversation.end()
+        if not self._ended:
+            self._ended = True
+            self.hooks.run("SessionEnd", {"reason": "other"})
+        self.parts.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _begin(self, loaded: LoadedTranscript | None, writer: TranscriptWriter | None, source: str) -> None:
+        self.conversation = Conversation(self.parts, self.model_name, loaded, writer)
+        self.conversation.start(source)
+
+    def _notice_if_unknown(self, name: str) -> None:
+        if note := unknown_model_notice(name, self.settings.get(MODELS_SETTING)):
+            self.parts.notice(note)
+
+    def _hook_fields(self) -> JSON:
+        """What every hook's input says about the session, as it is now."""
+        return {
+            "session_id": self.id,
+            "transcript_path": str(self.transcript.path),
+            "cwd": str(self.cwd),
+            "permission_mode": self.gate.mode,
+        }
