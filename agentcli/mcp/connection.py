@@ -20,7 +20,7 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 
 from agentcli.contracts import JSON
 from agentcli.mcp.config import ServerConfig
@@ -108,17 +108,48 @@ async def list_tools(session: Any) -> list[ToolInfo]:
     return found
 
 
-async def call_tool(session: Any, name: str, arguments: JSON) -> CallOutcome:
-    """The server's answer; an error the server sent instead of a result comes back as an error outcome."""
+async def call_tool(
+    session: Any, name: str, arguments: JSON, *, server: str = "", elicit: Elicit | None = None
+) -> CallOutcome:
+    """The server's answer; an error the server sent instead of a result comes back as an error
+    outcome. When the server answers that the user must first open pages (URL elicitation
+    required, -32042), each is put to `elicit` (as a question of `server`) and the model is told
+    what the user did and to call again once they are done."""
     try:
         result = await session.call_tool(name, arguments)
     except MCPError as error:
         if is_disconnect(error):
             raise
+        if error.error.code == types.URL_ELICITATION_REQUIRED:
+            return await _pages_first(error.error, server, elicit)
         return CallOutcome(texts=(f"The MCP server answered with an error: {error.error.message}",), is_error=True)
     if not isinstance(result, types.CallToolResult):
         return CallOutcome(texts=("The MCP server asked for input agentcli cannot give.",), is_error=True)
     return outcome_of(result)
+
+
+async def _pages_first(error: types.ErrorData, server: str, elicit: Elicit | None) -> CallOutcome:
+    """The outcome of a call the server refused until the user opens its pages."""
+    try:
+        pages = UrlElicitationRequiredError.from_error(error).elicitations
+    except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
+        pages = []
+    said = f"The MCP server answered that the user must first open a page in the browser ({error.message})"
+    if not pages:
+        return CallOutcome(texts=(f"{said}, but it named no page agentcli can show.",), is_error=True)
+    texts = [f"{said}:"]
+    for page in pages:
+        if elicit is None:
+            done = "agentcli did not show it to the user"
+        else:
+            reply = await elicit(UrlQuestion(server, page.message, page.url))
+            if reply.action == "accept":
+                done = "the user opened it"
+            else:
+                done = f"not opened: {reply.reason}" if reply.reason else "the user did not open it"
+        texts.append(f'- "{page.message}" {page.url}: {done}.')
+    texts.append("Call the tool again once the user says they are done there; do not open the pages yourself.")
+    return CallOutcome(texts=("\n".join(texts),), is_error=True)
 
 
 def outcome_of(result: Any) -> CallOutcome:

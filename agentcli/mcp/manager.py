@@ -323,7 +323,8 @@ class McpManager:
         from agentcli.mcp import connection
 
         try:
-            return await connection.call_tool(session, tool, arguments)
+            elicit = self._elicit if self.elicitor is not None else None
+            return await connection.call_tool(session, tool, arguments, server=server, elicit=elicit)
         except Exception as error:
             if not connection.is_disconnect(error):
                 raise

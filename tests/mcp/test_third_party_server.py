@@ -145,3 +145,48 @@ def test_run_declines_its_form_and_the_model_is_told(
     [result] = [b for b in fake_api.requests[1].body["messages"][-1]["content"] if b["type"] == "tool_result"]
     assert "User declined to provide the requested information" in str(result["content"])
     assert 'MCP server "everything" asked for input ("Please provide inputs' in done.stderr
+
+
+def test_a_call_it_refuses_until_a_page_is_opened_shows_the_page_and_tells_the_model_to_call_again(
+    everything_manager: McpManager, asked: list[Question]
+) -> None:
+    url = "https://example.com/verify"
+    arguments = {"url": url, "message": "Verify your account", "errorPath": True}
+
+    first = everything_manager.call_tool("everything", "trigger-url-elicitation", arguments, threading.Event())
+
+    assert asked == [
+        UrlQuestion(
+            "everything",
+            "Open this link to satisfy the prerequisite, then retry the request.",
+            "https://modelcontextprotocol.io",
+            agents=("",),
+        )
+    ]
+    assert first.is_error
+    assert first.texts[0].splitlines()[1:] == [
+        '- "Open this link to satisfy the prerequisite, then retry the request." https://modelcontextprotocol.io: '
+        "the user opened it.",
+        "Call the tool again once the user says they are done there; do not open the pages yourself.",
+    ]
+
+    again = everything_manager.call_tool("everything", "trigger-url-elicitation", arguments, threading.Event())
+
+    assert asked[1:] == [UrlQuestion("everything", "Verify your account", url, agents=("",))]
+    assert not again.is_error
+
+
+def test_run_tells_the_model_a_page_it_needed_opened_was_not(
+    run_cli: RunCli, fake_api: FakeAnthropic, configured: None
+) -> None:
+    arguments = {"url": "https://example.com/verify", "errorPath": True}
+    fake_api.script(
+        reply(tool_use("mcp__everything__trigger-url-elicitation", arguments, id="toolu_1")), reply(text("Later."))
+    )
+
+    done = run_cli("run", "--allowed-tools", "mcp__everything", "verify")
+
+    assert done.returncode == 0, done.stderr
+    [result] = [b for b in fake_api.requests[1].body["messages"][-1]["content"] if b["type"] == "tool_result"]
+    assert result["is_error"] is True
+    assert "https://modelcontextprotocol.io: not opened: agentcli run is non-interactive" in str(result["content"])
