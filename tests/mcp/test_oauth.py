@@ -24,7 +24,7 @@ from agentcli.mcp.login import BrowserLogin, Endpoints
 from agentcli.mcp.login_flow import log_in
 from agentcli.mcp.manager import McpManager
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
-from tests.conftest import RunAgent, RunCli
+from tests.conftest import RunAgent, RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import reply as api_reply
 from tests.fake_anthropic import text as api_text
@@ -190,3 +190,32 @@ def test_the_login_listener_takes_only_the_state_it_issued() -> None:
 
 def _endpoints() -> Endpoints:
     return Endpoints(server="secure", url="https://mcp.example/mcp")
+
+
+def test_slash_mcp_shows_the_login_state_and_logs_in_and_out_in_the_repl(
+    start_repl: StartRepl, servers: OAuthServers, configured: Path, home: Path
+) -> None:
+    repl = start_repl(env={"BROWSER": BROWSER})
+    for shown in range(1, 200):  # until its first connection has found that it needs a login
+        repl.submit("/mcp")
+        screen = repl.wait_for_count("server  scope", shown)
+        if "/mcp login NAME logs in" in screen:
+            break
+        repl.pump(0.1)
+    row = [line for line in screen.splitlines() if line.lstrip().startswith("secure")][-1]
+    assert "needs login" in row and "not logged in" in row
+
+    repl.submit("/mcp login secure")
+
+    screen = repl.wait_for('Logged in to MCP server "secure"; it is connected (1 tools).')
+    assert f"{servers.auth_url}/authorize?" in screen
+    assert not any(token in screen for token in servers.issued)
+    repl.submit("/mcp")
+    screen = repl.wait_for_count("server  scope", shown + 1)
+    row = [line for line in screen.splitlines() if line.lstrip().startswith("secure")][-1]
+    assert "connected" in row and "logged in" in row and "not logged in" not in row
+
+    repl.submit("/mcp logout secure")
+
+    repl.wait_for('Logged out of MCP server "secure"')
+    assert not list((home / ".agentcli" / "mcp-auth").glob("*.json"))
