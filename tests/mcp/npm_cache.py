@@ -1,6 +1,6 @@
 """npm packages the tests run, installed once into a cache outside the checkout.
 
-`installed(folder, specs)` installs `specs` (`name@version`, pinned) into
+`installed(folder, specs, entry)` installs `specs` (`name@version`, pinned) into
 `$XDG_CACHE_HOME/agentcli-tests/<folder>` (default `~/.cache/agentcli-tests`) unless an earlier
 run did, and returns that folder: later runs need neither npm nor the network. A marker written
 last means an install cut short is done again; a lock lets pytest's workers and `scripts/setup`
@@ -13,8 +13,10 @@ import fcntl
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import pytest
 
 INSTALL_TIMEOUT = 300  # seconds; a first install downloads a hundred packages or so
 # Without network npm would retry for minutes on every test run; one try, a short timeout.
@@ -23,6 +25,17 @@ NPM_OPTIONS = ["--no-audit", "--no-fund", "--no-save", "--prefer-offline", "--fe
 
 class Unavailable(Exception):
     """The package cannot be installed here; the message says why and what would fix it."""
+
+
+def command_or_skip(install: Callable[[], list[str]], what: str) -> list[str]:
+    """`install()`'s command line; when it is Unavailable, the test skips saying why, except on
+    CI (`CI` set), where it fails: CI must have `what`."""
+    try:
+        return install()
+    except Unavailable as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install {what} (see scripts/setup): {error}")
+        pytest.skip(str(error))
 
 
 def cache_dir(folder: str) -> Path:

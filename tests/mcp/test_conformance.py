@@ -13,7 +13,6 @@ without them it skips, except on CI, where it fails.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import pytest
 
 from tests.mcp import conformance
 from tests.mcp.conformance_client import scenario_clients
+from tests.mcp.npm_cache import command_or_skip
 
 SHIM = Path(__file__).with_name("conformance_shim.py")
 SUITE_TIMEOUT_S = 120
@@ -43,12 +43,7 @@ RESULT_FOLDER = re.compile(r"(.+)-\d{4}-\d\d-\d\dT[\d-]+Z")
 
 @pytest.fixture(scope="module")
 def suite() -> list[str]:
-    try:
-        return conformance.install()
-    except conformance.Unavailable as error:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must install the MCP conformance suite (see scripts/setup): {error}")
-        pytest.skip(str(error))
+    return command_or_skip(conformance.install, "the MCP conformance suite")
 
 
 def problems(check: dict[str, Any]) -> bool:
