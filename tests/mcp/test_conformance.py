@@ -22,12 +22,12 @@ from typing import Any
 import pytest
 
 from tests.mcp import conformance
-from tests.mcp.conformance_client import scenario_clients
+from tests.mcp.conformance_client import SCENARIO_TIMEOUT_S, scenario_clients
 from tests.mcp.npm_cache import command_or_skip
 
 SHIM = Path(__file__).with_name("conformance_shim.py")
-SUITE_TIMEOUT_S = 120
-"""The suite runs its scenarios in parallel, each given 30 s at most."""
+SUITE_TIMEOUT_S = 2 * SCENARIO_TIMEOUT_S
+"""The suite runs its scenarios in parallel, each given SCENARIO_TIMEOUT_S at most."""
 EXPECTED_FAILURES = {
     "auth/basic-cimd": "the server offers Client ID Metadata Documents; agentcli publishes none (it would need an "
     "https address of its own) and registers dynamically instead, which the suite warns about",
@@ -59,7 +59,18 @@ def test_every_client_scenario_of_the_conformance_suite(suite: list[str], tmp_pa
     with scenario_clients() as clients:
         command = f"{sys.executable} -I -S {SHIM} {clients}"
         done = subprocess.run(
-            [*suite, "client", "--command", command, "--suite", "all", "--output-dir", str(results)],
+            [
+                *suite,
+                "client",
+                "--command",
+                command,
+                "--suite",
+                "all",
+                "--timeout",
+                str(int(SCENARIO_TIMEOUT_S * 1000)),
+                "--output-dir",
+                str(results),
+            ],
             cwd=tmp_path,
             capture_output=True,
             text=True,

@@ -20,7 +20,7 @@ from agentcli.mcp.tools import McpToolSource
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.workspace.local import LocalWorkspace
 from tests.conftest import RunAgent
-from tests.mcp.helpers import stdio_server, write_config
+from tests.mcp.helpers import CONNECT_CEILING, stdio_server, write_config
 from tests.mcp.test_manager import stdio
 from tests.waiting import CEILING, wait_until
 
@@ -88,10 +88,10 @@ def manager(tmp_path: Path, asked: list[Question]) -> Iterator[McpManager]:
         asked.append(question)
         return Reply("accept", {"name": "Ada"})
 
-    made = McpManager(tmp_path, connect_timeout=CEILING, on_notice=print, elicitor=user)
+    made = McpManager(tmp_path, connect_timeout=CONNECT_CEILING, on_notice=print, elicitor=user)
     made.add(stdio("demo"))
     made.connect("demo")
-    assert made.wait_for("demo", CEILING).state == "connected"
+    assert made.wait_for("demo", CONNECT_CEILING).state == "connected"
     yield made
     made.close()
 

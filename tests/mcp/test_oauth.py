@@ -28,7 +28,7 @@ from tests.conftest import RunAgent, RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import reply as api_reply
 from tests.fake_anthropic import text as api_text
-from tests.mcp.helpers import write_config
+from tests.mcp.helpers import CONNECT_CEILING, write_config
 from tests.mcp.oauth_server import OAuthServers
 from tests.waiting import CEILING
 
@@ -54,7 +54,7 @@ def store(home: Path) -> AuthStore:
 
 @pytest.fixture
 def manager(servers: OAuthServers, store: AuthStore, tmp_path: Path) -> Iterator[McpManager]:
-    made = McpManager(tmp_path, connect_timeout=CEILING, on_notice=print, auth_store=store)
+    made = McpManager(tmp_path, connect_timeout=CONNECT_CEILING, on_notice=print, auth_store=store)
     made.add(ServerConfig("secure", "user", tmp_path, "http", url=servers.mcp_url))
     yield made
     made.close()
@@ -144,11 +144,11 @@ def test_a_token_that_ran_out_is_refreshed_at_the_authorization_servers_token_en
     servers.expire_access_tokens()
     record = store.path(servers.mcp_url)
     record.write_text(json.dumps({**json.loads(record.read_text()), "expires_at": 1.0}))  # as a later day finds it
-    later = McpManager(tmp_path, connect_timeout=CEILING, on_notice=print, auth_store=store)  # a new process's
+    later = McpManager(tmp_path, connect_timeout=CONNECT_CEILING, on_notice=print, auth_store=store)  # a new process's
     later.add(ServerConfig("secure", "user", tmp_path, "http", url=servers.mcp_url))
     try:
         later.connect("secure")
-        assert later.wait_for("secure", CEILING).state == "connected"
+        assert later.wait_for("secure", CONNECT_CEILING).state == "connected"
         assert later.call_tool("secure", "echo", {"text": "again"}, NEVER).texts == ("echo: again",)
     finally:
         later.close()

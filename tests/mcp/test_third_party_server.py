@@ -24,9 +24,8 @@ from agentcli.mcp.manager import McpManager
 from tests.conftest import RunCli
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.mcp import everything
-from tests.mcp.helpers import write_config
+from tests.mcp.helpers import CONNECT_CEILING, write_config
 from tests.mcp.npm_cache import command_or_skip
-from tests.waiting import CEILING
 
 
 @pytest.fixture(scope="session")
@@ -89,10 +88,10 @@ def everything_manager(everything_command: list[str], tmp_path: Path, asked: lis
         return Reply("accept", {"name": "Ada Lovelace"} if isinstance(question, FormQuestion) else None)
 
     command, *args = everything_command
-    made = McpManager(tmp_path, connect_timeout=CEILING, on_notice=print, elicitor=user)
+    made = McpManager(tmp_path, connect_timeout=CONNECT_CEILING, on_notice=print, elicitor=user)
     made.add(ServerConfig("everything", "user", tmp_path, "stdio", command=command, args=tuple(args)))
     made.connect("everything")
-    assert made.wait_for("everything", CEILING).state == "connected"
+    assert made.wait_for("everything", CONNECT_CEILING).state == "connected"
     yield made
     made.close()
 
