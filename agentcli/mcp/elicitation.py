@@ -6,7 +6,8 @@ front end's `Elicitor` answers with a `Reply`: accept (with the form's values), 
 cancel. The REPL shows the form with the server's name and, for a sub-agent's call, the
 agent's (`repl.elicit`); `agentcli run` has nobody to ask and declines, saying why
 (`DeclineAll`). A server asking while none of its calls runs is declined without asking: it
-cannot put a question in front of the user at a moment of its choosing.
+cannot put a question in front of the user at a moment of its choosing; so is a page that is not
+an http or https address (`refused`).
 
 Fields (`parse_form`): strings (length limits, `format` email/uri/date/date-time), numbers and
 integers (bounds), booleans, single choices (`enum`, titled `oneOf`, legacy `enumNames`) and
@@ -22,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
 
 Action = Literal["accept", "decline", "cancel"]
 Kind = Literal["text", "number", "integer", "boolean", "choice", "choices"]
@@ -195,6 +197,20 @@ class Elicitor(Protocol):
     def __call__(self, question: Question, /) -> Reply:
         """Ask the user; blocks until answered (or `question.cancel` is set: cancel)."""
         ...
+
+
+OPENABLE_SCHEMES = ("http", "https")
+"""The only pages a server may ask the user to open: another scheme hands the address to some
+other program of the machine (`file:`, `ssh:`, an application's own), which is no web page."""
+
+
+def refused(question: Question) -> str:
+    """Why `question` is declined without asking anyone; "" when it may be asked."""
+    if isinstance(question, UrlQuestion):
+        scheme = question.url.partition(":")[0].lower() if ":" in question.url else ""
+        if scheme not in OPENABLE_SCHEMES or not urlsplit(question.url).hostname:
+            return "agentcli asks the user to open only http and https addresses with a host"
+    return ""
 
 
 def asker(server: str, agents: Sequence[str]) -> str:

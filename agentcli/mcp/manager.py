@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from agentcli.contracts import JSON
 from agentcli.mcp.auth_store import AuthStore, default_store
 from agentcli.mcp.config import ServerConfig
-from agentcli.mcp.elicitation import Elicitor, Question, Reply
+from agentcli.mcp.elicitation import Elicitor, Question, Reply, refused
 from agentcli.mcp.login import LOGIN_TIMEOUT_S, LoginFailed, LoginRequired, NoLogin
 from agentcli.mcp.status import CallCancelled, CallOutcome, CallTimedOut, ServerDown, ServerStatus, State, ToolInfo
 
@@ -313,6 +313,9 @@ class McpManager:
             callers = list(self._callers.get(question.server, ()))
         if not callers or self.elicitor is None:
             return Reply("decline", reason=UNASKED)
+        why = refused(question)
+        if why:
+            return Reply("decline", reason=why)
         cancel = next((event for _, event in callers if event is not None), None)
         asked = replace(question, agents=tuple(agent for agent, _ in callers), cancel=cancel)
         import anyio

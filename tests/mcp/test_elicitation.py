@@ -132,6 +132,22 @@ def test_a_question_while_none_of_the_servers_calls_runs_is_declined_without_ask
     assert asked == []
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["file:///home/me/.ssh/id_rsa", "ms-settings:privacy", "javascript:alert(1)", "https:/no-host", "example.com"],
+)
+def test_a_page_that_is_not_a_web_address_is_declined_without_asking(
+    manager: McpManager, asked: list[Question], url: str
+) -> None:
+    outcome = manager.call_tool("demo", "page", {"message": "Open this", "url": url}, threading.Event())
+
+    assert json.loads(outcome.texts[0]) == {
+        "action": "decline",
+        "_meta": {"agentcli/reason": "agentcli asks the user to open only http and https addresses with a host"},
+    }
+    assert asked == []
+
+
 def test_run_declines_and_says_why_to_the_server_and_the_user(
     run_agent: RunAgent, model: ScriptedModel, home: Path
 ) -> None:
