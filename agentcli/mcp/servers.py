@@ -29,7 +29,6 @@ from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
 from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to_enable, remember_approval
 from agentcli.mcp.config import load_servers
-from agentcli.mcp.elicitation import Elicitor
 from agentcli.mcp.names import server_parts
 from agentcli.mcp.search import SEARCH_ENV, THRESHOLD_SETTING, threshold_percent
 from agentcli.mcp.tools import (
@@ -48,6 +47,7 @@ from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 
 if TYPE_CHECKING:
+    from agentcli.mcp.elicitation import Elicitor
     from agentcli.mcp.manager import McpManager
 
 TIMEOUT_ENV = "MCP_TIMEOUT"
@@ -93,6 +93,7 @@ class SessionServers:
         self.manager: McpManager | None = None
         """None when no server is configured."""
         if named:
+            from agentcli.mcp.elicitation import DeclineAll
             from agentcli.mcp.manager import MESSAGE_LIMIT, McpManager  # asyncio and threads only with servers
 
             output_chars = self.output_tokens * CHARS_PER_TOKEN + NOTE_ROOM
@@ -101,7 +102,7 @@ class SessionServers:
                 connect_timeout=self.timeout_s,
                 on_notice=on_notice,
                 message_limit=max(MESSAGE_LIMIT, 2 * output_chars),
-                elicitor=elicitor,
+                elicitor=elicitor if elicitor is not None else DeclineAll(on_notice),
             )
             for server in found.servers.values():
                 if server.name in named:

@@ -21,7 +21,6 @@ from agentcli.credentials import child_environment
 from agentcli.errors import Halt, UsageError
 from agentcli.hooks.config import EVENTS
 from agentcli.loop import INTERRUPTED_MARKER
-from agentcli.mcp.auth_store import login_label
 from agentcli.mcp.status import ServerStatus
 from agentcli.output.labels import format_tokens
 from agentcli.permissions.persist import change_rules
@@ -522,6 +521,7 @@ def _mcp_login(repl: Repl, name: str) -> bool:
 
 def _show_servers(repl: Repl, manager: McpManager, statuses: list[ServerStatus]) -> None:
     """The table of servers, then each connected server's tools by the names rules use."""
+    from agentcli.mcp.auth_store import login_label
     from agentcli.mcp.listing import RULES_HINT, server_label, tool_listing
     from agentcli.mcp.names import server_parts
 

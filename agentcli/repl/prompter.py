@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
@@ -27,11 +28,13 @@ from agentcli.errors import Halt
 from agentcli.hooks.config import HookCommand
 from agentcli.mcp.approval import what_it_gets
 from agentcli.mcp.config import ServerConfig
-from agentcli.mcp.elicitation import Question, Reply
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.permissions.render import SHOW_ALL_KEY, CallPreview, OptionList, PermissionQuestion, preview_limit
 from agentcli.repl.keys import CTRL_C, ESC, EscWatcher, cbreak, read_key
 from agentcli.safe_text import for_terminal
+
+if TYPE_CHECKING:
+    from agentcli.mcp.elicitation import Question, Reply
 
 REASON_PROMPT = "  Tell the model what to do differently (Enter to skip): "
 OUTSIDE_QUESTION = "Allow agentcli to read these files and send them to the model?"

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcli.agents.sources import ToolList, builtin_source
 from agentcli.agents.task import AgentTypes
@@ -35,7 +36,6 @@ from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import LoopConfig
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent
-from agentcli.mcp.elicitation import DeclineAll, Elicitor
 from agentcli.mcp.servers import SessionServers
 from agentcli.model_settings import budget_usd, check_model_table, token_budget, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
@@ -59,6 +59,9 @@ from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
 from agentcli.workspace.contract import Workspace
 from agentcli.workspace.local import LocalWorkspace
+
+if TYPE_CHECKING:
+    from agentcli.mcp.elicitation import Elicitor
 
 
 @dataclass
@@ -317,7 +320,7 @@ def compose(
         mode=lambda: gate.mode,
         local_settings=gate.local_settings,
         ask=approvals.mcp_server,
-        elicitor=approvals.elicitor or DeclineAll(notice),
+        elicitor=approvals.elicitor,
         on_notice=notice,
     )
     earlier = earlier_transcript(options, cwd)

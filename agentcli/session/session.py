@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes
@@ -34,7 +35,6 @@ from agentcli.hooks.trust import AsksAboutHooks
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent
-from agentcli.mcp.elicitation import Elicitor
 from agentcli.mcp.servers import SessionServers
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Prompter
@@ -47,6 +47,9 @@ from agentcli.sessions.store import LoadedTranscript, SessionInfo, load_transcri
 from agentcli.sessions.transcript import TranscriptWriter
 from agentcli.settings import Settings
 from agentcli.workspace.contract import Workspace
+
+if TYPE_CHECKING:
+    from agentcli.mcp.elicitation import Elicitor
 
 __all__ = ["Session"]
 
