@@ -28,9 +28,10 @@ this one) is drawn above it too, cropped so that the region always fits the scre
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleDimensions, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
@@ -104,8 +105,12 @@ class TurnView:
         self._judging: set[tuple[str, str]] = set()
         """(agent, call) of the calls the gate is judging: it may be asking about one of them."""
         self._in_turn = False
+        self._asking = 0
+        """Questions on screen now (`asking`): the region stays down meanwhile."""
         self._region_lock = threading.RLock()
-        """Sub-agents' threads may bring the region back while the main thread takes it down."""
+        """Held while an event is drawn and by the region's refresh thread while it redraws: rich
+        computes how far up to move before it writes a print, and a redraw in between would make
+        the print overwrite the line above. Sub-agents' threads draw under it too."""
 
     def begin(self, typed: Callable[[], str] = lambda: "") -> None:
         """A turn starts; `typed` gives what the user has typed ahead so far, to show under the spinner."""
@@ -123,6 +128,10 @@ class TurnView:
         self._stop_spinner()
 
     def __call__(self, event: Event) -> None:
+        with self._region_lock:  # the region's refresh thread redraws only between whole prints
+            self._show(event)
+
+    def _show(self, event: Event) -> None:
         self._track_judging(event)
         if event.agent_id != MAIN_AGENT or isinstance(event, (SubagentStarted, SubagentFinished)):
             self._subagent_event(event)
@@ -277,6 +286,20 @@ class TurnView:
         """Take the spinner down (e.g. while the permission prompt is on screen)."""
         self._stop_spinner()
 
+    @contextmanager
+    def asking(self) -> Iterator[None]:
+        """While a question is on screen (a permission, AskUserQuestion, a plan): the region is
+        down, and no event brings it back over the question (a sub-agent's, running meanwhile);
+        the next one after does."""
+        with self._region_lock:
+            self._asking += 1
+            self._stop_spinner()
+        try:
+            yield
+        finally:
+            with self._region_lock:
+                self._asking -= 1
+
     def _working_label(self) -> str:
         task = self.current_task()
         return f"{task.active_form}…" if task is not None else "Thinking…"
@@ -298,13 +321,19 @@ class TurnView:
         if not self.live_ok:
             return
         with self._region_lock:
+            if self._asking:
+                return
             if self._spinner is not None and self._live is not None:
                 self._spinner.label = label
                 return
             self._spinner = Spinner(label, hint=INTERRUPT_HINT)
             self._spinner.tokens = self.turn_tokens
             self._live = _RegionLive(
-                console=self.console, transient=True, refresh_per_second=10, get_renderable=self._live_renderable
+                self._region_lock,
+                console=self.console,
+                transient=True,
+                refresh_per_second=10,
+                get_renderable=self._live_renderable,
             )
             self._live.start()
 
@@ -335,7 +364,12 @@ class _RegionLive(Live):
 
     A live display started while this one runs (the answer's streaming tail) nests in it, and
     rich would draw it below; here it goes above, with the screen's height less the region's.
+    Its lock is the view's, so a redraw never falls between a print's cursor move and its text.
     """
+
+    def __init__(self, lock: threading.RLock, **options: Any) -> None:
+        super().__init__(**options)
+        self._lock = lock
 
     @property
     def renderable(self) -> RenderableType:
