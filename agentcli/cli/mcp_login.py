@@ -28,6 +28,7 @@ from agentcli.mcp.auth_store import default_store
 from agentcli.mcp.config import load_servers
 from agentcli.output.streams import write_err
 from agentcli.permissions.sources import resolve_mode
+from agentcli.safe_text import for_terminal
 from agentcli.settings import load_settings
 
 SECRET_ENV = "MCP_CLIENT_SECRET"
@@ -65,7 +66,7 @@ def login(cwd: Path, name: str, flag_files: Sequence[Path], strict: bool, client
         try:
             status = log_in(manager, name, _say, paste_from=_terminal())
         except LoginFailed as error:
-            return _fail(f"{error}.")
+            return _fail(for_terminal(f"{error}."))
         except KeyboardInterrupt:
             write_err(sys.stderr, f"Stopped logging in to {name}.")
             return 130

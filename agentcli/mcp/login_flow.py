@@ -21,6 +21,7 @@ from agentcli.mcp.auth_store import AuthStore
 from agentcli.mcp.login import POLL_S, BrowserLogin, LoginFailed
 from agentcli.mcp.manager import McpManager
 from agentcli.mcp.status import ServerStatus
+from agentcli.safe_text import for_terminal
 
 STOP_WAIT_S = 10.0
 
@@ -35,7 +36,12 @@ def log_in(
     """Log `name` in and connect it; its status afterwards. `open_browser` opens the address
     (default: `login.open_in_browser`). Raises KeyError for an unknown server, LoginFailed when
     it cannot be logged in to (a stdio server, one with its own Authorization header, a callback
-    port in use), KeyboardInterrupt after stopping the login on Ctrl-C."""
+    port in use), KeyboardInterrupt after stopping the login on Ctrl-C. What it shows is safe to
+    print (addresses and answers come from the servers)."""
+
+    def say(line: str) -> None:
+        show(for_terminal(line))
+
     config = manager.status(name).config
     if not config.logs_in:
         what = "a stdio server" if config.transport == "stdio" else "configured with its own Authorization header"
@@ -43,18 +49,18 @@ def log_in(
     store = manager.auth_store
     port = config.oauth_callback_port or store.registered_port(config.url)
     try:
-        login = BrowserLogin(name, show, port=port, open_browser=open_browser)
+        login = BrowserLogin(name, say, port=port, open_browser=open_browser)
     except LoginFailed:
         if config.oauth_callback_port:
             raise
-        login = BrowserLogin(name, show, open_browser=open_browser)  # the registered port is taken: register anew
+        login = BrowserLogin(name, say, open_browser=open_browser)  # the registered port is taken: register anew
     store.update(config.url, tokens=None, expires_at=None)
     try:
         manager.connect(name, login)
         while (status := manager.wait_for(name, POLL_S)).state == "connecting":
             pasted = _line(paste_from)
             if pasted:
-                show(login.paste(pasted))
+                say(login.paste(pasted))
         return status
     except KeyboardInterrupt:
         login.cancel()
@@ -70,7 +76,7 @@ def login_result(status: ServerStatus, store: AuthStore) -> str:
         if store.state(status.config.url) == "not logged in":
             return f'MCP server "{status.name}" did not ask for a login; it is connected ({len(status.tools)} tools).'
         return f'Logged in to MCP server "{status.name}"; it is connected ({len(status.tools)} tools).'
-    return f'MCP server "{status.name}" is {status.state}: {status.error}'
+    return for_terminal(f'MCP server "{status.name}" is {status.state}: {status.error}')
 
 
 def log_out(manager: McpManager, name: str) -> str:

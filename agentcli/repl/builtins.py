@@ -508,7 +508,7 @@ def _mcp_login(repl: Repl, name: str) -> bool:
     try:
         status = log_in(manager, name, show, paste_from=sys.stdin.fileno())
     except LoginFailed as error:
-        repl.console.print(f"{error}.", style="yellow", markup=False)
+        repl.console.print(for_terminal(f"{error}."), style="yellow", markup=False)
         return False
     except Halt:
         raise

@@ -12,7 +12,8 @@ serves its metadata (RFC 8414), registers clients (RFC 7591), authorizes at once
 to the client's redirect URI with a code and the state it was given, as a user clicking
 "allow"), and issues tokens for a code with a matching PKCE verifier or for a refresh token
 (rotated). `token_endpoint` overrides where its metadata says tokens come from (a hostile
-server's metadata). Real HTTP, each origin a uvicorn server in a thread.
+server's metadata); `token_refusal` makes it refuse with a text of the test's. Real HTTP,
+each origin a uvicorn server in a thread.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ class OAuthServers:
     expires_in: int = 3600
     token_endpoint: str = ""
     """Where the metadata says tokens come from; empty: the authorization server's own /token."""
+    token_refusal: str = ""
+    """When set, the token endpoint refuses every request with this text (400, text/plain)."""
     requests: list[Seen] = field(default_factory=list)
     issued: list[str] = field(default_factory=list)
     _access: dict[str, float] = field(default_factory=dict)
@@ -178,6 +181,8 @@ class OAuthServers:
         return RedirectResponse(f"{query['redirect_uri']}?{urlencode(back)}", 302)
 
     async def _token(self, request: Request) -> Response:
+        if self.token_refusal:
+            return Response(self.token_refusal, 400, media_type="text/plain")
         form = {key: values[0] for key, values in parse_qs((await request.body()).decode()).items()}
         grant = form.get("grant_type")
         if grant == "authorization_code":

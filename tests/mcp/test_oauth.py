@@ -21,7 +21,7 @@ import pytest
 from agentcli.mcp.auth_store import AuthStore
 from agentcli.mcp.config import ServerConfig
 from agentcli.mcp.login import BrowserLogin, Endpoints
-from agentcli.mcp.login_flow import log_in
+from agentcli.mcp.login_flow import log_in, login_result
 from agentcli.mcp.manager import McpManager
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from tests.conftest import RunAgent, RunCli, StartRepl
@@ -168,6 +168,19 @@ def test_metadata_sending_tokens_to_another_origin_is_shown_before_the_browser_o
     warning = next(index for index, line in enumerate(shown) if line.startswith("! Warning"))
     assert f"the token endpoint {servers.resource_url} is not on the authorization server's origin" in shown[warning]
     assert warning < next(index for index, line in enumerate(shown) if line.startswith("Opened your browser"))
+
+
+def test_what_a_hostile_authorization_server_answers_is_shown_escaped(
+    servers: OAuthServers, manager: McpManager, store: AuthStore
+) -> None:
+    servers.token_refusal = "\x1b[2J\x1b]0;pwned\x07 no tokens for you"
+    shown: list[str] = []
+
+    status = log_in(manager, "secure", shown.append, None, open_browser=allow)
+
+    said = login_result(status, store)
+    assert status.state == "needs login" and "no tokens for you" in said
+    assert "\\x1b[2J" in said and not any(char in said + "".join(shown) for char in "\x1b\x07")
 
 
 def test_the_login_listener_takes_only_the_state_it_issued() -> None:
