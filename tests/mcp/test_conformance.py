@@ -23,7 +23,6 @@ import pytest
 
 from tests.mcp import conformance
 from tests.mcp.conformance_client import SCENARIO_TIMEOUT_S, scenario_clients
-from tests.mcp.npm_cache import command_or_skip
 
 SHIM = Path(__file__).with_name("conformance_shim.py")
 SUITE_TIMEOUT_S = 2 * SCENARIO_TIMEOUT_S
@@ -43,7 +42,7 @@ RESULT_FOLDER = re.compile(r"(.+)-\d{4}-\d\d-\d\dT[\d-]+Z")
 
 @pytest.fixture(scope="module")
 def suite() -> list[str]:
-    return command_or_skip(conformance.install, "the MCP conformance suite")
+    return conformance.install_or_skip()
 
 
 def problems(check: dict[str, Any]) -> bool:

@@ -12,6 +12,7 @@ these tests skip and say why, except on CI (`CI` set), where they fail: CI must 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,12 +26,16 @@ from tests.conftest import RunCli
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.mcp import everything
 from tests.mcp.helpers import CONNECT_CEILING, write_config
-from tests.mcp.npm_cache import command_or_skip
 
 
 @pytest.fixture(scope="session")
 def everything_command() -> list[str]:
-    return command_or_skip(everything.install, "the third-party MCP server")
+    try:
+        return everything.install()
+    except everything.Unavailable as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install the third-party MCP server (see scripts/setup): {error}")
+        pytest.skip(str(error))
 
 
 @pytest.fixture
