@@ -5,6 +5,8 @@
     agentcli mcp add NAME -- COMMAND [ARGS...]          a stdio server (--env K=V, repeatable)
     agentcli mcp add --transport http NAME URL          an http (or sse) server (--header 'K: V')
     agentcli mcp remove NAME                            (--scope when both files have it)
+    agentcli mcp login NAME                             log in to a remote server (OAuth, in the browser)
+    agentcli mcp logout NAME                            forget its login
 
 `--scope project` (the default) writes `.mcp.json`, `--scope user` `$AGENTCLI_HOME/mcp.json`.
 A project server added here is the user's own choice, so it is also approved in
@@ -36,13 +38,18 @@ SCOPES = ("project", "user")
 
 mcp_app = typer.Typer(
     name="mcp",
-    help="List, add and remove MCP servers (.mcp.json for the project, $AGENTCLI_HOME/mcp.json for you).",
+    help="List, add and remove MCP servers (.mcp.json for the project, $AGENTCLI_HOME/mcp.json for you); "
+    "log in to and out of remote ones.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
 
+McpConfigOption = Annotated[
+    list[str] | None, typer.Option(*MCP_CONFIG.flags, metavar=MCP_CONFIG.metavar, help=MCP_CONFIG.help)
+]
+StrictOption = Annotated[bool, typer.Option(*STRICT_MCP_CONFIG.flags, help=STRICT_MCP_CONFIG.help)]
 ScopeOption = Annotated[
     str, typer.Option("--scope", "-s", help="project (.mcp.json) or user ($AGENTCLI_HOME/mcp.json).")
 ]
@@ -60,13 +67,9 @@ def _fail(message: str) -> typer.Exit:
 
 
 @mcp_app.command("list", cls=Subcommand)
-def list_command(
-    mcp_config: Annotated[
-        list[str] | None, typer.Option(*MCP_CONFIG.flags, metavar=MCP_CONFIG.metavar, help=MCP_CONFIG.help)
-    ] = None,
-    strict_mcp_config: Annotated[bool, typer.Option(*STRICT_MCP_CONFIG.flags, help=STRICT_MCP_CONFIG.help)] = False,
-) -> None:
-    """Each server: scope, transport, status (connected, failed, needs approval, disabled) and its tools."""
+def list_command(mcp_config: McpConfigOption = None, strict_mcp_config: StrictOption = False) -> None:
+    """Each server: scope, transport, status (connected, failed, needs login, needs approval, disabled), login
+    and tools."""
     from agentcli.cli.mcp_list import server_report
     from agentcli.safe_text import for_terminal
 
@@ -129,6 +132,38 @@ def remove_command(
     except ConfigEditError as error:
         raise _fail(str(error)) from None
     raise typer.Exit(echo(f'Removed MCP server "{name}" from {path}.'))
+
+
+@mcp_app.command("login", cls=Subcommand, no_args_is_help=True)
+def login_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The remote server to log in to.")],
+    client_secret: Annotated[
+        bool,
+        typer.Option(
+            "--client-secret",
+            help="For a client registered by hand (oauth.clientId): keep its secret, from MCP_CLIENT_SECRET or asked.",
+        ),
+    ] = False,
+    mcp_config: McpConfigOption = None,
+    strict_mcp_config: StrictOption = False,
+) -> None:
+    """Log in to a remote server (OAuth): open the address shown, allow agentcli, and it connects."""
+    from agentcli.cli.mcp_login import login
+
+    flag_files = [Path(file) for file in mcp_config or []]
+    raise typer.Exit(login(Path.cwd(), name, flag_files, strict_mcp_config, client_secret))
+
+
+@mcp_app.command("logout", cls=Subcommand, no_args_is_help=True)
+def logout_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The remote server to log out of.")],
+    mcp_config: McpConfigOption = None,
+    strict_mcp_config: StrictOption = False,
+) -> None:
+    """Forget a remote server's login: its tokens and client registration are deleted."""
+    from agentcli.cli.mcp_login import logout
+
+    raise typer.Exit(logout(Path.cwd(), name, [Path(file) for file in mcp_config or []], strict_mcp_config))
 
 
 def _transport(value: str) -> Transport:

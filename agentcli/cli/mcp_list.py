@@ -3,6 +3,10 @@
     demo · user · stdio · connected
       python demo_server.py
       tools: echo, shout, get_weather_ (listed as "get weather!")
+    github · user · http · needs login
+      https://api.example.com/mcp
+      login: not logged in
+      needs you to log in: run `agentcli mcp login github` (...)
     Permission rules name a server's tools as shown: mcp__SERVER__TOOL, or mcp__SERVER for all of them.
 
 The servers are those a session in this directory would have (`SessionServers`): the same
@@ -17,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from agentcli.mcp.approval import ENABLE_ALL_KEY, ENABLED_KEY
+from agentcli.mcp.auth_store import AuthStore, login_label
 from agentcli.mcp.listing import RULES_HINT, server_label, tool_listing
 from agentcli.mcp.names import server_parts
 from agentcli.mcp.servers import SessionServers
@@ -50,20 +55,23 @@ def server_report(cwd: Path, flag_files: Sequence[Path] = (), strict: bool = Fal
         servers.start()
         servers.manager.wait_for_connections(servers.timeout_s)
         statuses = servers.manager.statuses()
+        store = servers.manager.auth_store
     finally:
         servers.close()
     parts, _ = server_parts(status.name for status in statuses)
-    lines = [line for status in statuses for line in _lines(status, parts)]
+    lines = [line for status in statuses for line in _lines(status, parts, store)]
     if any(status.state == "connected" for status in statuses):
         lines.append(RULES_HINT)
     return "\n".join(lines), notices
 
 
-def _lines(status: ServerStatus, parts: Mapping[str, str]) -> list[str]:
+def _lines(status: ServerStatus, parts: Mapping[str, str], store: AuthStore) -> list[str]:
     config = status.config
     state = "failed" if status.state == "connecting" else status.state  # timed out while closing
     label = server_label(status, parts)
     lines = [f"{label} · {config.scope} · {config.transport} · {state}", f"  {config.target}"]
+    if config.logs_in:
+        lines.append(f"  login: {login_label(config, store)}")
     listing = tool_listing(status, parts)
     if listing is not None:
         lines.append(f"  tools: {listing.tools}")

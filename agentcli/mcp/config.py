@@ -10,7 +10,11 @@ Every file holds `{"mcpServers": {NAME: SERVER, ...}}`, SERVER being one of
 (`agentcli.expansion`); in the project's `.mcp.json` never into one of agentcli's credentials
 unless the user's own `subprocessEnvPassthrough` names it (one notice says what was withheld).
 What is shown (`ServerConfig.shown`: the approval question, `mcp list`, errors) is the file's
-text, variables unexpanded, so no value of the user's environment is ever printed. A server
+text, variables unexpanded, so no value of the user's environment is ever printed.
+
+A remote server without an `Authorization` header is logged in to with OAuth when it asks
+(`agentcli mcp login NAME`); `"oauth": {"clientId": "...", "callbackPort": 8080}` names a client
+registered with its authorization server by hand, and the port its redirect URI has. A server
 named in several files is taken from the last one read: user, then project, then each
 `--mcp-config` in order; with `--strict-mcp-config` only the `--mcp-config` files are read. A
 file that cannot be used is skipped as a whole, a server that cannot be used on its own, each
@@ -67,12 +71,22 @@ class ServerConfig:
     env: Mapping[str, str] = field(default_factory=dict)
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
+    oauth_client_id: str = ""
+    """A client registered by hand with the server's authorization server (`oauth.clientId`);
+    empty: agentcli registers itself (dynamic client registration)."""
+    oauth_callback_port: int = 0
+    """The port of the login's redirect URI (`oauth.callbackPort`); 0: any free one."""
     written: AsWritten | None = None
     """As the file writes it; None when it has no variables (built here, not read from a file)."""
     withheld: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """The credential variables it asked for and does not get, each with where it asked (`env.KEY`)."""
     used: Mapping[str, str] = field(default_factory=dict, repr=False)
     """The variables expanded into it, and their values."""
+
+    @property
+    def logs_in(self) -> bool:
+        """A remote server that brings no `Authorization` header: it may ask for an OAuth login."""
+        return self.transport != "stdio" and not any(key.lower() == "authorization" for key in self.headers)
 
     @property
     def shown(self) -> AsWritten:
@@ -190,6 +204,7 @@ def parse_server(name: str, spec: object, scope: Scope, source: Path, expand: Ex
         raise ValueError(f'"url" must be an http:// or https:// address, not {written.url!r}.')
     # stripped: a withheld variable leaves `Bearer `, which HTTP refuses (surrounding spaces never count)
     headers = {key: expand(value, f"headers.{key}").strip() for key, value in written.headers.items()}
+    client_id, port = _oauth(spec)
     return ServerConfig(
         name,
         scope,
@@ -197,10 +212,26 @@ def parse_server(name: str, spec: object, scope: Scope, source: Path, expand: Ex
         kind,
         url=url,
         headers=headers,
+        oauth_client_id=client_id,
+        oauth_callback_port=port,
         written=written,
         withheld=expand.frozen_withheld(),
         used=dict(expand.used),
     )
+
+
+def _oauth(spec: dict[str, Any]) -> tuple[str, int]:
+    """`oauth.clientId` and `oauth.callbackPort` (Claude Code's other `oauth` keys are ignored)."""
+    oauth = spec.get("oauth", {})
+    if not isinstance(oauth, dict):
+        raise ValueError('"oauth" must be an object, e.g. {"clientId": "...", "callbackPort": 8080}.')
+    client_id = oauth.get("clientId", "")
+    if not isinstance(client_id, str):
+        raise ValueError('"oauth.clientId" must be a string.')
+    port = oauth.get("callbackPort", 0)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError('"oauth.callbackPort" must be a port number (1 to 65535).')
+    return client_id, port
 
 
 def read_config_file(path: Path) -> dict[str, Any]:

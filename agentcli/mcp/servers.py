@@ -47,6 +47,7 @@ from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 
 if TYPE_CHECKING:
+    from agentcli.mcp.elicitation import Elicitor
     from agentcli.mcp.manager import McpManager
 
 TIMEOUT_ENV = "MCP_TIMEOUT"
@@ -67,6 +68,7 @@ class SessionServers:
         local_settings: Path | None,
         ask: AsksAboutProjectServer | None,
         on_notice: Notify,
+        elicitor: Elicitor | None = None,
     ) -> None:
         self.settings = settings
         self.mode = mode
@@ -91,6 +93,7 @@ class SessionServers:
         self.manager: McpManager | None = None
         """None when no server is configured."""
         if named:
+            from agentcli.mcp.elicitation import DeclineAll
             from agentcli.mcp.manager import MESSAGE_LIMIT, McpManager  # asyncio and threads only with servers
 
             output_chars = self.output_tokens * CHARS_PER_TOKEN + NOTE_ROOM
@@ -99,12 +102,14 @@ class SessionServers:
                 connect_timeout=self.timeout_s,
                 on_notice=on_notice,
                 message_limit=max(MESSAGE_LIMIT, 2 * output_chars),
+                elicitor=elicitor if elicitor is not None else DeclineAll(on_notice),
             )
             for server in found.servers.values():
                 if server.name in named:
                     self.manager.add(server, "needs approval")
         self._started = False
         self._asked = False
+        self._told_to_log_in: set[str] = set()
 
     def start(self) -> None:
         """Connect every approved server in the background; mark the others (once)."""
@@ -139,10 +144,20 @@ class SessionServers:
         self.start()
         self._settle_approvals()
         source.freeze(self.timeout_s, context_window)
+        self._tell_who_needs_login()
 
     def close(self) -> None:
         if self.manager is not None:
             self.manager.close()
+
+    def _tell_who_needs_login(self) -> None:
+        """Once a session: which servers' tools are left out until the user logs in, and how."""
+        if self.manager is None:
+            return
+        for status in self.manager.statuses():
+            if status.state == "needs login" and status.name not in self._told_to_log_in:
+                self._told_to_log_in.add(status.name)
+                self.on_notice(f'MCP server "{status.name}" {status.error}; its tools are left out until then.')
 
     def _settle_approvals(self) -> None:
         if self._asked or self.manager is None:

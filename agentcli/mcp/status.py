@@ -8,7 +8,7 @@ from typing import Literal
 from agentcli.contracts import JSON
 from agentcli.mcp.config import ServerConfig
 
-State = Literal["connecting", "connected", "failed", "needs approval", "disabled"]
+State = Literal["connecting", "connected", "failed", "needs login", "needs approval", "disabled"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class ServerStatus:
     config: ServerConfig
     state: State
     error: str = ""
-    """Why it failed, or how to approve or enable it."""
+    """Why it failed, or how to approve, enable or log in to it."""
     tools: tuple[ToolInfo, ...] = ()
     """Its tools while connected (the last listing)."""
     offers: frozenset[str] = field(default_factory=frozenset)

@@ -88,7 +88,9 @@ class McpTool:
 
     def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         try:
-            outcome = self.manager.call_tool(self.server, self.info.name, tool_input, ctx.cancel, self.call_timeout)
+            outcome = self.manager.call_tool(
+                self.server, self.info.name, tool_input, ctx.cancel, self.call_timeout, ctx.agent_label
+            )
         except ServerDown as down:
             return ToolResult(str(down), is_error=True, summary=f'MCP server "{self.server}" is down')
         except CallCancelled:

@@ -56,6 +56,7 @@ class Repl:
             approve_hooks=prompter.approve_project_hooks,
             approve_mcp_server=prompter.approve_mcp_server,
             ask_user=prompter,
+            elicitor=prompter.elicit,
         )
         self.view.current_task = lambda: self.session.context.todos.current()
         self.prompt: PromptSession[str] = prompt_session(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
 from agentcli.contracts import JSON
 from agentcli.conversation import block_text, blocks_of, is_text, text_of, tool_results
@@ -32,6 +33,7 @@ from agentcli.tools.todo import progress_line
 from agentcli.ui.tool_render import TodoListView
 
 if TYPE_CHECKING:
+    from agentcli.mcp.manager import McpManager
     from agentcli.repl.app import Repl
     from agentcli.session import Session
 
@@ -459,12 +461,17 @@ def _sandbox(repl: Repl, args: str) -> None:
         repl.console.print(escape(for_terminal(line)))
 
 
-MCP_USAGE = "Usage: /mcp shows the MCP servers; /mcp reconnect NAME restarts one that failed."
+MCP_USAGE = (
+    "Usage: /mcp shows the MCP servers; /mcp reconnect NAME restarts one; /mcp login NAME logs in to a remote "
+    "one (OAuth, in your browser); /mcp logout NAME forgets its login."
+)
+MCP_ACTIONS = ("reconnect", "login", "logout")
 
 
 def _mcp(repl: Repl, args: str) -> None:
-    """`/mcp`: each MCP server's state, tool count and error; `/mcp reconnect NAME` restarts one
-    (only one already approved: reconnecting never starts a project server nobody approved)."""
+    """`/mcp`: each MCP server's state, login, tool count and error; `/mcp reconnect NAME` restarts
+    one, `/mcp login NAME` logs in to one (and connects it), `/mcp logout NAME` forgets its login
+    (only for servers already approved: none of these starts a project server nobody approved)."""
     manager = repl.session.mcp.manager
     if manager is None:
         repl.console.print(
@@ -474,12 +481,12 @@ def _mcp(repl: Repl, args: str) -> None:
         return
     words = args.split()
     if not words:
-        _show_servers(repl, manager.statuses())
+        _show_servers(repl, manager, manager.statuses())
         return
-    if words[0] != "reconnect" or len(words) != 2:
+    if words[0] not in MCP_ACTIONS or len(words) != 2:
         repl.console.print(MCP_USAGE, style="yellow", markup=False)
         return
-    name = words[1]
+    action, name = words
     try:
         status = manager.status(name)
     except KeyError:
@@ -494,23 +501,63 @@ def _mcp(repl: Repl, args: str) -> None:
             markup=False,
         )
         return
-    repl.console.print(f"Reconnecting MCP server {name}…", style="dim", markup=False)
-    manager.connect(name)
-    manager.wait_for_connections(repl.session.mcp.timeout_s)
-    _show_servers(repl, [manager.status(name)])
+    if action == "logout":
+        from agentcli.mcp.login_flow import log_out
+
+        repl.console.print(log_out(manager, name), markup=False)
+        return
+    if action == "login":
+        if not _mcp_login(repl, name):
+            return
+    else:
+        repl.console.print(f"Reconnecting MCP server {name}…", style="dim", markup=False)
+        manager.connect(name)
+        manager.wait_for(name, repl.session.mcp.timeout_s)
+        _show_servers(repl, manager, [manager.status(name)])
     if manager.status(name).state == "connected":
         repl.console.print("[dim]Its tools join at the next conversation (/clear) if they were not offered yet.[/dim]")
 
 
-def _show_servers(repl: Repl, statuses: list[ServerStatus]) -> None:
+def _mcp_login(repl: Repl, name: str) -> bool:
+    """Log in to `name` in the browser; True when it is connected afterwards."""
+    from agentcli.mcp.login import LoginFailed  # a local HTTP server: only when logging in
+    from agentcli.mcp.login_flow import log_in, login_result
+
+    manager = repl.session.mcp.manager
+    assert manager is not None
+
+    def show(line: str) -> None:
+        repl.console.print(line, style="yellow" if line.startswith("!") else None, markup=False, soft_wrap=True)
+
+    try:
+        status = log_in(manager, name, show, paste_from=sys.stdin.fileno())
+    except LoginFailed as error:
+        repl.console.print(for_terminal(f"{error}."), style="yellow", markup=False)
+        return False
+    except Halt:
+        raise
+    except KeyboardInterrupt:
+        repl.console.print(f"Stopped logging in to {name}.", style="yellow", markup=False)
+        return False
+    repl.console.print(login_result(status, manager.auth_store), markup=False)
+    return status.state == "connected"
+
+
+def _show_servers(repl: Repl, manager: McpManager, statuses: list[ServerStatus]) -> None:
     """The table of servers, then each connected server's tools by the names rules use."""
+    from agentcli.mcp.auth_store import login_label
     from agentcli.mcp.listing import RULES_HINT, server_label, tool_listing
     from agentcli.mcp.names import server_parts
 
     parts, _ = server_parts(status.name for status in statuses)
-    table = Table("server", "scope", "state", "tools", "from", "", box=None)
-    colours = {"connected": "green", "failed": "red", "connecting": "yellow"}
-    for status in statuses:
+    logins = [login_label(status.config, manager.auth_store) for status in statuses]
+    with_logins = any(logins)  # only remote servers log in: without one the column would be empty
+    sources = [escape(for_terminal(_shown_path(status.config.source, repl.session.cwd))) for status in statuses]
+    # the file is shown whole (it is what the user opens to fix a server); the error wraps instead
+    whole = Column("from", min_width=min(max(map(len, sources), default=4), max(20, repl.console.width - 40)))
+    table = Table("server", "scope", "state", "tools", *(["login"] if with_logins else []), whole, Column(""), box=None)
+    colours = {"connected": "green", "failed": "red", "connecting": "yellow", "needs login": "yellow"}
+    for status, login, source in zip(statuses, logins, sources, strict=True):
         tools = str(len(status.tools)) if status.state == "connected" else ""
         colour = colours.get(status.state, "dim")
         table.add_row(
@@ -518,7 +565,8 @@ def _show_servers(repl: Repl, statuses: list[ServerStatus]) -> None:
             status.config.scope,
             f"[{colour}]{status.state}[/{colour}]",
             tools,
-            escape(for_terminal(_shown_path(status.config.source, repl.session.cwd))),
+            *([login] if with_logins else []),
+            source,
             escape(for_terminal(status.error)),
         )
     repl.console.print(table)
@@ -533,6 +581,8 @@ def _show_servers(repl: Repl, statuses: list[ServerStatus]) -> None:
         repl.console.print(RULES_HINT, style="dim", markup=False)
     if any(status.state == "failed" for status in statuses):
         repl.console.print("[dim]/mcp reconnect NAME restarts a failed server.[/dim]")
+    if any(status.state == "needs login" for status in statuses):
+        repl.console.print("[dim]/mcp login NAME logs in (in your browser; the address is shown too).[/dim]")
 
 
 def _todos(repl: Repl, args: str) -> None:
@@ -605,7 +655,12 @@ BUILTINS: dict[str, Builtin] = {
             _agents,
             "[last]",
         ),
-        Builtin("mcp", "MCP servers: state, tools, errors; reconnect a failed one", _mcp, "[reconnect NAME]"),
+        Builtin(
+            "mcp",
+            "MCP servers: state, login, tools, errors; reconnect one, log in to or out of one",
+            _mcp,
+            "[reconnect|login|logout NAME]",
+        ),
         Builtin("sandbox", "Whether commands run in the sandbox, what it allows, how to turn it on", _sandbox),
         Builtin("hooks", "List the hooks that run in this session and the file of each", _hooks),
         Builtin("model", "Show or change the model (provider:model switches provider)", _model, "[name]"),

@@ -1,6 +1,8 @@
 """Questions in the terminal: whether a tool call may run, whether files outside the project
-may be sent to the model, and whether a project's MCP server may start; and the model's own
-questions (AskUserQuestion) and plans (ExitPlanMode), as `asking.AsksTheUser`.
+may be sent to the model, and whether a project's MCP server may start; the model's own
+questions (AskUserQuestion) and plans (ExitPlanMode), as `asking.AsksTheUser`; and an MCP
+server's own questions (its forms and pages to open: `repl.elicit`). One question is on screen
+at a time, whichever thread asks.
 
 They work the same way: the options are listed with the first one highlighted; ↑/↓ move the
 highlight and Enter picks it, or a number, y/n or Esc (No) picks at once. Once answered, the
@@ -25,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
@@ -42,6 +44,9 @@ from agentcli.permissions.render import SHOW_ALL_KEY, CallPreview, OptionList, P
 from agentcli.repl.keys import CTRL_C, DOWN, ENTER, ESC, UP, EscWatcher, cbreak, read_key
 from agentcli.safe_text import for_terminal
 from agentcli.ui.question_form import TEXT_PROMPT, QuestionForm, QuestionFormView, Step
+
+if TYPE_CHECKING:
+    from agentcli.mcp.elicitation import Question, Reply
 
 REASON_PROMPT = "  Tell the model what to do differently (Enter to skip): "
 PLAN_FEEDBACK_PROMPT = "  What should change in the plan? (Enter to skip): "
@@ -83,7 +88,8 @@ class Choices:
 
 class TerminalPrompter:
     """Implements `permissions.prompt.Prompter`, `context.outside.AsksAboutOutsideFiles`,
-    `mcp.approval.AsksAboutProjectServer` and `asking.AsksTheUser` for the REPL.
+    `mcp.approval.AsksAboutProjectServer`, `asking.AsksTheUser` and `mcp.elicitation.Elicitor`
+    for the REPL.
 
     `asking_view` is entered while a question is on screen (the turn's live region stays down)."""
 
@@ -120,6 +126,13 @@ class TerminalPrompter:
             lambda highlighted, _: McpServerQuestion(server, highlighted),
             lambda yes: _decided(yes, f"{'Starting' if yes else 'Not starting'} MCP server ", server.name),
         )
+
+    def elicit(self, question: Question) -> Reply:
+        """Implements `mcp.elicitation.Elicitor`: the server's form (or page to open), asked here."""
+        from agentcli.repl.elicit import ask
+
+        with self._asking():
+            return ask(self, question)
 
     def _yes_or_no(self, draw: Callable[[int, bool], RenderableType], echo: Callable[[bool], Text]) -> bool:
         """Ask the question `draw` draws, Yes or No; once answered, the line `echo` makes is left. True for Yes."""
@@ -176,8 +189,8 @@ class TerminalPrompter:
 
     @contextmanager
     def _asking(self) -> Iterator[None]:
-        """One question at a time; the live view stays down and the Esc watcher lets go of the
-        keyboard while it is up."""
+        """One question at a time (an MCP server's, from another thread, waits for the one up); the
+        live view stays down and the Esc watcher lets go of the keyboard while it is up."""
         with self._one_at_a_time, self.asking_view():
             watcher = self.watcher()
             if watcher is None:
@@ -217,9 +230,10 @@ class TerminalPrompter:
         self.console.print(_echo(request, answer))
         return answer
 
-    def _choose(self, question: Redrawn, choices: Choices) -> tuple[str, int]:
-        """The key that answered and the option it picked (`choices.refused` on Ctrl-C or end of input)."""
-        highlighted, full_above = 0, False
+    def _choose(self, question: Redrawn, choices: Choices, start: int = 0) -> tuple[str, int]:
+        """The key that answered and the option it picked (`choices.refused` on Ctrl-C or end of
+        input); option `start` is highlighted first."""
+        highlighted, full_above = start, False
 
         def on_key(key: str) -> tuple[str, int] | None:
             nonlocal highlighted, full_above

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcli.agents.sources import ToolList, builtin_source
 from agentcli.agents.task import AgentTypes
@@ -69,6 +70,9 @@ from agentcli.tools.web_fetch import Kept
 from agentcli.web.cache import UrlCache
 from agentcli.workspace.contract import Workspace
 from agentcli.workspace.sandbox_settings import sandbox_settings
+
+if TYPE_CHECKING:
+    from agentcli.mcp.elicitation import Elicitor
 
 
 @dataclass
@@ -120,6 +124,9 @@ class Approvals:
     user: AsksTheUser | None = None
     """Puts the model's questions (AskUserQuestion) and plans (ExitPlanMode) to the user; without
     it nobody can answer."""
+    elicitor: Elicitor | None = None
+    """Answers an MCP server's requests for input from the user; without it they are declined,
+    with a notice."""
 
 
 def split_rules(values: list[str]) -> list[str]:
@@ -364,6 +371,7 @@ def compose(
         mode=lambda: gate.mode,
         local_settings=gate.local_settings,
         ask=approvals.mcp_server,
+        elicitor=approvals.elicitor,
         on_notice=notice,
     )
     earlier = earlier_transcript(options, cwd)

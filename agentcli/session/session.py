@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes
@@ -56,6 +57,9 @@ from agentcli.tools.exit_plan import ApprovedPlan
 from agentcli.web.tools import WebTools
 from agentcli.workspace.contract import Workspace
 
+if TYPE_CHECKING:
+    from agentcli.mcp.elicitation import Elicitor
+
 __all__ = ["Session"]
 
 
@@ -74,13 +78,16 @@ class Session:
         approve_hooks: AsksAboutHooks | None = None,
         approve_mcp_server: AsksAboutProjectServer | None = None,
         ask_user: AsksTheUser | None = None,
+        elicitor: Elicitor | None = None,
         retry_base_delay: float = LoopConfig.retry_base_delay,
         workspace: Workspace | None = None,
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
         run) what would be asked is denied or left out. `ask_user` puts the model's questions
-        (AskUserQuestion) and plans (ExitPlanMode) to the user; without it nobody can answer.
+        (AskUserQuestion) and plans (ExitPlanMode) to the user; without it nobody can answer. `elicitor`
+        answers an MCP server's requests for input from the user; without it (agentcli run)
+        they are declined, with a notice.
         `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run
         only if the user trusted them already, see `hooks.trust`).
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
@@ -92,7 +99,7 @@ class Session:
             cwd,
             on_event,
             about=self._hook_fields,
-            approvals=Approvals(prompter, approve_outside, approve_hooks, approve_mcp_server, ask_user),
+            approvals=Approvals(prompter, approve_outside, approve_hooks, approve_mcp_server, ask_user, elicitor),
             model=model,
             workspace=workspace,
             retry_base_delay=retry_base_delay,

@@ -1,8 +1,11 @@
 """A real MCP server for the tests, written with the `mcp` SDK: `python demo_server.py [stdio|http PORT TOKEN]`.
 
 Tools: `echo` (read-only), `fail` (an error result), `picture` (an image), `crash` (the server
-exits mid-call), `shout` (not read-only), `wait` (a slow call), `show_env` (a variable of its environment) and
-`get weather!` (a name the API would reject). Prompt `review(file, focus="bugs")`; resources
+exits mid-call), `shout` (not read-only), `wait` (a slow call), `show_env` (a variable of its environment),
+`get weather!` (a name the API would reject), and `form` and `page`, which ask the user (elicitation:
+a form of the schema given, a page to open) and answer with what came back, as JSON; `later`
+asks once its call is over (when a file appears), writing what came back to another.
+Prompt `review(file, focus="bugs")`; resources
 `note://greeting` (text) and `blob://dot` (a PNG). `DEMO_START_DELAY` seconds pass before it
 answers anything (a slow start); `DEMO_PID_FILE` is where it writes its process id;
 `DEMO_EXTRA_TOOLS=N` adds N generated tools `op_1`…`op_N` (a large toolset).
@@ -11,13 +14,15 @@ Over http it listens on 127.0.0.1:PORT/mcp and refuses requests without `Authori
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp_types import ToolAnnotations
@@ -83,6 +88,38 @@ def weather(city: str) -> str:
 def big(size: int) -> str:
     """`size` characters of text."""
     return "x" * size
+
+
+@server.tool()
+async def form(message: str, schema: dict[str, Any], ctx: Context) -> str:
+    """Ask the user to fill in a form of `schema`; what came back, as JSON."""
+    result = await ctx.request_context.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+    return json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json"), sort_keys=True)
+
+
+@server.tool()
+async def page(message: str, url: str, ctx: Context) -> str:
+    """Ask the user to open `url`; what came back, as JSON."""
+    result = await ctx.request_context.session.elicit_url(message, url, "demo-1", related_request_id=ctx.request_id)
+    return json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json"), sort_keys=True)
+
+
+_later: list[asyncio.Task[None]] = []
+
+
+@server.tool()
+async def later(message: str, trigger: str, answer: str, ctx: Context) -> str:
+    """Once `trigger` exists (this call long answered), ask the user; what came back goes to `answer`."""
+    session = ctx.request_context.session
+
+    async def ask() -> None:
+        while not Path(trigger).exists():
+            await asyncio.sleep(0.02)
+        result = await session.elicit_form(message, {"type": "object", "properties": {}})
+        Path(answer).write_text(json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json")))
+
+    _later.append(asyncio.get_running_loop().create_task(ask()))
+    return "will ask later"
 
 
 @server.prompt()

@@ -8,6 +8,11 @@ from pathlib import Path
 from typing import Any
 
 DEMO_SERVER = Path(__file__).with_name("demo_server.py")
+CONNECT_CEILING = 120.0
+"""Seconds a server in these tests may take to connect: on a machine busy with other work a
+server's start (an interpreter importing the SDK, node) can take many times its usual second,
+and a connect timeout reached there is a failure of the machine, not of agentcli. Tests of the
+timeout itself set their own."""
 
 
 def stdio_server(**env: str) -> dict[str, Any]:

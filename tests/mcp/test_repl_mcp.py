@@ -77,7 +77,7 @@ def test_slash_mcp_shows_a_failed_server_and_reconnects_it(
     repl.submit("/mcp reconnect flaky")
     screen = repl.wait_for("Its tools join at the next conversation")
     line = next(line for line in screen.splitlines()[::-1] if line.lstrip().startswith("flaky"))
-    assert line.split()[:4] == ["flaky", "user", "connected", "9"]
+    assert line.split()[:4] == ["flaky", "user", "connected", "12"]
     assert (
         'Tools of flaky: echo, shout, fail, picture, crash, wait, show_env, get_weather_ (listed as "get weather!")'
         in (screen)

@@ -41,7 +41,7 @@ def test_a_large_toolset_is_searched_loaded_and_called_end_to_end(
     run_main: RunMain, fake_api: FakeAnthropic, home: Path
 ) -> None:
     _three_large_servers(home)
-    _settings(home, mcpToolSearchThreshold=1)  # 1% of the 1M window: 10k tokens; 117 tools take more
+    _settings(home, mcpToolSearchThreshold=1)  # 1% of the 1M window: 10k tokens; 126 tools take more
     fake_api.script(
         fake_reply(fake_tool_use("ToolSearch", {"query": "select:mcp__t2__op_7"}, id="toolu_1")),
         fake_reply(fake_tool_use("McpCall", {"name": "mcp__t2__op_7", "input": {"item_id": "A-1"}}, id="toolu_2")),
@@ -58,7 +58,7 @@ def test_a_large_toolset_is_searched_loaded_and_called_end_to_end(
     assert not [name for name in names if name.startswith("mcp__")]
     search = next(tool for tool in first if tool["name"] == "ToolSearch")
     assert "- mcp__t3__op_30: Operation 30 on a record of the demo tracker." in search["description"]
-    assert search["description"].count("\n- mcp__") == 3 * 39  # every tool of the three servers
+    assert search["description"].count("\n- mcp__") == 3 * 42  # every tool of the three servers
     [found] = _results(fake_api, 1)
     loaded = json.loads(found["content"][found["content"].index("[") :])
     assert [tool["name"] for tool in loaded] == ["mcp__t2__op_7"]
