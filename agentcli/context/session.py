@@ -72,6 +72,8 @@ class PreparedMessage:
     """For a `context: fork` skill: its expanded text, the task of the sub-agent that runs it
     when the turn starts (`SessionContext.forked_content`); `content` then ends with what the
     main agent is told of it, and the sub-agent's report is added after."""
+    request: str = ""
+    """The user's words as typed (a /command with its arguments), which a compaction keeps verbatim."""
 
     @property
     def model(self) -> str | None:
@@ -198,6 +200,10 @@ class SessionContext:
         self._forks = forks
         todo = TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks"))
         return ToolList(SESSION, (skill, todo))
+
+    def skills_in_force(self) -> list[tuple[str, str]]:
+        """(name, instructions) of the skills run in this conversation, the most recent first."""
+        return self._invoker.in_force.latest_first() if self._invoker is not None else []
 
     def restore_todos(self, todos: tuple[Todo, ...]) -> None:
         """The task list of a resumed conversation (its messages or last reminder already show it)."""

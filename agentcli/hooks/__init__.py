@@ -17,7 +17,9 @@ the caller's business, per event:
 - Stop / SubagentStop (loop): exit 2 or `block` → the model goes on with the reason, at most
   `loop.MAX_STOP_HOOK_CONTINUATIONS` times in a row.
 - SessionStart (session): stdout and context → a reminder in the next user message.
-- SessionEnd, PreCompact, Notification: run for their effects; a block changes nothing.
+- PreCompact (session): stdout and context → instructions for the summary, after the user's
+  `/compact` ones (Claude Code's custom instructions); a block changes nothing.
+- SessionEnd, Notification: run for their effects; a block changes nothing.
 - `continue: false` anywhere ends the agent's turn with the `stopReason`.
 """
 

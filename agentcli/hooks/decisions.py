@@ -25,7 +25,7 @@ from agentcli.contracts import JSON
 from agentcli.hooks.runner import HookRun
 
 Permission = Literal["allow", "deny", "ask"]
-PLAIN_CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
+PLAIN_CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart", "PreCompact")
 _STRENGTH: dict[Permission, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 

@@ -11,8 +11,10 @@ agent only through the agent's methods:
   (`agents.task`: its sub-agents get the built-in and MCP tools) and the MCP servers' (which
   join at its first request, `tools_ready`, as `Agent.add_tools`);
 - its transcript and what keeps track of the agent by subscribing to its events: the
-  recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`), which calls
-  back `compact` here (`Agent.replace_conversation` takes the compacted conversation up).
+  recorder (`sessions.recorder`), the work log (`sessions.worklog`: the user's requests, the
+  files changed and read) and auto-compaction (`sessions.autocompact`), which calls back
+  `compact` here (`Agent.replace_conversation` takes the compacted conversation up, carrying
+  what `sessions.carry` keeps of the task).
 
 Data flows back up as events (the agent's, to its subscribers and the front end) and as what
 the conversation's methods return; the session asks, the conversation answers.
@@ -21,6 +23,8 @@ the conversation's methods return; the session asks, the conversation answers.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from dataclasses import replace
 
 from agentcli.agents.build import build_agent
 from agentcli.agents.forked_skills import ForkedSkills
@@ -30,7 +34,7 @@ from agentcli.budget import Budget
 from agentcli.catalog import ModelInfo
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
-from agentcli.contracts import ToolContext, Usage
+from agentcli.contracts import JSON, ToolContext, Usage
 from agentcli.errors import StoppedByHook
 from agentcli.hooks import Hooks
 from agentcli.loop import LoopConfig, RunResult
@@ -38,11 +42,13 @@ from agentcli.mcp.content import mentions_mcp
 from agentcli.permissions.gate import Gate
 from agentcli.session.composition import SessionModel, SessionParts
 from agentcli.sessions.autocompact import AutoCompaction
+from agentcli.sessions.carry import Budgets, Carried, TaskState, carry
 from agentcli.sessions.compact import Compacted, ConversationSize
-from agentcli.sessions.compactor import adopt, compact_agent, context_size
+from agentcli.sessions.compactor import adopt, compact_agent, context_size, last_turn
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript
 from agentcli.sessions.transcript import TranscriptWriter, now
+from agentcli.sessions.worklog import WorkLog
 
 
 class Conversation:
@@ -108,6 +114,17 @@ class Conversation:
         """The tools' context: the session's workspace, this conversation's files read and user turns."""
         if loaded is not None:
             self.ctx.read_files.restore(loaded.read_files)  # checked against the file before any edit
+        self.worklog = (
+            WorkLog(parts.workspace)
+            if loaded is None
+            else WorkLog(
+                parts.workspace,
+                requests=loaded.requests,
+                changed=loaded.changed_files,
+                recent=loaded.read_files,
+            )
+        )
+        """The user's requests and the files changed and seen, for a compaction to carry."""
         self.agent = build_agent(
             sources=[parts.builtins, own_tools, task_source(parts.agent_types, self.subagents), self.mcp_tools],
             system=self.context.system,
@@ -125,7 +142,9 @@ class Conversation:
             self.context.todos,
             self.ctx.read_files,
             titled=loaded is not None and bool(loaded.title),
+            worklog=self.worklog,
         )
+        self.agent.subscribe(self.worklog)
         self.agent.subscribe(self.recorder)
         self.agent.subscribe(AutoCompaction(self, parts.notice))
         self._size = ConversationSize()
@@ -179,7 +198,7 @@ class Conversation:
             self.tools_ready()  # its servers approved and connected (as for the first request) before they are asked
         prepared = self.context.prepare(text, self.ctx).with_reminders(said.context)
         self.recorder.offer_title(text)
-        return prepared
+        return replace(prepared, request=text)
 
     def tools_ready(self) -> None:
         """Fix this conversation's tools before its first request: the MCP servers connected by
@@ -192,7 +211,8 @@ class Conversation:
     def run(self, prepared: PreparedMessage) -> RunResult:
         """`prepared` through the loop to the final answer (with the skill's model, if it names one)."""
         self.tools_ready()
-        self.recorder.prompt_reminders(self.context.reminders.snapshot())
+        self.worklog.note_request(prepared.request)
+        self.recorder.prompt_reminders(self.context.reminders.snapshot(), prepared.request)
         try:
             with self.context.turn(prepared):
                 result = self.agent.run(self.context.forked_content(prepared, self.ctx), model=prepared.model)
@@ -270,7 +290,8 @@ class Conversation:
         clearing did not bring the conversation under 3/4 of the threshold. Recorded in the
         transcript as a boundary followed by the new conversation."""
         trigger = "auto" if auto else "manual"
-        self._parts.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, trigger)
+        said = self._parts.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, trigger)
+        instructions = "\n\n".join(part for part in (instructions.strip(), *said.context) if part)
         threshold = self.auto_compact_threshold()
         summarise_above = (threshold or self.model_info.context_window) * 3 // 4 if auto else None
         result = compact_agent(
@@ -281,9 +302,31 @@ class Conversation:
             instructions=instructions,
             summarise_above=summarise_above,
             on_notice=self._parts.notice,
+            carry=self._carry,
         )
         if result.changed:
             adopt(self.agent, result)
             self.recorder.record_compaction(result, auto=auto, reminders=self.context.reminders.snapshot())
             self.start("compact")
         return result
+
+    def _carry(self, messages: Sequence[JSON]) -> Carried:
+        """What a summarised conversation keeps of `messages` (the conversation it replaces) and of the task."""
+        state = TaskState(
+            requests=self.worklog.requests,
+            changed=self.worklog.changed,
+            recent=[path for path in self.worklog.recent() if path in self.ctx.read_files],
+            skills=self.context.skills_in_force(),
+            plan=self.approved_plan(),
+            todos=len(self.context.todos.items),
+            last_turn=last_turn(messages),
+        )
+        budgets = Budgets.for_window(self.model_info.context_window)
+        return carry(state, self._parts.workspace, self.worklog.fingerprint, budgets)
+
+    def approved_plan(self) -> str | None:
+        """The plan the user approved in plan mode, for a compaction to carry.
+
+        A seam: plan mode's hand-over (ExitPlanMode, `Session.approved_plan` on the ask-plan
+        branch) is not on main yet; once it is, this returns its latest approved plan's text."""
+        return None

@@ -1,9 +1,10 @@
 """Recording a conversation in its transcript, as a subscriber to its agent's events.
 
 Each `MessageAdded` becomes a `message` line (format: `sessions.transcript`) carrying what goes
-with that message: the prompt's reminders, the tokens spent since the last line that said
-(`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
-when that turn changed them, and its `subagents` (Task call id → the sub-agent's transcript, from
+with that message: the prompt's reminders and `request` (the user's words as typed), the tokens
+spent since the last line that said (`usage`), an answer's `context_tokens`, and a tool-results
+message's `todos`, `read_files` and `changed_files` when that turn changed them, and its
+`subagents` (Task call id → the sub-agent's transcript, from
 `SubagentFinished`). The first prompt goes before it as the `title`. An answer makes
 the transcript worth keeping (`TranscriptWriter.keep`).
 
@@ -26,6 +27,7 @@ from agentcli.events import Event, MessageAdded, ModelResponded, SubagentFinishe
 from agentcli.loop import Agent
 from agentcli.sessions.compact import Compacted
 from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
+from agentcli.sessions.worklog import WorkLog
 from agentcli.tools.todo import TodoList
 
 
@@ -33,14 +35,23 @@ class TranscriptRecorder:
     """Writes `agent`'s conversation to `transcript` as it grows; subscribe it to the agent."""
 
     def __init__(
-        self, transcript: TranscriptWriter, agent: Agent, todos: TodoList, read_files: FileRecords, *, titled: bool
+        self,
+        transcript: TranscriptWriter,
+        agent: Agent,
+        todos: TodoList,
+        read_files: FileRecords,
+        *,
+        titled: bool,
+        worklog: WorkLog | None = None,
     ) -> None:
         """`todos` is the conversation's task list, as recorded so far; `read_files`, its tools'
-        records of the files they saw; `titled`: the transcript has its title already (a resumed one)."""
+        records of the files they saw; `worklog`, the files its calls changed (none for a sub-agent); `titled`: the
+        transcript has its title already (a resumed one)."""
         self.transcript = transcript
         self.agent = agent
         self.todos = todos
         self.read_files = read_files
+        self.worklog = worklog
         self._todos_recorded = todos.version
         """The task list version last written to the transcript."""
         self._usage_recorded = agent.usage.as_dict()
@@ -50,6 +61,8 @@ class TranscriptRecorder:
         """The first prompt, written with the next message."""
         self._prompt_reminders: dict[str, str] | None = None
         """Reminder state after the prompt being sent, recorded with it."""
+        self._prompt_request = ""
+        """The user's words as typed for the prompt being sent, recorded with it."""
         self._subagents: dict[str, str] = {}
         """Task call id → its sub-agent's transcript, recorded with the next tool results."""
         self._requests: list[JSON] = []
@@ -86,9 +99,11 @@ class TranscriptRecorder:
         if self._title_due:
             self._title = prompt.strip()
 
-    def prompt_reminders(self, snapshot: dict[str, str]) -> None:
-        """The reminder state (`ReminderTracker.snapshot`) to record with the next user message."""
+    def prompt_reminders(self, snapshot: dict[str, str], request: str = "") -> None:
+        """The reminder state (`ReminderTracker.snapshot`) and the user's words as typed (`request`)
+        to record with the next user message."""
         self._prompt_reminders = snapshot
+        self._prompt_request = request
 
     def record(self, message: JSON) -> None:
         """The transcript line for a message that just joined the conversation."""
@@ -104,11 +119,17 @@ class TranscriptRecorder:
             if self._prompt_reminders is not None:
                 record["reminders"] = self._prompt_reminders
                 self._prompt_reminders = None
+            if self._prompt_request:
+                record["request"], self._prompt_request = self._prompt_request, ""
             if self.todos.version != self._todos_recorded:  # TodoWrite ran in the turn these results answer
                 self._todos_recorded = self.todos.version
                 record["todos"] = [t.as_json() for t in self.todos.items]
             if reads := self.read_files.take_changes():  # files read or written in that turn
                 record["read_files"] = {str(path): asdict(seen) for path, seen in reads.items()}
+            if self.worklog is not None and (
+                changed := self.worklog.take_unrecorded()
+            ):  # files first changed in that turn
+                record["changed_files"] = {str(path): baseline for path, baseline in changed.items()}
             if self._subagents:
                 record["subagents"], self._subagents = self._subagents, {}
             if self._calls:
@@ -130,6 +151,7 @@ class TranscriptRecorder:
                 "tokens_after": result.tokens_after,
                 "context_tokens": self.agent.context_tokens,
                 "reminders": reminders,
+                **({"kept": result.carried.kept} if result.carried is not None else {}),
                 **self._unrecorded_timing(),  # the summary's usage
             }
         )

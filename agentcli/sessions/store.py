@@ -19,6 +19,7 @@ from agentcli.executor import close_pending
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.sessions.repair import Entry, readable_message, repair
 from agentcli.sessions.transcript import recorded_cwd
+from agentcli.sessions.worklog import Baseline
 from agentcli.tools.todo import Todo, parse_todos
 
 SUFFIX = ".jsonl"
@@ -48,6 +49,10 @@ class LoadedTranscript:
     """The task list last recorded (TodoWrite); it outlives compaction."""
     read_files: dict[Path, FileRecord] = field(default_factory=dict)
     """What each file looked like when the model last read or wrote it (the Edit/Write guard)."""
+    requests: list[str] = field(default_factory=list)
+    """The user's requests as typed, the whole session's (a compaction's `kept` holds those before it)."""
+    changed_files: dict[Path, Baseline] = field(default_factory=dict)
+    """Files the conversation changed → how each was before (`worklog.Baseline`)."""
     title: str = ""
     model: str | None = None
     provider: str | None = None
@@ -161,6 +166,7 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
         loaded.entries = []
         loaded.repaired = []  # what was wrong before the boundary is no longer part of the conversation
         loaded.context_tokens = 0
+        _apply_kept(loaded, record.get("kept"))
     elif kind == "message":
         message = readable_message(record.get("message"))
         if message is None:
@@ -171,6 +177,10 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
                 loaded.title = _prompt_text(message)
         if TOKEN_COUNTS.holds(record.get("context_tokens")):
             loaded.context_tokens = record["context_tokens"]
+        if isinstance(request := record.get("request"), str):
+            loaded.requests.append(request)
+        for path, baseline in _changed_files(record.get("changed_files")).items():
+            loaded.changed_files.setdefault(path, baseline)
     if isinstance(record.get("usage"), dict):
         loaded.usage.add(recorded_usage(record["usage"]))
     reminders = record.get("reminders")
@@ -181,6 +191,27 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
     if "todos" in record:
         with contextlib.suppress(ValueError, TypeError):  # a hand-edited list is dropped, not fatal
             loaded.todos = parse_todos(record["todos"])
+
+
+def _apply_kept(loaded: LoadedTranscript, kept: object) -> None:
+    """What a compaction record says it carried: the requests and changed files so far."""
+    if not isinstance(kept, dict):
+        return
+    requests = kept.get("requests")
+    if isinstance(requests, list) and all(isinstance(r, str) for r in requests):
+        loaded.requests = list(requests)
+    loaded.changed_files = _changed_files(kept.get("changed_files"))
+
+
+def _changed_files(value: object) -> dict[Path, Baseline]:
+    """A record's `changed_files` (absolute path → sha256, "" or null); what does not fit is left out."""
+    if not isinstance(value, dict):
+        return {}
+    return {
+        Path(path): baseline
+        for path, baseline in value.items()
+        if Path(path).is_absolute() and (baseline is None or isinstance(baseline, str))
+    }
 
 
 def _system_blocks(value: object) -> list[JSON] | None:
