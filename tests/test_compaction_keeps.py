@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agentcli.contracts import JSON, ModelRequest
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.session import Session
@@ -17,6 +19,7 @@ from agentcli.sessions.compact import SUMMARY_INPUT_CHARS, SUMMARY_INTRO
 from agentcli.sessions.worklog import ABSENT, WorkLog
 from agentcli.workspace.local import LocalWorkspace
 from tests.conftest import RunAgent
+from tests.credential_values import SECRETS, assert_no_secret_in, hold_every_credential
 from tests.hooks_helpers import hook_command, hook_entry, logged
 from tests.session_helpers import auto_compact_at, big_file, records, transcript_files
 from tests.test_hooks import Recorder, project_hooks
@@ -209,6 +212,18 @@ def test_requests_over_their_budget_keep_the_first_and_the_latest(project: Path)
     assert f"[requests 2 to {1 + left_out} ({left_out} of them) are left out here" in shown
     assert len(shown) < 2_500 * 4 + 500
     assert carried.kept["requests"] == requests  # the record keeps them all
+
+
+def test_a_file_carried_again_has_the_credentials_redacted(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hold_every_credential(monkeypatch)
+    (project / "env.txt").write_text(f"key={SECRETS['ANTHROPIC_API_KEY']}\nplain line\n")
+
+    with LocalWorkspace(project) as workspace:
+        carried = carry(TaskState(recent=[project / "env.txt"]), workspace, WorkLog(workspace).fingerprint)
+
+    [block] = carried.blocks
+    assert "plain line" in block["text"] and "[REDACTED]" in block["text"]
+    assert_no_secret_in(block["text"])
 
 
 def conversation_of(turns: int) -> list[JSON]:

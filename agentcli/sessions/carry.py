@@ -9,7 +9,9 @@ budget (`Budgets`, scaled down for a small context window):
   and a note saying how many in the middle are left to the summary);
 - the files the conversation changed (declared writes, `worklog.WorkLog`), each marked as still
   differing from how it was before its first change, or not;
-- the current contents of the few files read or written most recently (`FILES_KEPT`);
+- the current contents of the few files read or written most recently (`FILES_KEPT`), read
+  again through the workspace (so a path swapped for a symlink is refused) with any credential
+  agentcli holds redacted, as a Read's result is;
 - the instructions of the skills run in the conversation (the most recent first) and the plan
   the user approved;
 - where the work stood: the last assistant message's words and its tool calls, each with how
@@ -40,6 +42,7 @@ from agentcli.conversation import (
 )
 from agentcli.path_text import shown_name
 from agentcli.regular_file import NotRegularFile
+from agentcli.safe_text import for_conversation
 from agentcli.sessions.worklog import ABSENT, UNREADABLE, Baseline
 from agentcli.truncate import cap_middle
 from agentcli.workspace.contract import Workspace, WorkspaceError
@@ -269,7 +272,7 @@ def _file_text(path: Path, workspace: Workspace) -> str | None:
         return None
     if b"\0" in data[:8192]:
         return None
-    return data.decode("utf-8", errors="replace")
+    return for_conversation(data.decode("utf-8", errors="replace"))  # as a Read's result would be
 
 
 def _where_it_stood(last_turn: Sequence[JSON]) -> str:
