@@ -23,6 +23,12 @@ from agentcli.sessions.worklog import Baseline
 from agentcli.tools.todo import Todo, parse_todos
 
 SUFFIX = ".jsonl"
+COMPACT_PREFIX = b'{"type":"compact"'
+"""How a compaction boundary's line starts (`TranscriptWriter` writes `type` first, without spaces)."""
+MESSAGE_PREFIX = b'{"type":"message"'
+CARRIED_FIELDS = (b'"usage":', b'"todos":', b'"read_files":', b'"request":', b'"changed_files":')
+"""What a message record before the last compaction may carry that outlives the boundary: a line
+holding none of these bytes is skipped unparsed (a false match only costs a parse)."""
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
 MAX_ID_CHARS = 200
 """Longer than any session id (36) by far, and short enough to be a file name."""
@@ -105,20 +111,30 @@ class SessionInfo:
 
 def load_transcript(path: Path) -> LoadedTranscript:
     """Parse a transcript; what cannot be read is skipped and the conversation repaired, never fatal.
-    UsageError when the file cannot be read."""
+    UsageError when the file cannot be read.
+
+    Every line is parsed (each may carry usage, the task list, the files seen, the requests), but
+    only the messages after the last compaction boundary are checked and kept: the boundary is
+    found first by the lines' first bytes (every record has `type` first), and a message line
+    before it that carries nothing else is not even parsed, so a long session that was compacted
+    loads in little more than the time its current conversation takes."""
     loaded = LoadedTranscript(session_id=path.name.removesuffix(SUFFIX), path=path)
     try:
         with path.open("rb") as file:
-            for number, raw in enumerate(file, start=1):
-                record = _parse(raw)
-                if record is None:
-                    loaded.torn_lines += 1
-                    if raw.endswith(b"\n"):  # not the torn last line a killed run leaves
-                        loaded.repaired.append(f"line {number} could not be read and was left out")
-                    continue
-                _apply(loaded, record, number)
+            lines = file.readlines()
     except OSError as error:
         raise UsageError(f"Cannot read the transcript {path}: {error.strerror or error}") from None
+    boundary = max((i for i, raw in enumerate(lines) if raw.startswith(COMPACT_PREFIX)), default=0)
+    for number, raw in enumerate(lines, start=1):
+        if number <= boundary and loaded.title and _only_a_message(raw):
+            continue
+        record = _parse(raw)
+        if record is None:
+            loaded.torn_lines += 1
+            if raw.endswith(b"\n"):  # not the torn last line a killed run leaves
+                loaded.repaired.append(f"line {number} could not be read and was left out")
+            continue
+        _apply(loaded, record, number, current=number > boundary)
     loaded.messages, notes = repair(loaded.entries)
     loaded.repaired.extend(notes)
     if loaded.system is None and loaded.system_line is not None:
@@ -126,6 +142,11 @@ def load_transcript(path: Path) -> LoadedTranscript:
             f"line {loaded.system_line}: the system prompt could not be read, so a fresh one is used"
         )
     return loaded
+
+
+def _only_a_message(raw: bytes) -> bool:
+    """A message line that carries nothing besides its message (compaction rewrites many such)."""
+    return raw.startswith(MESSAGE_PREFIX) and not any(field in raw for field in CARRIED_FIELDS)
 
 
 def transcript_records(path: Path) -> Iterator[JSON]:
@@ -148,7 +169,9 @@ def _parse(raw: bytes) -> JSON | None:
     return record if isinstance(record, dict) else None
 
 
-def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
+def _apply(loaded: LoadedTranscript, record: JSON, line: int, *, current: bool = True) -> None:
+    """Take in one record; a message before the last compaction (`current` False) is not checked
+    or kept (the boundary drops it anyway), only what its record carries besides."""
     kind = record.get("type")
     if kind in ("session", "system"):
         if kind == "session":
@@ -167,6 +190,9 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
         loaded.repaired = []  # what was wrong before the boundary is no longer part of the conversation
         loaded.context_tokens = 0
         _apply_kept(loaded, record.get("kept"))
+    elif kind == "message" and not current:
+        if not loaded.title and (message := readable_message(record.get("message"))) is not None:
+            loaded.title = _prompt_text(message)
     elif kind == "message":
         message = readable_message(record.get("message"))
         if message is None:
@@ -280,9 +306,28 @@ def _transcripts(folder: Path) -> list[Path]:
 
 
 def session_info(path: Path) -> SessionInfo:
-    loaded = load_transcript(path)
-    title = " ".join(loaded.title.split())
-    return SessionInfo(loaded.session_id, path, path.stat().st_mtime, title, len(loaded.messages))
+    """The picker's line for a transcript, from one quick pass: only the header and the title are
+    parsed (or, without a title, the first message), and the messages since the last compaction
+    are counted by their lines' first bytes. UsageError when the file cannot be read."""
+    session_id, title, count, first_message = path.name.removesuffix(SUFFIX), "", 0, None
+    try:
+        with path.open("rb") as file:
+            for raw in file:
+                if raw.startswith(MESSAGE_PREFIX):
+                    count += 1
+                    first_message = first_message or raw
+                elif raw.startswith(COMPACT_PREFIX):
+                    count = 0
+                elif raw.startswith((b'{"type":"session"', b'{"type":"title"')) and (record := _parse(raw)):
+                    session_id = str(record.get("session_id") or session_id)
+                    title = title or str(record.get("title") or "")
+            modified = path.stat().st_mtime
+    except OSError as error:
+        raise UsageError(f"Cannot read the transcript {path}: {error.strerror or error}") from None
+    if not title and first_message is not None and (record := _parse(first_message)):
+        message = readable_message(record.get("message"))
+        title = _prompt_text(message) if message is not None else ""
+    return SessionInfo(session_id, path, modified, " ".join(title.split()), count)
 
 
 def list_sessions(cwd: Path, limit: int = 20) -> list[SessionInfo]:
