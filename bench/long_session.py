@@ -14,8 +14,9 @@ summary request (no tools) with a summary. Reported:
   apart (their number and median CPU, summary request excluded);
 - peak memory (max RSS) of the process at the end (target ≤ 80 MB);
 - resuming it: the installed `agentcli run -c` (a child process) continuing the session against
-  the fake server, launch to the request's arrival, median of `--runs` (target ≤ 1 s); and the
-  transcript's size.
+  the fake server, launch to the request's arrival, median of `--runs` (target ≤ 1 s), beside
+  `agentcli run` of a new session (interleaved, so the machine's load weighs on both alike); and
+  the transcript's size.
 
 Usage: .venv/bin/python bench/long_session.py [--steps N] [--runs N] [--window TOKENS]
 """
@@ -40,8 +41,8 @@ from agentcli.runner import RunOptions, run_once
 from bench.loop_overhead import FILES, isolated, peak_memory_kb
 
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")
-EARLY = (5, 15)
-LATE_STEPS = 11
+WINDOWS = ((5, 15, 11), (5, 55, 51))
+"""(first, last) ordinary steps early, and how many of the last ordinary steps, whose medians are compared."""
 WRITE_EVERY = 25
 TODO_EVERY = 100
 WINDOW = 200_000
@@ -57,10 +58,10 @@ def call_of(step: int) -> JSON:
         ]
         return {"type": "tool_use", "id": f"toolu_{step:05d}", "name": "TodoWrite", "input": {"todos": todos}}
     if step % WRITE_EVERY == 0:
-        tool_input = {"file_path": f"out/n{step:05d}.txt", "content": f"note {step}\n" * 5}
-        return {"type": "tool_use", "id": f"toolu_{step:05d}", "name": "Write", "input": tool_input}
+        written: JSON = {"file_path": f"out/n{step:05d}.txt", "content": f"note {step}\n" * 5}
+        return {"type": "tool_use", "id": f"toolu_{step:05d}", "name": "Write", "input": written}
     offset = 1 + (step // FILES % 3) * 20
-    tool_input = {"file_path": f"src/f{step % FILES:03d}.txt", "offset": offset, "limit": 20}
+    tool_input: JSON = {"file_path": f"src/f{step % FILES:03d}.txt", "offset": offset, "limit": 20}
     return {"type": "tool_use", "id": f"toolu_{step:05d}", "name": "Read", "input": tool_input}
 
 
@@ -158,22 +159,31 @@ def _model_cpu_between(model: LongReplay) -> list[float]:
     return spent
 
 
-def resume_seconds(root: Path, project: Path, runs: int) -> list[float]:
-    """Launch of `agentcli run -c` to its first request at the fake server, `runs` times."""
-    from bench.common import KEY, run_child
+def first_request_seconds(root: Path, project: Path, runs: int) -> dict[str, list[float]]:
+    """Launch to the first request at the fake server of the installed agentcli: `run -c` of the
+    session in `project`, and beside it (interleaved) `run` of a new session in an empty project."""
+    from bench.common import KEY, interleaved, run_child
     from tests.fake_anthropic import FakeAnthropic, reply, text
 
-    samples = []
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTCLI_", "OPENAI_"))}
     env.update(HOME=str(root), AGENTCLI_HOME=str(root / "home"), NO_COLOR="1", TERM="dumb", ANTHROPIC_API_KEY=KEY)
-    for _ in range(runs):
+    empty = root / "empty"
+    empty.mkdir()
+
+    def launch(argv: list[str], cwd: Path) -> float:
         with FakeAnthropic(api_key=KEY) as api:
             api.script(reply(text("Going on.")))
-            env["ANTHROPIC_BASE_URL"] = api.url
             launched = time.monotonic()
-            run_child([AGENTCLI, "run", "-c", "go on"], project, env)
-            samples.append(api.requests[0].received_at - launched)
-    return samples
+            run_child([AGENTCLI, *argv], cwd, {**env, "ANTHROPIC_BASE_URL": api.url})
+            return api.requests[0].received_at - launched
+
+    return interleaved(
+        runs,
+        {
+            "resume": lambda: launch(["run", "-c", "go on"], project),
+            "new": lambda: launch(["run", "hi"], empty),
+        },
+    )
 
 
 def main() -> None:
@@ -188,15 +198,15 @@ def main() -> None:
         peak = peak_memory_kb() / 1024
         ordinary, compacting = harness_per_step(model, finished)
         steps = sorted(ordinary)
-        early = [ordinary[s] for s in range(EARLY[0], EARLY[1] + 1) if s in ordinary]
-        late = [ordinary[s] for s in steps[-LATE_STEPS:]]
+        for first, last_early, late_count in WINDOWS:
+            early = statistics.median([ordinary[s] for s in range(first, last_early + 1) if s in ordinary])
+            late = statistics.median([ordinary[s] for s in steps[-late_count:]])
+            print(
+                f"harness CPU per step: steps {first}–{last_early} {early * 1000:.3f} ms, last {late_count} steps "
+                f"{late * 1000:.3f} ms (late / early {late / early:.2f}x, target ≤ 1.2x)"
+            )
         fit = statistics.linear_regression(steps, [ordinary[s] * 1000 for s in steps])
         last = steps[-1]
-        print(
-            f"harness CPU per step: steps {EARLY[0]}–{EARLY[1]} {statistics.median(early) * 1000:.3f} ms, "
-            f"last {LATE_STEPS} steps {statistics.median(late) * 1000:.3f} ms "
-            f"(late / early {statistics.median(late) / statistics.median(early):.2f}x, target ≤ 1.2x)"
-        )
         print(
             f"harness fitted to a + b·step: {fit.intercept + fit.slope * 10:.3f} ms at step 10, "
             f"{fit.intercept + fit.slope * last:.3f} ms at step {last} (b = {fit.slope * 1000:+.4f} µs per step)"
@@ -211,12 +221,12 @@ def main() -> None:
         [transcript] = (root / "home" / "projects").glob("*/*.jsonl")
         size = transcript.stat().st_size
         lines = sum(1 for _ in transcript.open("rb"))
-        resumes = resume_seconds(root, project, args.runs)
+        launches = first_request_seconds(root, project, args.runs)
+        resume, new = (statistics.median(launches[name]) for name in ("resume", "new"))
         print(
-            f"resume (-c) of the {args.steps}-step session, launch to first request: "
-            f"{statistics.median(resumes) * 1000:.0f} ms median of {args.runs} "
-            f"({min(resumes) * 1000:.0f}–{max(resumes) * 1000:.0f}; target ≤ 1 s); "
-            f"transcript {size / 1e6:.1f} MB, {lines:,} lines"
+            f"launch to first request, median of {args.runs}: run -c of the {args.steps}-step session "
+            f"{resume * 1000:.0f} ms (target ≤ 1 s), run of a new session beside it {new * 1000:.0f} ms "
+            f"(resume / new {resume / new:.2f}x); transcript {size / 1e6:.1f} MB, {lines:,} lines"
         )
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
 

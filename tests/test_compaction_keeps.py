@@ -212,6 +212,7 @@ def test_requests_over_their_budget_keep_the_first_and_the_latest(project: Path)
     assert f"[requests 2 to {1 + left_out} ({left_out} of them) are left out here" in shown
     assert len(shown) < 2_500 * 4 + 500
     assert carried.kept["requests"] == requests  # the record keeps them all
+    assert carried.describe() == f"kept {40 - left_out} of 40 requests word for word"
 
 
 def test_a_file_carried_again_has_the_credentials_redacted(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -117,7 +117,9 @@ class Carried:
         kept = self.kept
         parts = []
         if requests := len(kept["requests"]):
-            parts.append(_count(requests, "request") + " word for word")
+            shown = requests - kept["requests_left_out"]
+            some = f"{shown} of {_count(requests, 'request')}" if shown < requests else _count(requests, "request")
+            parts.append(f"{some} word for word")
         if kept["todos"]:
             parts.append(f"the task list ({_count(kept['todos'], 'item')})")
         if changed := len(kept["changed_files"]):
