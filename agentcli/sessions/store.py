@@ -26,7 +26,7 @@ SUFFIX = ".jsonl"
 COMPACT_PREFIX = b'{"type":"compact"'
 """How a compaction boundary's line starts (`TranscriptWriter` writes `type` first, without spaces)."""
 MESSAGE_PREFIX = b'{"type":"message"'
-CARRIED_FIELDS = (b'"usage":', b'"todos":', b'"read_files":', b'"request":', b'"changed_files":')
+CARRIED_FIELDS = re.compile(rb'"(?:usage|todos|read_files|request|changed_files)":')
 """What a message record before the last compaction may carry that outlives the boundary: a line
 holding none of these bytes is skipped unparsed (a false match only costs a parse)."""
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
@@ -146,7 +146,7 @@ def load_transcript(path: Path) -> LoadedTranscript:
 
 def _only_a_message(raw: bytes) -> bool:
     """A message line that carries nothing besides its message (compaction rewrites many such)."""
-    return raw.startswith(MESSAGE_PREFIX) and not any(field in raw for field in CARRIED_FIELDS)
+    return raw.startswith(MESSAGE_PREFIX) and CARRIED_FIELDS.search(raw) is None
 
 
 def transcript_records(path: Path) -> Iterator[JSON]:
