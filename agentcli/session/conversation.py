@@ -7,7 +7,8 @@ agent only through the agent's methods:
 
 - the context (`context.session.SessionContext`: the system prompt, reminders, skills) and
   the tools' context (`ToolContext`: the session's workspace, the files read, the user turn);
-- the agent, from `build_agent` with the built-in tools, its own (Skill, TodoWrite), Task
+- the agent, from `build_agent` with the built-in tools, its own (Skill, TodoWrite), the
+  user's (AskUserQuestion, ExitPlanMode: they ask through the front end's `ask_user`), Task
   (`agents.task`: its sub-agents get the built-in and MCP tools) and the MCP servers' (which
   join at its first request, `tools_ready`, as `Agent.add_tools`);
 - its transcript and what keeps track of the agent by subscribing to its events: the
@@ -95,6 +96,7 @@ class Conversation:
                 self.transcript.write({"type": "system", "time": now(), "system": self.context.system})
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
+            self.context.restore_plan(loaded.plan)
         self.mcp_tools = parts.mcp.source()
         self.budget = Budget(parts.token_budget, parts.budget_usd)
         """What this conversation may spend, drawn on by its agent and every sub-agent."""
@@ -106,10 +108,12 @@ class Conversation:
             project_state_dir(cwd) / self.id / "subagents",
             parts.on_event,
             self.budget,
+            asker=parts.ask_user,
         )
         own_tools = self.context.tool_source(
             parts.gate, parts.builtins, ForkedSkills(parts.agent_types, self.subagents)
         )
+        asking = self.context.asking_source(parts.gate, parts.ask_user)
         self.ctx = ToolContext(parts.workspace)
         """The tools' context: the session's workspace, this conversation's files read and user turns."""
         if loaded is not None:
@@ -126,7 +130,7 @@ class Conversation:
         )
         """The user's requests and the files changed and seen, for a compaction to carry."""
         self.agent = build_agent(
-            sources=[parts.builtins, own_tools, task_source(parts.agent_types, self.subagents), self.mcp_tools],
+            sources=[parts.builtins, own_tools, asking, task_source(parts.agent_types, self.subagents), self.mcp_tools],
             system=self.context.system,
             model=parts.model,
             gate=parts.gate,
@@ -142,6 +146,7 @@ class Conversation:
             self.context.todos,
             self.ctx.read_files,
             titled=loaded is not None and bool(loaded.title),
+            plans=self.context.plans,
             worklog=self.worklog,
         )
         self.agent.subscribe(self.worklog)
@@ -317,16 +322,9 @@ class Conversation:
             changed=self.worklog.changed,
             recent=[path for path in self.worklog.recent() if path in self.ctx.read_files],
             skills=self.context.skills_in_force(),
-            plan=self.approved_plan(),
+            plan=self.context.plans.latest is not None,
             todos=len(self.context.todos.items),
             last_turn=last_turn(messages),
         )
         budgets = Budgets.for_window(self.model_info.context_window)
         return carry(state, self._parts.workspace, self.worklog.fingerprint, budgets)
-
-    def approved_plan(self) -> str | None:
-        """The plan the user approved in plan mode, for a compaction to carry.
-
-        A seam: plan mode's hand-over (ExitPlanMode, `Session.approved_plan` on the ask-plan
-        branch) is not on main yet; once it is, this returns its latest approved plan's text."""
-        return None

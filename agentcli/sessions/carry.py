@@ -12,12 +12,12 @@ budget (`Budgets`, scaled down for a small context window):
 - the current contents of the few files read or written most recently (`FILES_KEPT`), read
   again through the workspace (so a path swapped for a symlink is refused) with any credential
   agentcli holds redacted, as a Read's result is;
-- the instructions of the skills run in the conversation (the most recent first) and the plan
-  the user approved;
+- the instructions of the skills run in the conversation (the most recent first);
 - where the work stood: the last assistant message's words and its tool calls, each with how
   it ended (all of them answered, as the protocol requires).
 
-The task list and the project's instructions come back as reminders (`context.reminders`).
+The task list, the plan the user approved and the project's instructions come back as
+reminders (`context.reminders`).
 Each part is a `<system-reminder>` block: a later compaction leaves them out of what it
 summarises (`compact.render_conversation`) and carries them afresh.
 """
@@ -54,7 +54,6 @@ FILES_KEPT = 5
 FILE_TOKENS = 5_000
 FILES_TOKENS = 20_000
 SKILLS_TOKENS = 10_000
-PLAN_TOKENS = 5_000
 CHANGED_LISTED = 200
 """Changed files named at most (the rest are counted)."""
 FILE_READ_LIMIT = 1 << 20
@@ -71,7 +70,6 @@ class Budgets:
     file: int = FILE_TOKENS
     files: int = FILES_TOKENS
     skills: int = SKILLS_TOKENS
-    plan: int = PLAN_TOKENS
 
     @classmethod
     def for_window(cls, context_window: int) -> Budgets:
@@ -81,7 +79,6 @@ class Budgets:
             file=min(FILE_TOKENS, context_window // 40),
             files=min(FILES_TOKENS, context_window // 10),
             skills=min(SKILLS_TOKENS, context_window // 20),
-            plan=min(PLAN_TOKENS, context_window // 40),
         )
 
 
@@ -97,8 +94,8 @@ class TaskState:
     """Files read or written, the most recent first."""
     skills: Sequence[tuple[str, str]] = ()
     """(name, instructions) of the skills run, the most recent first."""
-    plan: str | None = None
-    """The plan the user approved, if the conversation went through plan mode."""
+    plan: bool = False
+    """The user approved a plan (it comes back as a reminder; noted here for the record)."""
     todos: int = 0
     """Items on the task list (it comes back as a reminder; counted here for the record)."""
     last_turn: Sequence[JSON] = ()
@@ -145,8 +142,6 @@ def carry(
     requests, left_out = _requests(state.requests, budgets.requests * CHARS_PER_TOKEN)
     if requests:
         blocks.append(system_reminder(requests))
-    if state.plan:
-        blocks.append(system_reminder(_plan(state.plan, budgets.plan * CHARS_PER_TOKEN)))
     skills, skill_names = _skills(state.skills, budgets.skills * CHARS_PER_TOKEN)
     if skills:
         blocks.append(system_reminder(skills))
@@ -163,7 +158,7 @@ def carry(
         "changed_files": {str(path): baseline for path, baseline in state.changed.items()},
         "files": [str(path) for path, _ in files],
         "skills": skill_names,
-        "plan": bool(state.plan),
+        "plan": state.plan,
         "in_progress": bool(words),
     }
     return Carried(blocks, kept)
@@ -198,10 +193,6 @@ def _requests(requests: Sequence[str], budget: int) -> tuple[str, int]:
         "(constraints and preferences included) unless a later request changed them:"
     )
     return "\n\n".join([head, numbered[0], *middle, *kept_tail]), left_out
-
-
-def _plan(plan: str, budget: int) -> str:
-    return f"The plan the user approved in plan mode; carry it out:\n\n{cap_middle(plan, budget)}"
 
 
 def _skills(skills: Sequence[tuple[str, str]], budget: int) -> tuple[str, list[str]]:
