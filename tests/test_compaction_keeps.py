@@ -21,7 +21,7 @@ from agentcli.workspace.local import LocalWorkspace
 from tests.conftest import RunAgent
 from tests.credential_values import SECRETS, assert_no_secret_in, hold_every_credential
 from tests.hooks_helpers import hook_command, hook_entry, logged
-from tests.session_helpers import auto_compact_at, big_file, records, transcript_files
+from tests.session_helpers import records, transcript_files, two_files_compacting_at_the_second_read
 from tests.test_hooks import Recorder, project_hooks
 
 TODOS = [
@@ -143,9 +143,7 @@ def test_a_file_changed_back_is_said_to_be_as_it_was(model: ScriptedModel, proje
 def test_auto_compaction_mid_task_carries_the_request_and_the_call_in_progress(
     run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
-    big_file(project / "one.txt", 20_000)
-    big_file(project / "two.txt", 20_000)
-    auto_compact_at(run_agent, model, project, 8_400)  # passed by the second read only
+    two_files_compacting_at_the_second_read(run_agent, model, project)
     model.script(
         reply(tool_use("Read", {"file_path": "one.txt"}, id="toolu_1")),
         reply(text("Now the second file."), tool_use("Read", {"file_path": "two.txt"}, id="toolu_2")),
@@ -172,9 +170,7 @@ def test_auto_compaction_mid_task_carries_the_request_and_the_call_in_progress(
 def test_requests_resumed_with_continue_are_carried_too(
     run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
-    big_file(project / "one.txt", 20_000)
-    big_file(project / "two.txt", 20_000)
-    auto_compact_at(run_agent, model, project, 8_400)
+    two_files_compacting_at_the_second_read(run_agent, model, project)
     model.script(
         reply(tool_use("Write", {"file_path": "notes.md", "content": "x\n"}, id="toolu_w")),
         reply(text("Wrote it.")),
