@@ -49,7 +49,7 @@ class CliCommand(NamedTuple):
 
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 
 PRINT = CliOption(
     "print_prompt", ("-p", "--print"), "text", "Run PROMPT once and print the answer (like `run`).", "PROMPT"

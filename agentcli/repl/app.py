@@ -216,9 +216,12 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
     except AgentcliError as error:
         Console(stderr=True).print(str(error), style="red", markup=False)
         return error.exit_code
+    reason = "other"
     try:
-        return repl.loop()
+        code = repl.loop()
+        reason = "prompt_input_exit"  # /exit or Ctrl-D at the prompt: the SessionEnd hooks' reason
+        return code
     except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
         return stop.exit_code
     finally:
-        repl.session.close()
+        repl.session.close(reason)

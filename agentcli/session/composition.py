@@ -29,22 +29,26 @@ from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, StreamListener
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
+from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice, SerializedSink
-from agentcli.hooks import Hooks, load_hooks
+from agentcli.hooks import HookOutcome, Hooks, NamesCall, load_hooks
 from agentcli.hooks.trust import ENABLE_ALL_KEY as ENABLE_ALL_HOOKS_KEY
 from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import LoopConfig
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent
 from agentcli.mcp.servers import SessionServers
+from agentcli.model_aliases import ALIASES_SETTING, check_aliases_setting, resolve_alias, unmapped
 from agentcli.model_settings import budget_usd, check_model_table, token_budget, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
+from agentcli.permissions.request_hooks import request_fields
 from agentcli.permissions.rules import split_rule_list
 from agentcli.providers import (
     DEFAULT_PROVIDER,
     MODEL_SETTING,
     PROVIDER_SETTING,
+    PROVIDERS,
     Choice,
     ProviderSettings,
     choose,
@@ -54,7 +58,7 @@ from agentcli.providers.text_tools import ToolProtocol, with_tool_protocol
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.sessions.autocompact import auto_compact_percent
 from agentcli.sessions.store import LoadedTranscript, find_session, latest_session, load_transcript
-from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
+from agentcli.settings import Settings, agentcli_home, load_settings, own_local_settings
 from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
 from agentcli.workspace.contract import Workspace
@@ -277,16 +281,22 @@ def compose(
 
     settings = load_settings(cwd)
     passthrough = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
-    local_settings = next(path for scope, path in settings_files(cwd) if scope == "local")
     hook_config = trusted_config(
         load_hooks(settings.raw),
         settings.get(TRUST_KEY),
-        local_settings,
+        own_local_settings(cwd),
         approvals.hooks,
         notice,
         trusted=options.trust_project_hooks or settings.get(ENABLE_ALL_HOOKS_KEY) is True,
     )
     hooks = Hooks(hook_config, cwd, about=about, passthrough=passthrough, on_notice=notice)
+    for text in hook_config.notices:  # hook events, types or fields agentcli skipped
+        notice(text)
+
+    def permission_request(request: PermissionRequest, names_call: NamesCall) -> HookOutcome:
+        """Run the PermissionRequest hooks about a call the user would be asked about."""
+        return hooks.run("PermissionRequest", request_fields(request), request.tool, names_call=names_call)
+
     prompter = approvals.prompter
     if prompter is not None and hook_config.matching("Notification", "permission_prompt"):
         prompter = _NotifyingPrompter(prompter, hooks)
@@ -298,10 +308,12 @@ def compose(
         split_rules(options.disallowed_tools),
         prompter=prompter,
         on_notice=notice,
+        permission_hooks=permission_request if hook_config.matching("PermissionRequest") else None,
     )
     for text in settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
         notice(text)
     check_model_table(settings)
+    check_aliases_setting(settings.get(ALIASES_SETTING), settings.sources.get(ALIASES_SETTING))
     protocol = tool_protocol(options.tool_protocol, settings)
     budget = budget_usd(options.max_budget_usd, settings)
     tokens = token_budget(options.max_budget_tokens, settings)
@@ -322,7 +334,8 @@ def compose(
         on_notice=notice,
     )
     earlier = earlier_transcript(options, cwd)
-    provider, first_model = choose_provider(options, settings, earlier)
+    provider, named = choose_provider(options, settings, earlier)
+    first_model = model_or_error(named, provider, settings)
 
     def native_tools(name: str) -> bool:
         return model_info(name, settings.get(MODELS_SETTING)).native_tools
@@ -354,6 +367,21 @@ def compose(
         auto_compact_percent=compact_percent,
         retry_base_delay=retry_base_delay,
     )
+
+
+def resolved_model(name: str, provider: str, settings: Settings) -> str | None:
+    """The model `name` stands for with `provider` (an alias resolved, `agentcli.model_aliases`);
+    None for an alias the provider has no model for."""
+    default = PROVIDERS[provider].default_model if provider in PROVIDERS else None
+    return resolve_alias(name, provider, settings.get(ALIASES_SETTING), default_model=default)
+
+
+def model_or_error(name: str, provider: str, settings: Settings) -> str:
+    """`name` resolved for `provider`; a UsageError when it is an alias with no model there."""
+    resolved = resolved_model(name, provider, settings)
+    if resolved is None:
+        raise UsageError(unmapped(name, provider))
+    return resolved
 
 
 class _NotifyingPrompter:

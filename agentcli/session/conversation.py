@@ -36,12 +36,13 @@ from agentcli.catalog import ModelInfo
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, ToolContext, Usage
-from agentcli.errors import StoppedByHook
+from agentcli.errors import ModelAPIError, StoppedByHook
 from agentcli.hooks import Hooks
 from agentcli.loop import LoopConfig, RunResult
 from agentcli.mcp.content import mentions_mcp
+from agentcli.model_aliases import unmapped
 from agentcli.permissions.gate import Gate
-from agentcli.session.composition import SessionModel, SessionParts
+from agentcli.session.composition import SessionModel, SessionParts, resolved_model
 from agentcli.sessions.autocompact import AutoCompaction
 from agentcli.sessions.carry import Budgets, Carried, TaskState, carry
 from agentcli.sessions.compact import Compacted, ConversationSize
@@ -164,7 +165,8 @@ class Conversation:
     def start(self, source: str) -> None:
         """Run the SessionStart hooks (`source`: startup, resume, clear, compact); what they say
         goes to the model with the next user message."""
-        for text in self._parts.hooks.run("SessionStart", {"source": source}, source).context:
+        fields = {"source": source, "model": self.agent.model_name}
+        for text in self._parts.hooks.run("SessionStart", fields, source).context:
             self.context.reminders.add_once(text)
 
     # ------------------------------------------------------------------ what a sub-agent takes (`subagent.Parent`)
@@ -188,6 +190,15 @@ class Conversation:
     def loop_config(self, model: str) -> LoopConfig:
         return self._parts.loop_config(model)
 
+    def resolve_model(self, name: str) -> str | None:
+        """The model `name` stands for with this session's provider (an alias resolved); None,
+        after a notice saying how to map it, for an alias the provider has no model for (the
+        caller goes on with the model it has)."""
+        resolved = resolved_model(name, self.provider, self._parts.settings)
+        if resolved is None:
+            self._parts.notice(unmapped(name, self.provider) + f" Going on with {self.agent.model_name}.")
+        return resolved
+
     # ------------------------------------------------------------------ a user message
 
     def prepare(self, text: str) -> PreparedMessage:
@@ -201,9 +212,26 @@ class Conversation:
             raise StoppedByHook(f"A UserPromptSubmit hook blocked this prompt, so nothing was sent: {why}")
         if mentions_mcp(text):
             self.tools_ready()  # its servers approved and connected (as for the first request) before they are asked
-        prepared = self.context.prepare(text, self.ctx).with_reminders(said.context)
+        expanding = self._expansion_hooks(text)
+        heard = [*self._parts.hooks.take_background(), *said.context, *expanding]  # background hooks: since the last
+        prepared = self.context.prepare(text, self.ctx).with_reminders(heard)
         self.recorder.offer_title(text)
         return replace(prepared, request=text)
+
+    def _expansion_hooks(self, text: str) -> tuple[str, ...]:
+        """Run the UserPromptExpansion hooks about the `/command` in `text`, before it is expanded
+        (its `!` commands run); their context. StoppedByHook when one blocks it."""
+        hooks = self._parts.hooks
+        if not hooks.config.matching("UserPromptExpansion"):
+            return ()
+        typed = self.context.typed_command(text)
+        if typed is None:
+            return ()
+        said = hooks.run("UserPromptExpansion", typed.hook_fields(text), typed.name)
+        if said.stop or said.blocked:
+            why = said.stop or said.reason
+            raise StoppedByHook(f"A UserPromptExpansion hook blocked /{typed.name}, so nothing was sent: {why}")
+        return said.context
 
     def tools_ready(self) -> None:
         """Fix this conversation's tools before its first request: the MCP servers connected by
@@ -216,13 +244,16 @@ class Conversation:
     def run(self, prepared: PreparedMessage) -> RunResult:
         """`prepared` through the loop to the final answer (with the skill's model, if it names one)."""
         self.tools_ready()
+        model = self.resolve_model(prepared.model) if prepared.model else None
         self.worklog.note_request(prepared.request)
         self.recorder.prompt_reminders(self.context.reminders.snapshot(), prepared.request)
         try:
             with self.context.turn(prepared):
-                result = self.agent.run(self.context.forked_content(prepared, self.ctx), model=prepared.model)
+                result = self.agent.run(self.context.forked_content(prepared, self.ctx), model=model)
         except BaseException as stopped:  # an interrupt too: the run record says why it ended
             self.recorder.record_run(stopped)
+            if isinstance(stopped, ModelAPIError):
+                self._stop_failure(stopped)
             if isinstance(stopped, Exception):
                 self.transcript.discard()  # only while the model has never answered: no file to clutter /resume
             raise
@@ -296,6 +327,9 @@ class Conversation:
         transcript as a boundary followed by the new conversation."""
         trigger = "auto" if auto else "manual"
         said = self._parts.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, trigger)
+        if said.blocked:
+            size = self.context_size()
+            return Compacted(list(self.agent.messages), size, size, blocked=said.reason)
         instructions = "\n\n".join(part for part in (instructions.strip(), *said.context) if part)
         threshold = self.auto_compact_threshold()
         summarise_above = (threshold or self.model_info.context_window) * 3 // 4 if auto else None
@@ -312,6 +346,7 @@ class Conversation:
         if result.changed:
             adopt(self.agent, result)
             self.recorder.record_compaction(result, auto=auto, reminders=self.context.reminders.snapshot())
+            self._parts.hooks.run("PostCompact", {"trigger": trigger, "compact_summary": result.summary}, trigger)
             self.start("compact")
         return result
 
@@ -328,3 +363,23 @@ class Conversation:
         )
         budgets = Budgets.for_window(self.model_info.context_window)
         return carry(state, self._parts.workspace, self.worklog.fingerprint, budgets)
+
+    def _stop_failure(self, error: ModelAPIError) -> None:
+        """Run the StopFailure hooks for a turn an API error ended (for their effects only)."""
+        kind = STOP_FAILURE_KINDS.get(error.status or 0, "server_error" if (error.status or 0) >= 500 else "unknown")
+        message = f"API Error: {str(error).splitlines()[0]}"
+        fields = {"error": kind, "error_details": str(error), "last_assistant_message": message}
+        self._parts.hooks.run("StopFailure", fields, kind)
+
+
+STOP_FAILURE_KINDS = {
+    400: "invalid_request",
+    401: "authentication_failed",
+    402: "billing_error",
+    403: "authentication_failed",
+    404: "model_not_found",
+    413: "invalid_request",
+    429: "rate_limit",
+    529: "overloaded",
+}
+"""The StopFailure hooks' `error` (their matcher's subject) for an API error's HTTP status."""

@@ -7,9 +7,11 @@ transcript and compaction). `/clear` and `/resume` end the conversation and star
 another; `/model` switches the model for the rest of the session.
 
 Hooks (`agentcli.hooks`) come from the settings files; the session runs SessionEnd (clear,
-close), its conversation UserPromptSubmit, SessionStart (startup, resume, clear, compact) and
-PreCompact, its gate Notification (before each permission question); its agent and sub-agents
-run the tool and stop events. The checked-in settings' hooks run only once the user trusts
+resume, close), its conversation UserPromptSubmit, SessionStart (startup, resume, clear,
+compact), PreCompact (which may block it), PostCompact and StopFailure (a turn ended by an API
+error), its gate Notification (before each permission question) and PermissionRequest; its
+agent and sub-agents run the tool and stop events. What background (`async`) hooks said goes to
+the model with the next message. The checked-in settings' hooks run only once the user trusts
 them (`hooks.trust`): asked through `approve_hooks` (the REPL), else left out unless trusted before.
 
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
@@ -39,7 +41,7 @@ from agentcli.mcp.servers import SessionServers
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.providers import choose, credential_problem
-from agentcli.session.composition import Approvals, SessionOptions, SessionParts, compose
+from agentcli.session.composition import Approvals, SessionOptions, SessionParts, compose, model_or_error
 from agentcli.session.conversation import Conversation
 from agentcli.sessions.compact import Compacted
 from agentcli.sessions.recorder import TranscriptRecorder
@@ -220,7 +222,8 @@ class Session:
         (`openai:gpt-5`) switches to it (the old client is closed, the new one made at the next
         request). The transcript records the change, so `--continue` goes on with it. UsageError
         for an unknown provider or one whose credentials are missing; then nothing changes."""
-        provider, model_name = choose(name, self.provider)
+        provider, named = choose(name, self.provider)
+        model_name = model_or_error(named, provider, self.settings)
         if provider != self.provider:
             if problem := credential_problem(provider):
                 raise UsageError(problem)
@@ -232,7 +235,7 @@ class Session:
     def clear(self) -> None:
         """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
         self.conversation.end()
-        self.hooks.run("SessionEnd", {"reason": "clear"})
+        self.hooks.run("SessionEnd", {"reason": "clear"}, "clear")
         self._begin(None, None, "clear")
 
     def resume(self, earlier: SessionInfo) -> None:
@@ -240,15 +243,19 @@ class Session:
         loaded = load_transcript(earlier.path)
         writer = TranscriptWriter.existing(loaded.path, self.parts.notice)  # UsageError while another process has it
         self.conversation.end()
+        self.hooks.run("SessionEnd", {"reason": "resume"}, "resume")
         self._begin(loaded, writer, "resume")
 
-    def close(self) -> None:
+    def close(self, reason: str = "other") -> None:
         """Release the transcript (and its lock), the tool threads, the MCP servers, the model's
-        connections and the workspace the session made; the session is not used after. Safe to call again."""
+        connections and the workspace the session made; the session is not used after. Safe to call
+        again. `reason` is the SessionEnd hooks' (`prompt_input_exit` when the user left the REPL
+        at its prompt)."""
         self.conversation.end()
         if not self._ended:
             self._ended = True
-            self.hooks.run("SessionEnd", {"reason": "other"})
+            self.hooks.run("SessionEnd", {"reason": reason}, reason)
+            self.hooks.close()
         self.parts.close()
 
     def __enter__(self) -> Session:

@@ -111,6 +111,7 @@ def _summarise(
         summary, reminders.next_blocks(), keep=keep, mid_task=mid_task, carried=carried
     )
     result.summarised = True
+    result.summary = summary
     result.usage = usage
 
 
