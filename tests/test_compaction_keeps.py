@@ -16,6 +16,7 @@ from agentcli.session import Session
 from agentcli.session.composition import SessionOptions
 from agentcli.sessions.carry import Budgets, TaskState, carry
 from agentcli.sessions.compact import SUMMARY_INPUT_CHARS, SUMMARY_INTRO
+from agentcli.sessions.store import load_transcript
 from agentcli.sessions.worklog import ABSENT, WorkLog
 from agentcli.workspace.local import LocalWorkspace
 from tests.conftest import RunAgent
@@ -251,3 +252,22 @@ def test_a_compaction_costs_one_bounded_request_whatever_the_conversations_size(
         assert len(json.dumps(summary.messages)) < SUMMARY_INPUT_CHARS + 10_000
         sizes[turns] = len(json.dumps(model.requests[-1].messages))
     assert sizes[2_000] < sizes[10] + 1_000  # the new conversation does not grow with the old one
+
+
+def test_a_compaction_boundary_torn_by_a_killed_run_leaves_the_conversation_as_it_was(
+    model: ScriptedModel, project: Path, home: Path, in_process_env: None
+) -> None:
+    model.script(reply(text("First answer.")), reply(text("SUMMARY")), reply(text("Second answer.")))
+    with session(project, model, Recorder()) as s:
+        s.send("remember the word PELICAN")
+        s.compact()
+    [path] = transcript_files(home, project)
+    lines = path.read_bytes().splitlines(keepends=True)
+    boundary = next(i for i, line in enumerate(lines) if line.startswith(b'{"type":"compact"'))
+    path.write_bytes(b"".join(lines[:boundary]) + lines[boundary][:40])  # killed while writing the boundary
+
+    loaded = load_transcript(path)
+
+    assert [m["role"] for m in loaded.messages] == ["user", "assistant"]
+    assert "remember the word PELICAN" in json.dumps(loaded.messages[0])
+    assert loaded.requests == ["remember the word PELICAN"]

@@ -127,7 +127,7 @@ def load_transcript(path: Path) -> LoadedTranscript:
             lines = file.readlines()
     except OSError as error:
         raise UsageError(f"Cannot read the transcript {path}: {error.strerror or error}") from None
-    boundary = max((i for i, raw in enumerate(lines) if raw.startswith(COMPACT_PREFIX)), default=0)
+    boundary = _last_boundary(lines)
     for number, raw in enumerate(lines, start=1):
         if number <= boundary and loaded.title and _only_a_message(raw):
             continue
@@ -145,6 +145,16 @@ def load_transcript(path: Path) -> LoadedTranscript:
             f"line {loaded.system_line}: the system prompt could not be read, so a fresh one is used"
         )
     return loaded
+
+
+def _last_boundary(lines: list[bytes]) -> int:
+    """The line number of the last compaction boundary that reads whole (0: none); a torn or
+    damaged one (a run killed while it was written) is no boundary, as when it is parsed."""
+    for number in range(len(lines), 0, -1):
+        raw = lines[number - 1]
+        if raw.startswith(COMPACT_PREFIX) and _parse(raw) is not None:
+            return number
+    return 0
 
 
 def _only_a_message(raw: bytes) -> bool:
