@@ -110,6 +110,21 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         "names",
     ),
     SettingKey("disabledMcpjsonServers", "list of server names", "`[]`", OWN_FILES, shape="names"),
+    SettingKey("checkpoints", "`true` or `false`", "`true`", OWN_FILES, "checkpoints are turned off", "flag"),
+    SettingKey(
+        "checkpointMaxFileSizeMB",
+        "number above 0, at most 100,000 (megabytes)",
+        "10",
+        OWN_FILES,
+        "files are left out of checkpoints",
+    ),
+    SettingKey(
+        "cleanupPeriodDays",
+        "whole number from 1 to 36,500 (days)",
+        "30",
+        OWN_FILES,
+        "old checkpoints are deleted",
+    ),
 )
 """Every settings key, in the order of the settings reference."""
 

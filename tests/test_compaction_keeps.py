@@ -271,3 +271,19 @@ def test_a_compaction_boundary_torn_by_a_killed_run_leaves_the_conversation_as_i
     assert [m["role"] for m in loaded.messages] == ["user", "assistant"]
     assert "remember the word PELICAN" in json.dumps(loaded.messages[0])
     assert loaded.requests == ["remember the word PELICAN"]
+
+
+def test_turn_numbers_before_a_compaction_still_count_on_resume(
+    model: ScriptedModel, project: Path, home: Path, in_process_env: None
+) -> None:
+    model.script(reply(text("One.")), reply(text("Two.")), reply(text("SUMMARY")))
+    with session(project, model, Recorder()) as s:
+        s.send("first")
+        s.send("second")
+        s.compact()
+    [path] = transcript_files(home, project)
+
+    loaded = load_transcript(path)
+
+    assert loaded.last_turn == 2  # the next prompt is turn 3, whatever came before the boundary
+    assert loaded.requests == ["first", "second"]

@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.cli import commands
-from agentcli.cli.options import MAIN, RUN, STATS, CliCommand, CliOption
+from agentcli.cli.options import ACP, MAIN, REWIND, RUN, STATS, CliCommand, CliOption
 from agentcli.cli.shared import Subcommand, keep_for_subcommand
 from agentcli.option_typos import check_options
 
@@ -169,11 +169,27 @@ def run(ctx: typer.Context, **values: Any) -> None:
     _finish(commands.run_command, values)
 
 
+@app.command("acp", cls=Subcommand, add_help_option=False)
+@_declared(ACP)
+def acp(ctx: typer.Context, **values: Any) -> None:
+    """Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim, Emacs)."""
+    _finish(commands.acp_command, values)
+
+
 @app.command("stats", cls=Subcommand, add_help_option=False)
 @_declared(STATS)
 def stats(ctx: typer.Context, **values: Any) -> None:
     """Figures from your sessions' transcripts: turns per task, tool failures, stops, tokens, cost, latency."""
     _finish(commands.stats_command, values)
+
+
+@app.command("rewind", cls=Subcommand, add_help_option=False)
+@_declared(REWIND)
+def rewind(ctx: typer.Context, **values: Any) -> None:
+    """List a session's turns and checkpoints, or take its files or conversation back to before a turn."""
+    from agentcli.cli.rewind import rewind_command
+
+    _finish(rewind_command, values)
 
 
 def _add_subcommands() -> None:

@@ -115,6 +115,10 @@ class Repl:
             except ExitRepl:
                 return 0
 
+    def prefill(self, text: str) -> None:
+        """Start the next prompt's line with `text` (the prompt of a turn rewound)."""
+        self._typeahead = text
+
     def handle(self, text: str) -> None:
         """A built-in command runs here; a skill or ordinary text is sent; an unknown `/name` is
         answered with a suggestion and nothing is sent."""

@@ -214,6 +214,12 @@ def _clip(text: str, lines: int = 2) -> str:
     return clipped + ("\n…" if len(kept) > lines else "")
 
 
+def _rewind(repl: Repl, args: str) -> None:
+    from agentcli.repl.rewind import rewind
+
+    rewind(repl, args, _ask)
+
+
 def _compact(repl: Repl, args: str) -> None:
     session = repl.session
     if not session.agent.messages:
@@ -564,6 +570,12 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("help", "Show commands, skills and keys", _help),
         Builtin("clear", "Clear the screen and start a new conversation (and transcript)", _clear),
         Builtin("resume", "Pick a recent session of this project and continue it", _resume, "[number|id]"),
+        Builtin(
+            "rewind",
+            "Back to before an earlier turn: its code, its conversation or both (also Esc Esc)",
+            _rewind,
+            "[turn [both|conversation|code]|undo]",
+        ),
         Builtin(
             "compact",
             "Shrink the conversation: clear old tool results, then summarise",

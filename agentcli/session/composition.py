@@ -6,9 +6,9 @@ hooks (the checked-in settings' only once trusted, `hooks.trust`), the permissio
 the front end's prompter, which runs the Notification hooks before each question), the MCP
 servers (started later, `mcp.servers`), the model client (`SessionModel`, made at the first
 request), the built-in tools, the agent types, which outside files and skills are trusted, and
-the loop's configuration for a model (`loop_config`). Building starts nothing but the
-workspace it makes (entered last, closed with the parts; the local one holds nothing): no MCP
-server, no connection, no thread. So a batch runner may compose many sessions, each with a
+the loop's configuration for a model (`loop_config`), and the project's checkpoints. Building
+starts nothing but the workspace it makes (entered last, closed with the parts; the local one
+holds nothing): no MCP server, no connection, no thread. So a batch runner may compose many sessions, each with a
 workspace of its own that it made and will close (`compose(..., workspace=...)`), cheaply.
 
 The conversation (`conversation.Conversation`) uses the parts; `session.Session` holds the
@@ -26,6 +26,8 @@ from agentcli.agents.sources import ToolList, builtin_source
 from agentcli.agents.task import AgentTypes
 from agentcli.asking import AsksTheUser
 from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info
+from agentcli.checkpoints.config import CheckpointConfig
+from agentcli.checkpoints.store import CheckpointStore
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, StreamListener
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
@@ -225,6 +227,10 @@ class SessionParts:
     token_budget: int
     auto_compact_percent: float | None
     retry_base_delay: float
+    checkpoints: CheckpointStore
+    """The project's checkpoints (`agentcli.checkpoints`): recorded unless the `checkpoints` setting is
+    false, and read by rewinds either way."""
+    checkpoint_config: CheckpointConfig
 
     @property
     def cwd(self) -> Path:
@@ -318,6 +324,7 @@ def compose(
     budget = budget_usd(options.max_budget_usd, settings)
     tokens = token_budget(options.max_budget_tokens, settings)
     compact_percent = auto_compact_percent(settings)
+    checkpoint_config = CheckpointConfig.from_settings(settings)
     timeouts = Timeouts.from_setting(settings.get(IDLE_SETTING), settings.sources.get(IDLE_SETTING))
     outside_files = OutsideFiles.for_session(
         settings, cwd, save_to=gate.local_settings, ask=approvals.outside, on_notice=notice
@@ -366,6 +373,8 @@ def compose(
         token_budget=tokens,
         auto_compact_percent=compact_percent,
         retry_base_delay=retry_base_delay,
+        checkpoints=checkpoint_config.store(cwd, agentcli_home()),
+        checkpoint_config=checkpoint_config,
     )
 
 

@@ -6,7 +6,10 @@ exactly, so the prompt cache hits). It owns what belongs to one conversation, an
 agent only through the agent's methods:
 
 - the context (`context.session.SessionContext`: the system prompt, reminders, skills) and
-  the tools' context (`ToolContext`: the session's workspace, the files read, the user turn);
+  the tools' context (`ToolContext`: the session's workspace wrapped in a
+  `workspace.checkpointed.CheckpointedWorkspace`, the files read, the user turn);
+- its checkpoints (`checkpoints.turns.TurnCheckpoints`): the work tree before the first change
+  of each user turn and when the turn ends;
 - the agent, from `build_agent` with the built-in tools, its own (Skill, TodoWrite), the
   user's (AskUserQuestion, ExitPlanMode: they ask through the front end's `ask_user`), Task
   (`agents.task`: its sub-agents get the built-in and MCP tools) and the MCP servers' (which
@@ -33,6 +36,8 @@ from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import task_source
 from agentcli.budget import Budget
 from agentcli.catalog import ModelInfo
+from agentcli.checkpoints.store import CheckpointStore
+from agentcli.checkpoints.turns import TurnCheckpoints
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, ToolContext, Usage
@@ -51,6 +56,7 @@ from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript
 from agentcli.sessions.transcript import TranscriptWriter, now
 from agentcli.sessions.worklog import WorkLog
+from agentcli.workspace.checkpointed import CheckpointedWorkspace
 
 
 class Conversation:
@@ -115,8 +121,13 @@ class Conversation:
             parts.gate, parts.builtins, ForkedSkills(parts.agent_types, self.subagents)
         )
         asking = self.context.asking_source(parts.gate, parts.ask_user)
-        self.ctx = ToolContext(parts.workspace)
-        """The tools' context: the session's workspace, this conversation's files read and user turns."""
+        recording = parts.checkpoints if parts.checkpoint_config.enabled else None
+        self.checkpoints = TurnCheckpoints(recording, self.id, parts.notice, prune=self._prune)
+        """The work tree before (and after) each user turn that changes it."""
+        self.ctx = ToolContext(
+            CheckpointedWorkspace(parts.workspace, self.checkpoints), user_turn=loaded.last_turn if loaded else 0
+        )
+        """The tools' context: the session's workspace (checkpointed), this conversation's files read and user turns."""
         if loaded is not None:
             self.ctx.read_files.restore(loaded.read_files)  # checked against the file before any edit
         self.worklog = (
@@ -161,6 +172,10 @@ class Conversation:
                 self.agent.add_message(message)
             if note := loaded.describe_repairs():
                 parts.notice(note)
+
+    def _prune(self, store: CheckpointStore) -> None:
+        """Before this process's first checkpoint: drop old sessions' checkpoints (`cleanupPeriodDays`)."""
+        store.prune(self._parts.checkpoint_config.cleanup_days, project_state_dir(self._parts.cwd))
 
     def start(self, source: str) -> None:
         """Run the SessionStart hooks (`source`: startup, resume, clear, compact); what they say
@@ -246,7 +261,7 @@ class Conversation:
         self.tools_ready()
         model = self.resolve_model(prepared.model) if prepared.model else None
         self.worklog.note_request(prepared.request)
-        self.recorder.prompt_reminders(self.context.reminders.snapshot(), prepared.request)
+        self.recorder.prompt_reminders(self.context.reminders.snapshot(), self.ctx.user_turn, prepared.request)
         try:
             with self.context.turn(prepared):
                 result = self.agent.run(self.context.forked_content(prepared, self.ctx), model=model)
@@ -260,6 +275,7 @@ class Conversation:
         else:
             self.recorder.record_run(None)
         finally:
+            self.checkpoints.after(self.ctx.user_turn)
             self.transcript.sync()
         self.transcript.keep()
         return result

@@ -8,11 +8,12 @@ another; `/model` switches the model for the rest of the session.
 
 Hooks (`agentcli.hooks`) come from the settings files; the session runs SessionEnd (clear,
 resume, close), its conversation UserPromptSubmit, SessionStart (startup, resume, clear,
-compact), PreCompact (which may block it), PostCompact and StopFailure (a turn ended by an API
-error), its gate Notification (before each permission question) and PermissionRequest; its
-agent and sub-agents run the tool and stop events. What background (`async`) hooks said goes to
-the model with the next message. The checked-in settings' hooks run only once the user trusts
-them (`hooks.trust`): asked through `approve_hooks` (the REPL), else left out unless trusted before.
+compact; resume again after a conversation rewind), PreCompact (which may block it), PostCompact
+and StopFailure (a turn ended by an API error), its gate Notification (before each permission
+question) and PermissionRequest; its agent and sub-agents run the tool and stop events. What
+background (`async`) hooks said goes to the model with the next message. The checked-in
+settings' hooks run only once the user trusts them (`hooks.trust`): asked through
+`approve_hooks` (the REPL), else left out unless trusted before.
 
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
 tool threads, the MCP servers, the model's connections and the workspace it made are released then.
@@ -27,6 +28,8 @@ from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes
 from agentcli.asking import AsksTheUser
 from agentcli.catalog import MODELS_SETTING, ModelInfo, unknown_model_notice
+from agentcli.checkpoints.rewind import TurnSummary, rewind_record, summaries
+from agentcli.checkpoints.store import CheckpointStore
 from agentcli.context.outside import AsksAboutOutsideFiles
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, Model, Usage
@@ -245,6 +248,33 @@ class Session:
         self.conversation.end()
         self.hooks.run("SessionEnd", {"reason": "resume"}, "resume")
         self._begin(loaded, writer, "resume")
+
+    # ------------------------------------------------------------------ rewinding (`agentcli.checkpoints.rewind`)
+
+    @property
+    def checkpoints(self) -> CheckpointStore:
+        return self.parts.checkpoints
+
+    def rewind_turns(self) -> list[TurnSummary]:
+        """The current conversation's user turns, with the files each changed (empty before its
+        transcript has any)."""
+        if not self.transcript.kept:
+            return []
+        loaded = load_transcript(self.transcript.path)
+        return summaries(self.checkpoints, self.id, loaded.turns)
+
+    def rewind_conversation(self, turn: int, *, code: bool) -> None:
+        """Take the conversation back to before user turn `turn` (`code`: the files went back too):
+        the transcript records the rewind (so `--continue` goes on from there) and the conversation
+        goes on from it as a resumed one would. UsageError for a turn no longer in the conversation."""
+        if turn not in [t.number for t in load_transcript(self.transcript.path).turns]:
+            raise UsageError(f"Turn {turn} is not in this conversation (compacted or rewound already).")
+        self.transcript.write(rewind_record(turn, code=code, conversation=True))
+        self.transcript.sync()
+        path = self.transcript.path
+        self.conversation.end()
+        loaded = load_transcript(path)
+        self._begin(loaded, TranscriptWriter.existing(path, self.parts.notice), "resume")
 
     def close(self, reason: str = "other") -> None:
         """Release the transcript (and its lock), the tool threads, the MCP servers, the model's

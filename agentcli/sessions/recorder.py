@@ -1,12 +1,13 @@
 """Recording a conversation in its transcript, as a subscriber to its agent's events.
 
 Each `MessageAdded` becomes a `message` line (format: `sessions.transcript`) carrying what goes
-with that message: the prompt's reminders and `request` (the user's words as typed), the tokens
-spent since the last line that said (`usage`), an answer's `context_tokens`, and a tool-results
-message's `todos`, `read_files` and `changed_files` when that turn changed them, and its
-`subagents` (Task call id → the sub-agent's transcript, from `SubagentFinished`). The first
-prompt goes before it as the `title`, and a plan the user approved in that turn (ExitPlanMode)
-as a `plan` record. An answer makes the transcript worth keeping (`TranscriptWriter.keep`).
+with that message: the prompt's reminders, user turn number and `request` (the user's words as
+typed), the tokens spent since the last line that said (`usage`), an answer's `context_tokens`,
+and a tool-results message's `todos`, `read_files` and `changed_files` when that turn changed
+them, and its `subagents` (Task call id → the sub-agent's transcript, from `SubagentFinished`).
+The first prompt goes before it as the `title`, and a plan the user approved in that turn
+(ExitPlanMode) as a `plan` record. An answer makes the transcript worth keeping
+(`TranscriptWriter.keep`).
 
 For `agentcli stats` it also writes what the events say about how the work went: each model
 request's timing (`ModelResponded`) as `requests` on the next record, each tool call's duration
@@ -65,6 +66,8 @@ class TranscriptRecorder:
         """The first prompt, written with the next message."""
         self._prompt_reminders: dict[str, str] | None = None
         """Reminder state after the prompt being sent, recorded with it."""
+        self._prompt_turn = 0
+        """The number of the user turn the prompt being sent starts, recorded with it."""
         self._prompt_request = ""
         """The user's words as typed for the prompt being sent, recorded with it."""
         self._subagents: dict[str, str] = {}
@@ -103,10 +106,12 @@ class TranscriptRecorder:
         if self._title_due:
             self._title = prompt.strip()
 
-    def prompt_reminders(self, snapshot: dict[str, str], request: str = "") -> None:
-        """The reminder state (`ReminderTracker.snapshot`) and the user's words as typed (`request`)
-        to record with the next user message."""
+    def prompt_reminders(self, snapshot: dict[str, str], turn: int, request: str = "") -> None:
+        """The reminder state (`ReminderTracker.snapshot`), the user turn's number
+        (`ToolContext.user_turn`) and the user's words as typed (`request`) to record with the
+        next user message, the prompt."""
         self._prompt_reminders = snapshot
+        self._prompt_turn = turn
         self._prompt_request = request
 
     def record(self, message: JSON) -> None:
@@ -123,6 +128,7 @@ class TranscriptRecorder:
         else:
             if self._prompt_reminders is not None:
                 record["reminders"] = self._prompt_reminders
+                record["turn"] = self._prompt_turn
                 self._prompt_reminders = None
             if self._prompt_request:
                 record["request"], self._prompt_request = self._prompt_request, ""
