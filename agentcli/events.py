@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agentcli.access import Access
 from agentcli.contracts import JSON, ToolResult, Usage
 
 MAIN_AGENT = "main"
@@ -102,6 +103,8 @@ class ToolCallRunning(AgentEvent):
     parallel: bool = False
     """True when it runs alongside other calls of its turn (read-only ones, or Task calls); their
     `ToolCallFinished` events come in call order once each is done."""
+    access: Access | None = None
+    """What the call declared it does, as the permission gate judged it (None: the gate did not say)."""
 
 
 @dataclass(frozen=True)

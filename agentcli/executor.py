@@ -47,6 +47,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from types import MappingProxyType
 
+from agentcli.access import Access
 from agentcli.context.reminders import system_reminder
 from agentcli.contracts import (
     JSON,
@@ -79,8 +80,8 @@ WAKE_EVERY_S = 0.1
 within it: one that arrives just as the thread goes to sleep on a lock is otherwise held until
 the lock is released (a CPython race), here until the call ends."""
 NO_INVALID_INPUTS: Mapping[str, str] = MappingProxyType({})
-_Admitted = tuple[Tool, JSON, ToolContext] | ToolResult
-"""The tool, input and context to run a call with, or the error result when it may not run."""
+_Admitted = tuple[Tool, JSON, ToolContext, Access | None] | ToolResult
+"""The tool, input, context and judged access to run a call with, or the error result when it may not run."""
 INTERRUPTED = ToolResult(
     "Interrupted by the user before this call finished.", is_error=True, summary="Interrupted", failure="interrupted"
 )
@@ -145,8 +146,8 @@ class ToolExecutor:
                 continue
             for call, outcome in admitted:
                 if not isinstance(outcome, ToolResult):
-                    tool, tool_input, call_ctx = outcome
-                    emit(ToolCallRunning(call.id, call.name, tool_input))
+                    tool, tool_input, call_ctx, access = outcome
+                    emit(ToolCallRunning(call.id, call.name, tool_input, access=access))
                     self._finish(call, *self._run(tool, tool_input, call_ctx), emit, done, self._output_limit(call))
                 else:
                     self._finish(call, outcome, None, emit, done, self._output_limit(call))
@@ -161,8 +162,8 @@ class ToolExecutor:
         futures: dict[str, Future[tuple[ToolResult, float]]] = {}
         for call, outcome in admitted:
             if not isinstance(outcome, ToolResult):
-                tool, tool_input, call_ctx = outcome
-                emit(ToolCallRunning(call.id, call.name, tool_input, parallel=True))
+                tool, tool_input, call_ctx, access = outcome
+                emit(ToolCallRunning(call.id, call.name, tool_input, parallel=True, access=access))
                 futures[call.id] = self._pool.submit(self._run_on_a_thread, tool, tool_input, call_ctx)
         for call, outcome in admitted:
             if isinstance(outcome, ToolResult):
@@ -228,7 +229,7 @@ class ToolExecutor:
             before_running(tool, decision, call_ctx)
         except WorkspaceError as refused:
             return ToolResult(str(refused), is_error=True, summary=str(refused).split("\n")[0], failure="refused")
-        return tool, tool_input, call_ctx
+        return tool, tool_input, call_ctx, decision.access
 
     def _pre_tool_use(
         self, tool: Tool, tool_input: JSON, call_id: str, ctx: ToolContext

@@ -55,6 +55,13 @@ def auto_compact_at(run_agent: RunAgent, model: ScriptedModel, project: Path, ab
     model_settings(project, models={"claude-sonnet-5-5": {"context_window": window}}, autoCompactPercent=50)
 
 
+def two_files_compacting_at_the_second_read(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
+    """one.txt and two.txt of about 5.6k tokens each, and auto-compaction due once both were read."""
+    big_file(project / "one.txt", 20_000)
+    big_file(project / "two.txt", 20_000)
+    auto_compact_at(run_agent, model, project, 8_400)
+
+
 def continues_after_a_killed_call(run_cli: RunCli, fake_api: FakeAnthropic, call_id: str) -> None:
     """`-c` after a run stopped mid-tool-call: the conversation sent is valid and the call is answered."""
     fake_api.script(fake_reply(fake_text("Picked up again.")))

@@ -87,8 +87,9 @@ def test_compact_summarises_and_shrinks_the_next_request(
 ) -> None:
     (project / "CLAUDE.md").write_text("Use tabs.\n")
     (project / "data.txt").write_text("row of data\n" * 2000)
+    # The bulk comes from a search, not a file read: a compaction carries the files read last again.
     fake_api.script(
-        reply(tool_use("Read", {"file_path": "data.txt"})),
+        reply(tool_use("Grep", {"pattern": "row", "path": "data.txt", "output_mode": "content", "head_limit": 2000})),
         reply(text("It is 2000 rows of data.")),
         reply(text("Answer-2")),
         reply(text("SUMMARY-XYZ: the user asked about data.txt (2000 rows).")),

@@ -12,7 +12,7 @@ from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from tests import fake_anthropic as fake
 from tests.conftest import RunAgent, StartRepl
 from tests.fake_anthropic import FakeAnthropic
-from tests.session_helpers import auto_compact_at, big_file, records, transcript_files
+from tests.session_helpers import records, transcript_files, two_files_compacting_at_the_second_read
 
 PLAN = [
     {"content": "Find the bug", "status": "completed", "activeForm": "Finding the bug"},
@@ -72,9 +72,7 @@ def test_an_invalid_list_comes_back_as_an_error_the_model_can_fix(run_agent: Run
 def test_after_auto_compaction_the_new_conversation_carries_the_task_list(
     run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
-    big_file(project / "one.txt", 20_000)
-    big_file(project / "two.txt", 20_000)
-    auto_compact_at(run_agent, model, project, 8_400)
+    two_files_compacting_at_the_second_read(run_agent, model, project)
     model.script(
         reply(tool_use("TodoWrite", {"todos": PLAN})),
         reply(tool_use("Read", {"file_path": "one.txt"})),

@@ -78,6 +78,8 @@ class PreparedMessage:
     """For a `context: fork` skill: its expanded text, the task of the sub-agent that runs it
     when the turn starts (`SessionContext.forked_content`); `content` then ends with what the
     main agent is told of it, and the sub-agent's report is added after."""
+    request: str = ""
+    """The user's words as typed (a /command with its arguments), which a compaction keeps verbatim."""
 
     @property
     def model(self) -> str | None:
@@ -234,6 +236,10 @@ class SessionContext:
         self._forks = forks
         todo = TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks"))
         return ToolList(SESSION, (skill, todo))
+
+    def skills_in_force(self) -> list[tuple[str, str]]:
+        """(name, instructions) of the skills run in this conversation, the most recent first."""
+        return self._invoker.in_force.latest_first() if self._invoker is not None else []
 
     def asking_source(self, modes: ModeSwitch, asker: AsksTheUser | None) -> ToolList:
         """AskUserQuestion and ExitPlanMode, asking the user through `asker` (None: nobody can

@@ -25,7 +25,8 @@ hooks that failed. What an outcome does is the caller's business, per event:
   it, at most `loop.MAX_STOP_HOOK_CONTINUATIONS` times in a row.
 - SubagentStart (sub-agent runner): context → a reminder in the sub-agent's first message.
 - SessionStart (session): stdout and context → a reminder in the next user message.
-- PreCompact (session): exit 2 or `block` → no compaction.
+- PreCompact (session): exit 2 or `block` → no compaction; stdout and context → instructions
+  for the summary, after the user's `/compact` ones (Claude Code's custom instructions).
 - SessionEnd, PostCompact, StopFailure, Notification: run for their effects.
 - `continue: false` anywhere ends the agent's turn with the `stopReason`.
 

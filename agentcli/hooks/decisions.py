@@ -32,7 +32,7 @@ from agentcli.contracts import JSON
 from agentcli.hooks.runner import HookRun
 
 Permission = Literal["allow", "deny", "ask"]
-PLAIN_CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
+PLAIN_CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart", "PreCompact")
 SHOWN_ON_EXIT_2 = frozenset({"SessionStart", "SubagentStart", "SessionEnd", "PostCompact", "StopFailure"})
 """Events that cannot be blocked whose exit-2 stderr is shown to the user."""
 IGNORED_ON_EXIT_2 = frozenset({"Notification", "PermissionRequest"})

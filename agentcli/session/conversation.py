@@ -16,8 +16,10 @@ agent only through the agent's methods:
   web and MCP tools) and the MCP servers' (which
   join at its first request, `tools_ready`, as `Agent.add_tools`);
 - its transcript and what keeps track of the agent by subscribing to its events: the
-  recorder (`sessions.recorder`) and auto-compaction (`sessions.autocompact`), which calls
-  back `compact` here (`Agent.replace_conversation` takes the compacted conversation up).
+  recorder (`sessions.recorder`), the work log (`sessions.worklog`: the user's requests, the
+  files changed and read) and auto-compaction (`sessions.autocompact`), which calls back
+  `compact` here (`Agent.replace_conversation` takes the compacted conversation up, carrying
+  what `sessions.carry` keeps of the task).
 
 Data flows back up as events (the agent's, to its subscribers and the front end) and as what
 the conversation's methods return; the session asks, the conversation answers.
@@ -26,6 +28,8 @@ the conversation's methods return; the session asks, the conversation answers.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from dataclasses import replace
 
 from agentcli.agents.build import build_agent
 from agentcli.agents.forked_skills import ForkedSkills
@@ -37,7 +41,7 @@ from agentcli.checkpoints.store import CheckpointStore
 from agentcli.checkpoints.turns import TurnCheckpoints
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
-from agentcli.contracts import ToolContext, Usage
+from agentcli.contracts import JSON, ToolContext, Usage
 from agentcli.errors import ModelAPIError, StoppedByHook
 from agentcli.hooks import Hooks
 from agentcli.loop import LoopConfig, RunResult
@@ -46,11 +50,13 @@ from agentcli.model_aliases import unmapped
 from agentcli.permissions.gate import Gate
 from agentcli.session.composition import SessionModel, SessionParts, resolved_model
 from agentcli.sessions.autocompact import AutoCompaction
+from agentcli.sessions.carry import Budgets, Carried, TaskState, carry
 from agentcli.sessions.compact import Compacted, ConversationSize
-from agentcli.sessions.compactor import adopt, compact_agent, context_size
+from agentcli.sessions.compactor import adopt, compact_agent, context_size, last_turn
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript
 from agentcli.sessions.transcript import TranscriptWriter, now
+from agentcli.sessions.worklog import WorkLog
 from agentcli.web.tools import WebTools
 from agentcli.workspace.checkpointed import CheckpointedWorkspace
 
@@ -135,6 +141,17 @@ class Conversation:
         """The tools' context: the session's workspace (checkpointed), this conversation's files read and user turns."""
         if loaded is not None:
             self.ctx.read_files.restore(loaded.read_files)  # checked against the file before any edit
+        self.worklog = (
+            WorkLog(parts.workspace)
+            if loaded is None
+            else WorkLog(
+                parts.workspace,
+                requests=loaded.requests,
+                changed=loaded.changed_files,
+                recent=loaded.read_files,
+            )
+        )
+        """The user's requests and the files changed and seen, for a compaction to carry."""
         self.agent = build_agent(
             sources=[
                 parts.builtins,
@@ -160,7 +177,9 @@ class Conversation:
             self.ctx.read_files,
             titled=loaded is not None and bool(loaded.title),
             plans=self.context.plans,
+            worklog=self.worklog,
         )
+        self.agent.subscribe(self.worklog)
         self.agent.subscribe(self.recorder)
         self.agent.subscribe(AutoCompaction(self, parts.notice))
         self._size = ConversationSize()
@@ -234,7 +253,7 @@ class Conversation:
         heard = [*self._parts.hooks.take_background(), *said.context, *expanding]  # background hooks: since the last
         prepared = self.context.prepare(text, self.ctx).with_reminders(heard)
         self.recorder.offer_title(text)
-        return prepared
+        return replace(prepared, request=text)
 
     def _expansion_hooks(self, text: str) -> tuple[str, ...]:
         """Run the UserPromptExpansion hooks about the `/command` in `text`, before it is expanded
@@ -263,7 +282,8 @@ class Conversation:
         """`prepared` through the loop to the final answer (with the skill's model, if it names one)."""
         self.tools_ready()
         model = self.resolve_model(prepared.model) if prepared.model else None
-        self.recorder.prompt_reminders(self.context.reminders.snapshot(), self.ctx.user_turn)
+        self.worklog.note_request(prepared.request)
+        self.recorder.prompt_reminders(self.context.reminders.snapshot(), self.ctx.user_turn, prepared.request)
         try:
             with self.context.turn(prepared):
                 result = self.agent.run(self.context.forked_content(prepared, self.ctx), model=model)
@@ -353,6 +373,7 @@ class Conversation:
         if said.blocked:
             size = self.context_size()
             return Compacted(list(self.agent.messages), size, size, blocked=said.reason)
+        instructions = "\n\n".join(part for part in (instructions.strip(), *said.context) if part)
         threshold = self.auto_compact_threshold()
         summarise_above = (threshold or self.model_info.context_window) * 3 // 4 if auto else None
         result = compact_agent(
@@ -363,6 +384,7 @@ class Conversation:
             instructions=instructions,
             summarise_above=summarise_above,
             on_notice=self._parts.notice,
+            carry=self._carry,
         )
         if result.changed:
             adopt(self.agent, result)
@@ -370,6 +392,20 @@ class Conversation:
             self._parts.hooks.run("PostCompact", {"trigger": trigger, "compact_summary": result.summary}, trigger)
             self.start("compact")
         return result
+
+    def _carry(self, messages: Sequence[JSON]) -> Carried:
+        """What a summarised conversation keeps of `messages` (the conversation it replaces) and of the task."""
+        state = TaskState(
+            requests=self.worklog.requests,
+            changed=self.worklog.changed,
+            recent=[path for path in self.worklog.recent() if path in self.ctx.read_files],
+            skills=self.context.skills_in_force(),
+            plan=self.context.plans.latest is not None,
+            todos=len(self.context.todos.items),
+            last_turn=last_turn(messages),
+        )
+        budgets = Budgets.for_window(self.model_info.context_window)
+        return carry(state, self._parts.workspace, self.worklog.fingerprint, budgets)
 
     def _stop_failure(self, error: ModelAPIError) -> None:
         """Run the StopFailure hooks for a turn an API error ended (for their effects only)."""

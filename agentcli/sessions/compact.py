@@ -6,7 +6,9 @@
 2. Summarise (only if step 1 was not enough, or the user asked with /compact): ONE request,
    no tools, at most `SUMMARY_MAX_TOKENS` out, whose input is the conversation rendered as
    text and capped at a fixed number of characters. The new conversation starts with a user
-   message holding the summary, so it has no tool_use left to answer.
+   message holding fresh reminders, the summary and what `carry` keeps of the task (the user's
+   requests word for word, the files changed and recently read, the skills and plan in force,
+   where the work stood), so it has no tool_use left to answer.
 
 Both produce a NEW message list; the caller records a boundary in the transcript and then
 the new messages (earlier transcript lines are never rewritten).
@@ -36,6 +38,7 @@ from agentcli.conversation import (
     with_result_content,
 )
 from agentcli.errors import AgentcliError, TransientModelError
+from agentcli.sessions.carry import Carried
 from agentcli.truncate import cap_middle
 
 KEEP_RECENT = 3
@@ -86,6 +89,8 @@ class Compacted:
     cleared: int = 0
     summarised: bool = False
     usage: Usage = field(default_factory=Usage)
+    carried: Carried | None = None
+    """What the summarised conversation carries besides the summary."""
     blocked: str = ""
     """Why a PreCompact hook stopped it (then nothing changed)."""
     summary: str = ""
@@ -106,7 +111,9 @@ class Compacted:
         if self.summarised:
             done.append("summarised the conversation")
         label = "Auto-compacted" if auto else "Compacted"
-        return f"{label}: {' and '.join(done)} (~{_k(self.tokens_before)} → ~{_k(self.tokens_after)} tokens)."
+        kept = self.carried.describe() if self.carried is not None else ""
+        sizes = f"(~{_k(self.tokens_before)} → ~{_k(self.tokens_after)} tokens)"
+        return f"{label}: {' and '.join(done)} {sizes}{f'; {kept}' if kept else ''}."
 
 
 def _k(tokens: int) -> str:
@@ -214,15 +221,21 @@ def summarise(model: Model, request: ModelRequest) -> tuple[str, Usage]:
 
 
 def summarised_conversation(
-    summary: str, reminders: list[JSON], *, keep: JSON | None = None, mid_task: bool = False
+    summary: str,
+    reminders: list[JSON],
+    *,
+    keep: JSON | None = None,
+    mid_task: bool = False,
+    carried: Sequence[JSON] = (),
 ) -> list[JSON]:
-    """The new conversation: one user message with fresh reminders and the summary.
+    """The new conversation: one user message with fresh reminders, the summary and `carried`.
 
-    `keep` is a user prompt not yet answered: its own words follow the summary (its reminder
-    blocks are dropped: `reminders` says it all again). `mid_task` asks the model to go on.
+    `keep` is a user prompt not yet answered: its own words come last (its reminder blocks are
+    dropped: `reminders` says it all again). `mid_task` asks the model to go on.
     """
-    text = SUMMARY_INTRO + summary + (f"\n\n{CONTINUE_NOTE}" if mid_task else "")
-    content: list[JSON] = [*reminders, text_block(text)]
+    content: list[JSON] = [*reminders, text_block(SUMMARY_INTRO + summary), *carried]
+    if mid_task:
+        content.append(text_block(CONTINUE_NOTE))
     if keep is not None:
         content += [b for b in blocks_of(keep) if not block_text(b).startswith("<system-reminder>")]
     return [user_message(content)]

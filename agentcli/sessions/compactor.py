@@ -6,12 +6,13 @@ The agent is read, and changed only through its methods: the summary's usage is 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from agentcli.catalog import ModelInfo
 from agentcli.context.reminders import ReminderTracker
-from agentcli.contracts import Model
+from agentcli.contracts import JSON, Model
 from agentcli.loop import Agent
+from agentcli.sessions.carry import Carried
 from agentcli.sessions.compact import (
     SUMMARY_INPUT_CHARS,
     SUMMARY_MAX_TOKENS,
@@ -49,12 +50,15 @@ def compact_agent(
     instructions: str = "",
     summarise_above: int | None = None,
     on_notice: Callable[[str], None],
+    carry: Callable[[Sequence[JSON]], Carried] | None = None,
 ) -> Compacted:
     """Work out the compacted conversation (the agent is not changed; see `adopt`); `model` writes the summary.
 
     Old tool results are cleared; then the conversation is summarised unless it is already
     at most `summarise_above` tokens (None: always summarise, as /compact does). If the
-    summary fails, the cleared conversation is kept and `on_notice` says why.
+    summary fails, the cleared conversation is kept and `on_notice` says why. A summarised
+    conversation also holds what `carry` keeps of the conversation being replaced (given its
+    messages).
     """
     fixed = fixed_chars(agent)
     before = estimate_tokens(agent.context_tokens, ConversationSize().of(agent.messages), lambda: fixed)
@@ -63,7 +67,7 @@ def compact_agent(
     if summarise_above is not None and result.tokens_after <= summarise_above:
         return result
     try:
-        _summarise(agent, model, reminders, info, result, instructions, mid_loop=summarise_above is not None)
+        _summarise(agent, model, reminders, info, result, instructions, summarise_above is not None, carry)
     except CompactionFailed as error:
         kept = " with old tool results cleared" if cleared else ""
         on_notice(f"{error} The conversation goes on as it was{kept}.")
@@ -80,6 +84,7 @@ def _summarise(
     result: Compacted,
     instructions: str,
     mid_loop: bool,
+    carry: Callable[[Sequence[JSON]], Carried] | None,
 ) -> None:
     messages = result.messages
     # In the loop, an unanswered prompt is kept word for word after the summary.
@@ -100,10 +105,20 @@ def _summarise(
     reservation.charge(usage)
     reminders.restore({})  # the dropped messages carried them: they go into the new first message
     mid_task = mid_loop and keep is None and messages[-1]["role"] == "user"
-    result.messages = summarised_conversation(summary, reminders.next_blocks(), keep=keep, mid_task=mid_task)
+    result.carried = carry(body) if carry is not None else None
+    carried = result.carried.blocks if result.carried is not None else ()
+    result.messages = summarised_conversation(
+        summary, reminders.next_blocks(), keep=keep, mid_task=mid_task, carried=carried
+    )
     result.summarised = True
     result.summary = summary
     result.usage = usage
+
+
+def last_turn(messages: Sequence[JSON]) -> list[JSON]:
+    """The last assistant message of `messages` and what follows it (the results of its calls)."""
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=None)
+    return [] if last is None else list(messages[last : last + 2])
 
 
 def adopt(agent: Agent, result: Compacted) -> None:

@@ -1,13 +1,14 @@
 """Recording a conversation in its transcript, as a subscriber to its agent's events.
 
 Each `MessageAdded` becomes a `message` line (format: `sessions.transcript`) carrying what goes
-with that message: the prompt's reminders and user turn number, the tokens spent since the last
-line that said (`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
-when that turn changed them, and its `subagents` (Task call id → the sub-agent's transcript, from
-`SubagentFinished`), and its `spent`: what the tools' own requests cost, by model (WebFetch's
-small model, WebSearch's search; already counted in `usage`). The first prompt goes before it
-as the `title`, and a plan the user approved in that turn (ExitPlanMode) as a `plan` record.
-An answer makes the transcript worth keeping (`TranscriptWriter.keep`).
+with that message: the prompt's reminders, user turn number and `request` (the user's words as
+typed), the tokens spent since the last line that said (`usage`), an answer's `context_tokens`,
+and a tool-results message's `todos`, `read_files` and `changed_files` when that turn changed
+them, and its `subagents` (Task call id → the sub-agent's transcript, from `SubagentFinished`),
+and its `spent`: what the tools' own requests cost, by model (WebFetch's small model,
+WebSearch's search; already counted in `usage`). The first prompt goes before it as the
+`title`, and a plan the user approved in that turn (ExitPlanMode) as a `plan` record. An answer
+makes the transcript worth keeping (`TranscriptWriter.keep`).
 
 For `agentcli stats` it also writes what the events say about how the work went: each model
 request's timing (`ModelResponded`) as `requests` on the next record, each tool call's duration
@@ -28,6 +29,7 @@ from agentcli.events import Event, MessageAdded, ModelResponded, SubagentFinishe
 from agentcli.loop import Agent
 from agentcli.sessions.compact import Compacted
 from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
+from agentcli.sessions.worklog import WorkLog
 from agentcli.tools.exit_plan import ApprovedPlans
 from agentcli.tools.todo import TodoList
 
@@ -44,14 +46,16 @@ class TranscriptRecorder:
         *,
         titled: bool,
         plans: ApprovedPlans | None = None,
+        worklog: WorkLog | None = None,
     ) -> None:
         """`todos` is the conversation's task list and `plans` its approved plans, as recorded so
-        far; `read_files`, its tools' records of the files they saw; `titled`: the transcript has
-        its title already (a resumed one)."""
+        far; `read_files`, its tools' records of the files they saw; `worklog`, the files its calls
+        changed (none for a sub-agent); `titled`: the transcript has its title already (a resumed one)."""
         self.transcript = transcript
         self.agent = agent
         self.todos = todos
         self.read_files = read_files
+        self.worklog = worklog
         self._todos_recorded = todos.version
         """The task list version last written to the transcript."""
         self.plans = plans
@@ -65,6 +69,8 @@ class TranscriptRecorder:
         """Reminder state after the prompt being sent, recorded with it."""
         self._prompt_turn = 0
         """The number of the user turn the prompt being sent starts, recorded with it."""
+        self._prompt_request = ""
+        """The user's words as typed for the prompt being sent, recorded with it."""
         self._subagents: dict[str, str] = {}
         """Task call id → its sub-agent's transcript, recorded with the next tool results."""
         self._requests: list[JSON] = []
@@ -105,11 +111,13 @@ class TranscriptRecorder:
         if self._title_due:
             self._title = prompt.strip()
 
-    def prompt_reminders(self, snapshot: dict[str, str], turn: int) -> None:
-        """The reminder state (`ReminderTracker.snapshot`) and the user turn's number
-        (`ToolContext.user_turn`) to record with the next user message, the prompt."""
+    def prompt_reminders(self, snapshot: dict[str, str], turn: int, request: str = "") -> None:
+        """The reminder state (`ReminderTracker.snapshot`), the user turn's number
+        (`ToolContext.user_turn`) and the user's words as typed (`request`) to record with the
+        next user message, the prompt."""
         self._prompt_reminders = snapshot
         self._prompt_turn = turn
+        self._prompt_request = request
 
     def record(self, message: JSON) -> None:
         """The transcript line for a message that just joined the conversation."""
@@ -127,11 +135,17 @@ class TranscriptRecorder:
                 record["reminders"] = self._prompt_reminders
                 record["turn"] = self._prompt_turn
                 self._prompt_reminders = None
+            if self._prompt_request:
+                record["request"], self._prompt_request = self._prompt_request, ""
             if self.todos.version != self._todos_recorded:  # TodoWrite ran in the turn these results answer
                 self._todos_recorded = self.todos.version
                 record["todos"] = [t.as_json() for t in self.todos.items]
             if reads := self.read_files.take_changes():  # files read or written in that turn
                 record["read_files"] = {str(path): asdict(seen) for path, seen in reads.items()}
+            if self.worklog is not None and (
+                changed := self.worklog.take_unrecorded()
+            ):  # files first changed in that turn
+                record["changed_files"] = {str(path): baseline for path, baseline in changed.items()}
             if self._subagents:
                 record["subagents"], self._subagents = self._subagents, {}
             if self._calls:
@@ -164,6 +178,7 @@ class TranscriptRecorder:
                 "tokens_after": result.tokens_after,
                 "context_tokens": self.agent.context_tokens,
                 "reminders": reminders,
+                **({"kept": result.carried.kept} if result.carried is not None else {}),
                 **self._unrecorded_timing(),  # the summary's usage
             }
         )

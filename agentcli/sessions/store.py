@@ -20,10 +20,17 @@ from agentcli.executor import close_pending
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.sessions.repair import Entry, readable_message, repair
 from agentcli.sessions.transcript import recorded_cwd
+from agentcli.sessions.worklog import Baseline
 from agentcli.tools.exit_plan import ApprovedPlan
 from agentcli.tools.todo import Todo, parse_todos
 
 SUFFIX = ".jsonl"
+COMPACT_PREFIX = b'{"type":"compact"'
+"""How a compaction boundary's line starts (`TranscriptWriter` writes `type` first, without spaces)."""
+MESSAGE_PREFIX = b'{"type":"message"'
+CARRIED_FIELDS = re.compile(rb'"(?:usage|todos|read_files|request|changed_files|turn)":')
+"""What a message record before the last compaction may carry that outlives the boundary: a line
+holding none of these bytes is skipped unparsed (a false match only costs a parse)."""
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
 MAX_ID_CHARS = 200
 """Longer than any session id (36) by far, and short enough to be a file name."""
@@ -71,6 +78,10 @@ class LoadedTranscript:
     """The plan the user last approved (ExitPlanMode); it outlives compaction."""
     read_files: dict[Path, FileRecord] = field(default_factory=dict)
     """What each file looked like when the model last read or wrote it (the Edit/Write guard)."""
+    requests: list[str] = field(default_factory=list)
+    """The user's requests as typed, the whole session's (a compaction's `kept` holds those before it)."""
+    changed_files: dict[Path, Baseline] = field(default_factory=dict)
+    """Files the conversation changed → how each was before (`worklog.Baseline`)."""
     title: str = ""
     model: str | None = None
     provider: str | None = None
@@ -127,20 +138,30 @@ class SessionInfo:
 
 def load_transcript(path: Path) -> LoadedTranscript:
     """Parse a transcript; what cannot be read is skipped and the conversation repaired, never fatal.
-    UsageError when the file cannot be read."""
+    UsageError when the file cannot be read.
+
+    Every line is parsed (each may carry usage, the task list, the files seen, the requests), but
+    only the messages after the last compaction boundary are checked and kept: the boundary is
+    found first by the lines' first bytes (every record has `type` first), and a message line
+    before it that carries nothing else is not even parsed, so a long session that was compacted
+    loads in little more than the time its current conversation takes."""
     loaded = LoadedTranscript(session_id=path.name.removesuffix(SUFFIX), path=path)
     try:
         with path.open("rb") as file:
-            for number, raw in enumerate(file, start=1):
-                record = _parse(raw)
-                if record is None:
-                    loaded.torn_lines += 1
-                    if raw.endswith(b"\n"):  # not the torn last line a killed run leaves
-                        loaded.repaired.append(f"line {number} could not be read and was left out")
-                    continue
-                _apply(loaded, record, number)
+            lines = file.readlines()
     except OSError as error:
         raise UsageError(f"Cannot read the transcript {path}: {error.strerror or error}") from None
+    boundary = _last_boundary(lines)
+    for number, raw in enumerate(lines, start=1):
+        if number <= boundary and loaded.title and _only_a_message(raw):
+            continue
+        record = _parse(raw)
+        if record is None:
+            loaded.torn_lines += 1
+            if raw.endswith(b"\n"):  # not the torn last line a killed run leaves
+                loaded.repaired.append(f"line {number} could not be read and was left out")
+            continue
+        _apply(loaded, record, number, current=number > boundary)
     loaded.messages, notes = repair(loaded.entries)
     loaded.repaired.extend(notes)
     if loaded.system is None and loaded.system_line is not None:
@@ -148,6 +169,21 @@ def load_transcript(path: Path) -> LoadedTranscript:
             f"line {loaded.system_line}: the system prompt could not be read, so a fresh one is used"
         )
     return loaded
+
+
+def _last_boundary(lines: list[bytes]) -> int:
+    """The line number of the last compaction boundary that reads whole (0: none); a torn or
+    damaged one (a run killed while it was written) is no boundary, as when it is parsed."""
+    for number in range(len(lines), 0, -1):
+        raw = lines[number - 1]
+        if raw.startswith(COMPACT_PREFIX) and _parse(raw) is not None:
+            return number
+    return 0
+
+
+def _only_a_message(raw: bytes) -> bool:
+    """A message line that carries nothing besides its message (compaction rewrites many such)."""
+    return raw.startswith(MESSAGE_PREFIX) and CARRIED_FIELDS.search(raw) is None
 
 
 def transcript_records(path: Path) -> Iterator[JSON]:
@@ -170,7 +206,9 @@ def _parse(raw: bytes) -> JSON | None:
     return record if isinstance(record, dict) else None
 
 
-def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
+def _apply(loaded: LoadedTranscript, record: JSON, line: int, *, current: bool = True) -> None:
+    """Take in one record; a message before the last compaction (`current` False) is not checked
+    or kept (the boundary drops it anyway), only what its record carries besides."""
     kind = record.get("type")
     if kind in ("session", "system"):
         if kind == "session":
@@ -195,6 +233,12 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
         loaded.entries = []
         loaded.repaired = []  # what was wrong before the boundary is no longer part of the conversation
         loaded.context_tokens = 0
+        _apply_kept(loaded, record.get("kept"))
+    elif kind == "message" and not current:
+        if not loaded.title and (message := readable_message(record.get("message"))) is not None:
+            loaded.title = _prompt_text(message)
+        if TOKEN_COUNTS.holds(record.get("turn")):  # turn numbers go on rising across compactions
+            loaded.last_turn = max(loaded.last_turn, record["turn"])
     elif kind == "message":
         message = readable_message(record.get("message"))
         if message is None:
@@ -207,6 +251,10 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
                 loaded.title = _prompt_text(message)
         if TOKEN_COUNTS.holds(record.get("context_tokens")):
             loaded.context_tokens = record["context_tokens"]
+        if isinstance(request := record.get("request"), str):
+            loaded.requests.append(request)
+        for path, baseline in _changed_files(record.get("changed_files")).items():
+            loaded.changed_files.setdefault(path, baseline)
     if isinstance(record.get("usage"), dict):
         loaded.usage.add(recorded_usage(record["usage"]))
     reminders = record.get("reminders")
@@ -217,6 +265,27 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
     if "todos" in record:
         with contextlib.suppress(ValueError, TypeError):  # a hand-edited list is dropped, not fatal
             loaded.todos = parse_todos(record["todos"])
+
+
+def _apply_kept(loaded: LoadedTranscript, kept: object) -> None:
+    """What a compaction record says it carried: the requests and changed files so far."""
+    if not isinstance(kept, dict):
+        return
+    requests = kept.get("requests")
+    if isinstance(requests, list) and all(isinstance(r, str) for r in requests):
+        loaded.requests = list(requests)
+    loaded.changed_files = _changed_files(kept.get("changed_files"))
+
+
+def _changed_files(value: object) -> dict[Path, Baseline]:
+    """A record's `changed_files` (absolute path → sha256, "" or null); what does not fit is left out."""
+    if not isinstance(value, dict):
+        return {}
+    return {
+        Path(path): baseline
+        for path, baseline in value.items()
+        if Path(path).is_absolute() and (baseline is None or isinstance(baseline, str))
+    }
 
 
 def _begin_turn(loaded: LoadedTranscript, record: JSON, message: JSON) -> None:
@@ -322,9 +391,28 @@ def _transcripts(folder: Path) -> list[Path]:
 
 
 def session_info(path: Path) -> SessionInfo:
-    loaded = load_transcript(path)
-    title = " ".join(loaded.title.split())
-    return SessionInfo(loaded.session_id, path, path.stat().st_mtime, title, len(loaded.messages))
+    """The picker's line for a transcript, from one quick pass: only the header and the title are
+    parsed (or, without a title, the first message), and the messages since the last compaction
+    are counted by their lines' first bytes. UsageError when the file cannot be read."""
+    session_id, title, count, first_message = path.name.removesuffix(SUFFIX), "", 0, None
+    try:
+        with path.open("rb") as file:
+            for raw in file:
+                if raw.startswith(MESSAGE_PREFIX):
+                    count += 1
+                    first_message = first_message or raw
+                elif raw.startswith(COMPACT_PREFIX):
+                    count = 0
+                elif raw.startswith((b'{"type":"session"', b'{"type":"title"')) and (record := _parse(raw)):
+                    session_id = str(record.get("session_id") or session_id)
+                    title = title or str(record.get("title") or "")
+            modified = path.stat().st_mtime
+    except OSError as error:
+        raise UsageError(f"Cannot read the transcript {path}: {error.strerror or error}") from None
+    if not title and first_message is not None and (record := _parse(first_message)):
+        message = readable_message(record.get("message"))
+        title = _prompt_text(message) if message is not None else ""
+    return SessionInfo(session_id, path, modified, " ".join(title.split()), count)
 
 
 def list_sessions(cwd: Path, limit: int = 20) -> list[SessionInfo]:

@@ -9,14 +9,19 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
 - `title`: the first prompt as the user typed it (for the session picker).
 - `message`: one conversation message, exactly as sent or received. The user message that
   starts a turn (the prompt) carries `reminders` (what `ReminderTracker.snapshot()` said after it
-  was prepared) and `turn`: the user turn's number (1 for the first; numbers go on rising after a
-  rewind and on resume, so each names one turn of the session, and its checkpoints); an
+  was prepared), `request` (the user's words as typed, which compactions keep verbatim) and
+  `turn`: the user turn's number (1 for the first; numbers go on rising after a rewind and on
+  resume, so each names one turn of the session, and its checkpoints); an
   assistant message carries `context_tokens` (its turn's context size).
 - `system`: the system blocks changed (e.g. `--append-system-prompt` given on resume).
 - `model`: `/model` changed the `provider` and `model` from the next turn on; a resumed session
   goes on with the last one named.
 - `compact`: a compaction boundary. The `message` records after it form the new
-  conversation; earlier lines are never rewritten.
+  conversation; earlier lines are never rewritten. A summarising one carries `kept`, what the
+  new conversation carries besides the summary (`sessions.carry`): `requests` (all of them,
+  verbatim) and `requests_left_out` (how many of them its message leaves to the summary),
+  `changed_files` (as below), `files` (re-read), `skills` (names), `todos` (a count), `plan` and
+  `in_progress` (whether it carried them).
 - `rewind`: the conversation went back to before user turn `turn` (`conversation`: true): the
   `message` records from that turn's prompt on are no longer part of it (earlier lines are never
   rewritten). `code`: true when the files were restored too (a rewind of the files alone is
@@ -40,6 +45,8 @@ A `message` record of tool results also carries `todos` when that turn changed t
 list (TodoWrite): the whole list, which a resumed session takes up again; and `read_files`
 for files read or written in that turn (path → mtime_ns, size, sha256; null for a file read only in part), so a resumed
 session's Edit and Write know what the model has seen (and still refuse a file that changed);
+and `changed_files` for files a call of that turn declared writing for the first time (path →
+sha256 of the file before, null when it did not exist, "" when it could not be read);
 and `subagents` when that turn ran Task calls: the id of each Task call → the path of its
 sub-agent's own transcript (`<session id>/subagents/<sub-agent id>.jsonl` beside this file, in
 this format; not a session of its own, so `/resume` does not list it); and `spent` when a tool

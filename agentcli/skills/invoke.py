@@ -10,11 +10,14 @@
 - `@$1` filled in from the arguments: when the user typed them, attached (their own
   request); when the model supplied them, a Read by the model, checked by the gate.
 
-Either way a skill's rules last until the user turn ends (`turn_rules.end()`).
+Either way a skill's rules last until the user turn ends (`turn_rules.end()`); its instructions
+(the expanded text, unless it runs as a sub-agent) stay in force for the conversation, and are
+noted in `in_force` for a compaction to carry over.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +40,26 @@ from agentcli.skills.trust import SkillTrust
 Notify = Callable[[str], None]
 
 
+class SkillsInForce:
+    """The instructions of the skills run in a conversation (each skill's latest), most recent last. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._texts: dict[str, str] = {}
+
+    def note(self, skill: Skill, text: str) -> None:
+        if skill.forked:  # a sub-agent ran it: its instructions were never the conversation's
+            return
+        with self._lock:
+            self._texts.pop(skill.name, None)
+            self._texts[skill.name] = text
+
+    def latest_first(self) -> list[tuple[str, str]]:
+        """(name, instructions) of each skill run, the most recent first."""
+        with self._lock:
+            return list(reversed(self._texts.items()))
+
+
 class SkillInvoker:
     def __init__(
         self,
@@ -56,12 +79,15 @@ class SkillInvoker:
         self.trust = trust
         self.outside = outside
         self.on_notice = on_notice
+        self.in_force = SkillsInForce()
+        """The skills run through this invoker, for a compaction to carry."""
 
     def for_user(self, skill: Skill, args: str, ctx: ToolContext) -> str:
         """The text of /name typed by the user (raises SkillFileError). Its rules are added by
         the caller for the turn it starts; this content is trusted from now on."""
         text = self._expand(skill, args, ctx, self.shell.runner(skill, ctx), by_model=False)
         self.trust.trust(skill)
+        self.in_force.note(skill, text)
         return text
 
     def for_model(self, skill: Skill, args: str, ctx: ToolContext) -> str:
@@ -74,6 +100,7 @@ class SkillInvoker:
         self.turn_rules.add(folder_read_rule(skill), f"/{skill.name}")
         if granted:
             self.turn_rules.add(skill.allowed_tools, f"/{skill.name}")
+        self.in_force.note(skill, text)
         return f"{withheld}\n\n{text}" if withheld else text
 
     def _expand(self, skill: Skill, args: str, ctx: ToolContext, run: CommandRunner, by_model: bool) -> str:
