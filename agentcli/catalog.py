@@ -19,6 +19,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from agentcli.bounds import PRICES, TOKENS, shown
 from agentcli.contracts import Usage
 from agentcli.errors import UsageError
 from agentcli.setting_keys import setting
@@ -158,7 +159,7 @@ def check_models_setting(value: object, source: Path | None) -> None:
                 )
             if wanted := _wrong_value(key, field_value):
                 raise UsageError(
-                    f'"{MODELS_SETTING}" → "{name}" → "{key}"{where} must be {wanted}, not {field_value!r}.'
+                    f'"{MODELS_SETTING}" → "{name}" → "{key}"{where} must be {wanted}, not {shown(field_value)}.'
                 )
 
 
@@ -167,12 +168,5 @@ def _wrong_value(key: str, value: object) -> str | None:
     types = _FIELD_TYPES[key]
     if types == (bool,):
         return None if isinstance(value, bool) else "true or false"
-    if types == (int,):
-        return (
-            None
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 1
-            else "a whole number of at least 1"
-        )
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return None
-    return "a number of dollars (zero or more)"
+    bounds = TOKENS if types == (int,) else PRICES
+    return None if bounds.holds(value) else bounds.describe()

@@ -66,7 +66,7 @@ from agentcli.events import EventSink, ToolCallFinished, ToolCallRunning, ToolCa
 from agentcli.hooks import NO_HOOKS, HookOutcome, Hooks
 from agentcli.safe_text import for_conversation
 from agentcli.tools.registry import ToolRegistry
-from agentcli.tools.schema import validation_error
+from agentcli.tools.schema import validation_error, with_whole_numbers
 from agentcli.truncate import TOOL_OUTPUT_LIMIT, cap_middle
 from agentcli.workspace.contract import WorkspaceError
 
@@ -204,6 +204,7 @@ class ToolExecutor:
         if error:
             message = f"Invalid input for {tool.name}: {error}. Fix the input and call it again."
             return ToolResult(message, is_error=True, summary=f"Invalid input: {error}", failure="invalid_input")
+        tool_input = with_whole_numbers(tool_input, tool.input_schema)
         hooked = self._pre_tool_use(tool, tool_input, call.id)
         if isinstance(hooked, ToolResult):
             return hooked
@@ -236,7 +237,7 @@ class ToolExecutor:
                 return ToolResult(
                     message, is_error=True, summary=f"Invalid input from a hook: {error}", failure="blocked"
                 )
-            tool_input = said.updated_input
+            tool_input = with_whole_numbers(said.updated_input, tool.input_schema)
         decision = said.permission if said.permission in ("allow", "ask") else None
         return tool_input, HookPermission(decision, said.permission_reason, changed)
 

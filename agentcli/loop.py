@@ -15,6 +15,9 @@ When the model answers without tools, the Stop hooks (SubagentStop for a sub-age
 block sends their reason back as a user message and the loop goes on, at most
 `MAX_STOP_HOOK_CONTINUATIONS` times for one user message (`stop_hook_active` is true on each
 repeat). A hook's `continue: false` ends the turn with `StoppedByHook`.
+
+Every request is drawn from the run's `Budget` (`agentcli.budget`), shared with the sub-agents:
+none is sent once the budget is passed, and a turn that passed it does not run its tools.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
+from agentcli.budget import Budget, Prices
 from agentcli.contracts import (
     JSON,
     Cancellation,
@@ -90,22 +93,13 @@ class LoopConfig:
     model_max_output_tokens: int = 64_000
     """The model's ceiling: a turn cut off inside a tool call is retried once with this."""
     max_turns: int | None = None
-    token_budget: int = 10_000_000
-    """Stop when input (cached or not) plus output tokens of this run pass this."""
     max_retries: int = 3
     """How often a failed request (overloaded, rate limited, a broken stream…) is tried again."""
     retry_base_delay: float = 1.0
     """The first backoff wait, doubled for each retry (see `agentcli.providers.retry`)."""
     pause_turn_limit: int = 5
-    budget_usd: float | None = None
-    """Stop once this run's spend in dollars, at `prices`, passes this (`--max-budget-usd`)."""
     prices: Prices | None = None
-
-
-class Prices(Protocol):
-    """What a usage costs (`agentcli.catalog.ModelInfo`)."""
-
-    def cost_usd(self, usage: Usage) -> float: ...
+    """What this agent's requests cost, as the budget counts them (None: nothing in dollars)."""
 
 
 @dataclass
@@ -128,8 +122,11 @@ class Agent:
         on_event: EventSink,
         ctx: ToolContext,
         agent_id: str = MAIN_AGENT,
+        budget: Budget | None = None,
     ) -> None:
-        """`on_event` is the front end's sink; `agent_id` goes on every event this agent emits."""
+        """`on_event` is the front end's sink; `agent_id` goes on every event this agent emits.
+        `budget` is the run's, shared with the agents it runs beside (None: one of its own, with
+        the default limits); every request this agent makes is drawn from it."""
         self._model = model
         self.executor = executor
         self._config = config
@@ -137,6 +134,7 @@ class Agent:
         self.ctx = ctx
         self.agent_id = agent_id
         self._messages: list[JSON] = []
+        self.budget = budget or Budget()
         self.usage = Usage()
         """Tokens this agent spent (its sub-agents' and a compaction's summary included, `add_usage`)."""
         self._context_tokens = 0
@@ -305,6 +303,7 @@ class Agent:
             messages=self._messages,
             max_tokens=max_tokens or self.config.max_output_tokens,
         )
+        reservation = self.budget.reserve(self.config.prices)  # nothing is sent once the run's budget is passed
         policy = RetryPolicy(self.config.max_retries, self.config.retry_base_delay)
         attempt = 0
         while True:
@@ -328,6 +327,7 @@ class Agent:
                 self.ctx.cancel.wait(delay)  # a sub-agent's wait ends when the user interrupts
                 self._stop_if_cancelled()
         self.usage.add(response.usage)
+        reservation.charge(response.usage)
         self._context_tokens = response.usage.total_input + response.usage.output_tokens
         self.emit(listener.responded(request.model, response.stop_reason, attempt))
         return response
@@ -380,20 +380,12 @@ class Agent:
         if limit is not None and turns >= limit:
             self._close_pending(f"Not run: the turn limit ({limit}) was reached.")
             raise MaxTurnsReached(f"Reached the turn limit (--max-turns {limit}) before the task was done.")
-        spent = self.usage.total_input + self.usage.output_tokens
-        if spent > self.config.token_budget:
-            self._close_pending("Not run: the token budget was used up.")
-            raise BudgetExceeded(
-                f"Used {spent:,} tokens, over this run's budget of {self.config.token_budget:,} "
-                "(raise it with --max-budget-tokens)."
-            )
-        budget, prices = self.config.budget_usd, self.config.prices
-        if budget is not None and prices is not None and (cost := prices.cost_usd(self.usage)) > budget:
-            self._close_pending("Not run: the cost budget was used up.")
-            raise CostBudgetExceeded(
-                f"Spent ${cost:.4f}, over this run's budget of ${budget:.4f} "
-                '(raise it with --max-budget-usd, or "maxBudgetUsd" in settings).'
-            )
+        try:
+            self.budget.check()
+        except BudgetExceeded as passed:
+            which = "cost" if isinstance(passed, CostBudgetExceeded) else "token"
+            self._close_pending(f"Not run: the {which} budget was used up.")
+            raise
 
     def _run_tools(self, calls: list[ToolCall], invalid_inputs: dict[str, str]) -> list[JSON]:
         done: dict[str, ToolResult] = {}

@@ -1,11 +1,13 @@
 """What the command line and the settings say about the model a session talks to: how it calls
-tools (`--tool-protocol`, `toolProtocol`), the run's budgets in dollars (`--max-budget-usd`,
-`maxBudgetUsd`) and tokens (`--max-budget-tokens`, `tokenBudget`), and the `models` table
-(`agentcli.catalog`). A bad value is a UsageError naming the setting, its file and what it should
-be, raised before anything is sent."""
+tools (`--tool-protocol`, `toolProtocol`), the run's budget in tokens (`--max-budget-tokens`,
+`tokenBudget`) and dollars (`--max-budget-usd`, `maxBudgetUsd`), and the `models` table
+(`agentcli.catalog`). A bad value is a UsageError naming the flag or the setting and its file
+and what it should be (`agentcli.bounds`), raised before anything is sent."""
 
 from __future__ import annotations
 
+from agentcli.bounds import DOLLARS, TOKENS
+from agentcli.budget import DEFAULT_TOKEN_BUDGET
 from agentcli.catalog import MODELS_SETTING, check_models_setting
 from agentcli.errors import UsageError
 from agentcli.providers.text_tools import TOOL_PROTOCOLS, ToolProtocol
@@ -34,16 +36,21 @@ def tool_protocol(option: str | None, settings: Settings) -> ToolProtocol:
 def budget_usd(option: float | None, settings: Settings) -> float | None:
     """The flag's budget in dollars, else the setting's; None: no budget."""
     if option is not None:
-        return option
+        return DOLLARS.checked(option, "--max-budget-usd")
     value = settings.get(BUDGET_USD_SETTING)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise UsageError(
-            f"Setting {BUDGET_USD_SETTING}{_in(settings, BUDGET_USD_SETTING)} must be a number of dollars "
-            f"above 0 (e.g. 2.5), not {value!r}."
-        )
-    return float(value)
+    return float(DOLLARS.checked(value, f"Setting {BUDGET_USD_SETTING}{_in(settings, BUDGET_USD_SETTING)}"))
+
+
+def token_budget(option: int | None, settings: Settings) -> int:
+    """The flag's budget in tokens, else the setting's, else `DEFAULT_TOKEN_BUDGET`."""
+    if option is not None:
+        return int(TOKENS.checked(option, "--max-budget-tokens"))
+    value = settings.get(TOKEN_BUDGET_SETTING)
+    if value is None:
+        return DEFAULT_TOKEN_BUDGET
+    return int(TOKENS.checked(value, f"Setting {TOKEN_BUDGET_SETTING}{_in(settings, TOKEN_BUDGET_SETTING)}"))
 
 
 def check_model_table(settings: Settings) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli.bounds import JSON_DIGITS
 from agentcli.errors import UsageError
 from agentcli.regular_file import NotRegularFile, read_regular_file
 from agentcli.setting_keys import OWN_FILES, SETTING_KEYS, TOP_LEVEL
@@ -124,6 +125,8 @@ def read_settings_file(path: Path) -> dict[str, Any] | None:
         raise UsageError(
             f"Settings file {path} is not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}"
         ) from None
+    except ValueError:  # valid JSON that Python will not read
+        raise UsageError(f"Settings file {path} holds a number of more than {JSON_DIGITS:,} digits.") from None
     if not isinstance(data, dict):
         raise UsageError(f"Settings file {path} must hold a JSON object, not {type(data).__name__}.")
     return data

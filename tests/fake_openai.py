@@ -221,13 +221,20 @@ def _chunks(scripted: Reply, model: str) -> list[JSONObject]:
     usage = {
         "prompt_tokens": scripted.prompt_tokens,
         "completion_tokens": scripted.completion_tokens,
-        "total_tokens": scripted.prompt_tokens + scripted.completion_tokens,
+        "total_tokens": _total(scripted.prompt_tokens, scripted.completion_tokens),
         "prompt_tokens_details": {"cached_tokens": scripted.cached_tokens},
     }
     chunks.append(
         {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": usage}
     )
     return chunks
+
+
+def _total(prompt: object, completion: object) -> object:
+    """What a server would add up; None for counts a test made garbled on purpose (a string)."""
+    if isinstance(prompt, int | float) and isinstance(completion, int | float):
+        return prompt + completion
+    return None
 
 
 def _pieces(text: str, size: int = 7) -> list[str]:

@@ -70,8 +70,8 @@ def test_a_models_entry_overrides_the_built_in_prices(run_agent: RunAgent, model
     [
         ({"local": {"context_windw": 32768}}, 'Unknown field "context_windw" for model "local" in "models"'),
         ({"local": {"native_tools": "no"}}, '"models" → "local" → "native_tools"'),
-        ({"local": {"context_window": 0}}, "must be a whole number of at least 1, not 0"),
-        ({"local": {"input_usd_per_mtok": -1}}, "must be a number of dollars (zero or more), not -1"),
+        ({"local": {"context_window": 0}}, "must be a whole number of tokens from 1 to 1,000,000,000,000, not 0"),
+        ({"local": {"input_usd_per_mtok": -1}}, "must be a number of dollars from 0 to 1,000,000, not -1"),
         ({"local": 32768}, "must be an object of fields (context_window, max_output_tokens"),
         (["local"], 'The "models" setting in '),
     ],
@@ -155,7 +155,8 @@ def test_the_budget_setting_applies_and_a_bad_one_is_a_usage_error(
     settings(project, {"maxBudgetUsd": "5 dollars"})
     bad = run_agent("go")
     assert bad.returncode == 2
-    assert "Setting maxBudgetUsd in " in bad.stderr and "must be a number of dollars above 0" in bad.stderr
+    assert "Setting maxBudgetUsd in " in bad.stderr
+    assert "must be a positive number of dollars, at most 1,000,000, not '5 dollars'." in bad.stderr
 
     flag = run_main("run", "--max-budget-usd", "lots", "hi")
     assert flag.returncode == 2

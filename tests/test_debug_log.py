@@ -46,6 +46,7 @@ def routed(tmp_path: Path) -> Iterator[Path]:
     """Logging routed to a debug log under `tmp_path` for the test, as before after it."""
     root = logging.getLogger()
     level, handlers = root.level, list(root.handlers)
+    logging.captureWarnings(False)  # an in-process run earlier in this worker may have left it on
     route_logging(tmp_path)
     yield tmp_path / "debug.log"
     for handler in root.handlers:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -338,6 +339,26 @@ def test_auto_compact_summarises_when_the_context_fills_up(
     assert kinds == ["session", "title", *["message"] * 5, "compact", "message", "message", "run"]
     answer = {"role": "assistant", "content": [{"type": "text", "text": "Both files hold digits."}]}
     assert load_transcript(path).messages == [strip_cache_control(message), answer]
+
+
+def test_a_summary_request_draws_on_the_runs_budget(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
+    big_file(project / "one.txt", 20_000)
+    big_file(project / "two.txt", 20_000)
+    auto_compact_at(run_agent, model, project, 8_400)  # passed by the second read only
+    model.script(
+        reply(tool_use("Read", {"file_path": "one.txt"}, id="toolu_1")),
+        reply(tool_use("Read", {"file_path": "two.txt"}, id="toolu_2")),
+        reply(text("SUMMARY-OF-THE-WORK: read both."), usage={"input_tokens": 1_000_000}),
+        reply(text("Both files hold digits.")),
+    )
+
+    done = run_agent("what is in one.txt and two.txt?", max_budget_tokens=200_000)
+
+    assert done.returncode == 1
+    assert "Auto-compacted" in done.stderr
+    assert re.search(r"Error: Used 1,0\d\d,\d{3} tokens, over this run's budget of 200,000", done.stderr), done.stderr
+    assert is_summary_request(model.requests[-1])  # nothing was sent after the summary passed the budget
+    assert model.remaining == 1
 
 
 def test_auto_compact_first_just_clears_old_tool_results(

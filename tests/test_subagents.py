@@ -8,6 +8,7 @@ requests), the files, the exit code and the transcripts on disk.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import threading
 from pathlib import Path
@@ -18,8 +19,16 @@ import pytest
 from agentcli.agents.definitions import load_agent_types
 from agentcli.context.paths import project_state_dir
 from agentcli.contracts import JSON, ModelRequest, Usage
-from agentcli.errors import ModelAPIError
-from agentcli.events import MAIN_AGENT, Event, Notice, SubagentFinished, SubagentStarted, ToolCallStarted
+from agentcli.errors import CostBudgetExceeded, ModelAPIError
+from agentcli.events import (
+    MAIN_AGENT,
+    Event,
+    Notice,
+    SubagentFinished,
+    SubagentStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.providers.anthropic import AnthropicModel
@@ -657,9 +666,13 @@ def test_a_sub_agent_spends_the_runs_token_budget(model: ScriptedModel, run_agen
 
     ran = run_agent("go", max_budget_tokens=1500)
 
-    result = tool_results(model.requests[2])["toolu_task"]
-    assert result["is_error"] and "the run's token budget was used up" in result["content"]
-    assert ran.returncode == 0
+    # The sub-agent's Glob never ran, and once the budget is passed the main agent sends nothing more.
+    assert len(model.requests) == 2 and model.remaining == 2
+    assert "✗ Task(look around) — Explore: stopped, the run's token budget was used up" in ran.stderr
+    assert (
+        "Error: Used 2,000 tokens, over this run's budget of 1,500 (raise it with --max-budget-tokens)." in ran.stderr
+    )
+    assert ran.returncode == 1
 
 
 def test_a_sub_agent_may_spend_only_what_is_left_of_the_runs_dollar_budget(project: Path, in_process_env: None) -> None:
@@ -671,11 +684,62 @@ def test_a_sub_agent_may_spend_only_what_is_left_of_the_runs_dollar_budget(proje
         reply(text("done")),
         check=validation_error,
     )
-    with Session(SessionOptions(max_budget_usd=turn_cost * 1.5), project, lambda event: None, model=model) as session:
+    events: list[Event] = []
+    options = SessionOptions(max_budget_usd=turn_cost * 1.5)
+    with Session(options, project, events.append, model=model) as session, pytest.raises(CostBudgetExceeded):
         session.send("go")
 
-    result = tool_results(model.requests[2])["toolu_task"]  # the parent's: the sub-agent's Glob never ran
-    assert result["is_error"] and "the run's cost budget was used up" in result["content"]
+    [result] = [e.result for e in events if isinstance(e, ToolCallFinished) and e.name == "Task"]
+    assert result.is_error and "the run's cost budget was used up" in result.content
+    assert not [e for e in events if isinstance(e, ToolCallFinished) and e.name == "Glob"]
+    assert len(model.requests) == 2  # the parent sent nothing after the budget was passed
+
+
+def test_concurrent_sub_agents_draw_on_one_dollar_budget(
+    model: ScriptedModel, run_agent: RunAgent, project: Path
+) -> None:
+    """Three Task calls under a $40 budget, each sub-agent spending $5 a turn, the requests of their
+    first three turns in flight together (the worst case). Given the whole remaining budget each,
+    as before, they spent $40 apiece; drawing on one budget, the run passes $40 by at most the
+    three requests in flight when it ran out, and the main agent sends nothing after."""
+    settings = {"models": {"priced-model": {"input_usd_per_mtok": 5000, "output_usd_per_mtok": 0}}}
+    (project / ".agentcli").mkdir()
+    (project / ".agentcli" / "settings.json").write_text(json.dumps(settings))
+    each_round = threading.Barrier(3, timeout=WAIT_S)
+
+    def answer(request: ModelRequest) -> Reply | BaseException:
+        if "Task" in names(request.tools):  # the main agent again: it should not have asked
+            return reply(text("All three reported."))
+        if len(request.messages) <= 5:  # a sub-agent's first three turns: all three in flight at once
+            try:
+                each_round.wait()
+            except threading.BrokenBarrierError:
+                return ModelAPIError("the sub-agents' requests did not overlap")
+        turn = (len(request.messages) + 1) // 2
+        return reply(tool_use("Glob", {"pattern": f"*{turn}"}), usage=usage(1000, 0))  # $5
+
+    model.script(
+        reply(
+            task("A", id="toolu_a", description="A"),
+            task("B", id="toolu_b", description="B"),
+            task("C", id="toolu_c", description="C"),
+            usage=usage(200, 0),  # $1
+        ),
+        *[answer] * 40,
+    )
+
+    ran = run_agent("go", model="priced-model", max_budget_usd=40)
+
+    assert ran.returncode == 1
+    for name in "ABC":  # each sub-agent says why it stopped
+        assert f"✗ Task({name}) — Explore: stopped, the run's cost budget was used up" in ran.stderr
+    # $1, then rounds of 3 x $5: $31 after two (under $40), $46 after the third; one sub-agent may
+    # have sent its fourth request before its siblings' third ones were counted: $51.
+    [spent] = re.findall(r"Error: Spent \$(\d+\.\d{4}), over this run's budget of \$40\.0000", ran.stderr)
+    assert float(spent) in (46, 51), ran.stderr
+    assert float(spent) <= 40 + 3 * 5  # the bound the docs state: the budget plus the requests in flight
+    assert len([r for r in model.requests if "Task" in names(r.tools)]) == 1  # the main agent asked once
+    assert len(model.requests) == 1 + float(spent) // 5
 
 
 # ------------------------------------------------------------------ events and transcripts

@@ -49,7 +49,7 @@ def test_an_unreachable_server_fails_with_one_clear_line(run_cli: RunCli, closed
     assert "connection refused" in line and "ANTHROPIC_BASE_URL" in line
 
 
-@pytest.mark.parametrize("value", [0, -5, "90", True])
+@pytest.mark.parametrize("value", [0, -5, "90", True, 86_401, 1e308, float("inf"), float("nan")])
 def test_a_bad_idle_timeout_setting_is_a_usage_error(
     run_agent: RunAgent, model: ScriptedModel, project: Path, value: object
 ) -> None:
@@ -58,5 +58,6 @@ def test_a_bad_idle_timeout_setting_is_a_usage_error(
     done = run_agent("hi")
 
     assert done.returncode == 2
-    assert "streamIdleTimeoutSeconds" in done.stderr and "positive number" in done.stderr
+    assert "streamIdleTimeoutSeconds" in done.stderr
+    assert "must be a positive number of seconds, at most 86,400, not" in done.stderr
     assert model.requests == []

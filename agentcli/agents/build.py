@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from agentcli.agents.sources import ToolSource, collect_tools
+from agentcli.budget import Budget
 from agentcli.contracts import JSON, Model, PermissionGate, ToolContext
 from agentcli.events import MAIN_AGENT, EventSink
 from agentcli.executor import ToolExecutor
@@ -43,13 +44,22 @@ def build_agent(
     agent_id: str = MAIN_AGENT,
     only: Collection[str] | None = None,
     hooks: Hooks = NO_HOOKS,
+    budget: Budget | None = None,
 ) -> Agent:
     """An agent offered the tools of `sources` (with `only`, just those named; see
     `collect_tools`), every call judged by `gate`, every event stamped `agent_id` and handed to
     `on_event` after the agent's subscribers. `ctx` is its tools' state (working directory,
-    files read, the cancel event); `hooks` run around its tool calls and when it stops. The
-    caller closes the agent (`Agent.close`) when done."""
+    files read, the cancel event); `hooks` run around its tool calls and when it stops. Its
+    requests draw on `budget`, the run's, shared with the agents beside it (None: a budget of its
+    own). The caller closes the agent (`Agent.close`) when done."""
     executor = ToolExecutor(collect_tools(sources, only), gate, hooks)
     return Agent(
-        model=model, executor=executor, config=config, system=system, on_event=on_event, ctx=ctx, agent_id=agent_id
+        model=model,
+        executor=executor,
+        config=config,
+        system=system,
+        on_event=on_event,
+        ctx=ctx,
+        agent_id=agent_id,
+        budget=budget,
     )

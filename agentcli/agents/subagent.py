@@ -11,8 +11,9 @@ shares with its parent:
   else's (the question names it: `ToolContext.agent_label`); the allowed-tools of a skill it
   runs hold for its own calls only, until it ends (`permissions.gate.AgentGate`), and only when
   the skill file is trusted (`skills.trust`), as for the parent;
-- the token budget: it may spend what the parent has left, and what it spent is added to the
-  parent's usage when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
+- the run's budget (`agentcli.budget`): its requests draw on the same tokens and dollars as the
+  parent's and its siblings', as they are made; what it used is added to the parent's usage
+  when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
 - the interrupt: its cancel event is linked to the parent's (`Cancellation.linked`);
 - the workspace, and the user turn its calls belong to (`ToolContext.user_turn`);
 - the hooks: PreToolUse and PostToolUse run for its calls, SubagentStop when it would end.
@@ -41,6 +42,7 @@ from typing import Protocol
 from agentcli.agents.build import build_agent
 from agentcli.agents.definitions import BUILT_IN, AgentType
 from agentcli.agents.sources import ToolList, ToolSource, collect_tools
+from agentcli.budget import Budget
 from agentcli.context.facts import SessionFacts
 from agentcli.context.reminders import system_reminder
 from agentcli.context.system_prompt import environment_text
@@ -77,7 +79,7 @@ class Parent(Protocol):
 
     @property
     def agent(self) -> Agent:
-        """The parent's agent: its model name, its budget and usage, and its events."""
+        """The parent's agent: its model name, its usage, and its events."""
         ...
 
     @property
@@ -95,7 +97,7 @@ class Parent(Protocol):
     def hooks(self) -> Hooks: ...
 
     def loop_config(self, model: str) -> LoopConfig:
-        """The loop configuration the session uses for `model` (output limits, retries, budget)."""
+        """The loop configuration the session uses for `model` (output limits, retries, prices)."""
         ...
 
 
@@ -143,11 +145,14 @@ class SubagentRunner:
         facts: SessionFacts,
         transcripts: Path | None,
         on_event: EventSink,
+        budget: Budget,
     ) -> None:
         """`sources`: the parent's tools a sub-agent may have (never Task); `skills`: what its own
         Skill tool is made from; `facts`: the session's, for the system prompt; `transcripts`: the
-        folder for their transcripts (None: none written); `on_event`: the front end."""
+        folder for their transcripts (None: none written); `on_event`: the front end; `budget`: the
+        run's, which the parent's agent draws on too."""
         self.parent = parent
+        self.budget = budget
         self.sources = sources
         self.skills = skills
         self.facts = facts
@@ -176,16 +181,7 @@ class SubagentRunner:
             text_block(agent_type.prompt),
             text_block(environment_text(replace(self.facts, model=model))),
         ]
-        spent = parent.usage.total_input + parent.usage.output_tokens
-        budget_usd, prices = parent.config.budget_usd, parent.config.prices
-        if budget_usd is not None and prices is not None:  # what is left, as the parent's own check counts it
-            budget_usd = max(0.0, budget_usd - prices.cost_usd(parent.usage))
-        config = replace(
-            self.parent.loop_config(model),
-            max_turns=agent_type.max_turns,
-            token_budget=max(0, parent.config.token_budget - spent),
-            budget_usd=budget_usd,
-        )
+        config = replace(self.parent.loop_config(model), max_turns=agent_type.max_turns)
         sub_ctx = ToolContext(
             ctx.workspace, cancel=ctx.cancel.linked(), agent_label=agent_type.name, user_turn=ctx.user_turn
         )
@@ -199,6 +195,7 @@ class SubagentRunner:
             on_event=self.on_event,
             agent_id=subagent_id,
             hooks=self.parent.hooks,
+            budget=self.budget,
         )
         progress = _Progress()
         agent.subscribe(progress)

@@ -100,6 +100,7 @@ def _parameter(option: CliOption) -> inspect.Parameter:
         metavar=option.metavar,
         help=option.help,
         min=option.minimum,
+        max=option.maximum,
         callback=callback,
         is_eager=callback is not None,
         show_default=option.default is not None,

@@ -121,20 +121,29 @@ def _take(option: CliOption, value: str, values: dict[str, Any]) -> bool:
     if option.takes == "texts":
         values[option.name] = [*values.get(option.name, []), value]
     elif option.takes == "number":
-        if not (value.isascii() and value.isdigit()):
+        if not (value.isascii() and value.isdigit()) or _too_long(value, option):
             return False
         number = int(value)
         if option.minimum is not None and number < option.minimum:
+            return False
+        if option.maximum is not None and number > option.maximum:
             return False
         values[option.name] = number
     elif option.takes == "amount":
         whole, _, fraction = value.partition(".")
         if not (whole.isascii() and whole.isdigit() and (not fraction or (fraction.isascii() and fraction.isdigit()))):
             return False
+        if _too_long(whole, option) or (option.maximum is not None and float(value) > option.maximum):
+            return False
         values[option.name] = float(value)
     else:
         values[option.name] = value
     return True
+
+
+def _too_long(digits: str, option: CliOption) -> bool:
+    """More digits than the option's maximum has (and far fewer than `int` refuses: 4,300)."""
+    return option.maximum is not None and len(digits.lstrip("0")) > len(str(option.maximum))
 
 
 def _initial(option: CliOption) -> Any:

@@ -9,8 +9,8 @@ loading typer (nor the pydantic it brings: ~0.1 s). An option added here reaches
 
 - `flag`: nothing; True when given (default False);
 - `text`: a string (`--model NAME`, `--model=NAME`, `-rID`); the last one given counts;
-- `number`: a whole number of at least `minimum`; the last one given counts;
-- `amount`: a decimal number of at least 0 (`2.5`); the last one given counts;
+- `number`: a whole number of at least `minimum` and at most `maximum`; the last one given counts;
+- `amount`: a decimal number of at least 0 (`2.5`) and at most `maximum`; the last one given counts;
 - `texts`: a string each time it is given (`--allowed-tools A --allowed-tools B` is both);
 - `help`, `version`: answered at once, whatever else the command line says (typer's eager options).
 """
@@ -18,6 +18,8 @@ loading typer (nor the pydantic it brings: ~0.1 s). An option added here reaches
 from __future__ import annotations
 
 from typing import Literal, NamedTuple
+
+from agentcli.bounds import MAX_TOKENS, MAX_TURNS_LIMIT, MAX_USD
 
 Takes = Literal["flag", "text", "number", "amount", "texts", "help", "version"]
 
@@ -31,6 +33,8 @@ class CliOption(NamedTuple):
     default: str | None = None
     """For `text`: the value when the option is not given (otherwise None)."""
     minimum: int | None = None
+    maximum: int | None = None
+    """For `number` and `amount`: the largest value taken (`agentcli.bounds`)."""
 
 
 class CliCommand(NamedTuple):
@@ -72,7 +76,13 @@ APPEND_SYSTEM_PROMPT = CliOption(
     "append_system_prompt", ("--append-system-prompt",), "text", "Text added at the end of the system prompt.", "TEXT"
 )
 MAX_TURNS = CliOption(
-    "max_turns", ("--max-turns",), "number", "Stop (exit 1) after this many model turns.", "N", minimum=1
+    "max_turns",
+    ("--max-turns",),
+    "number",
+    "Stop (exit 1) after this many model turns.",
+    "N",
+    minimum=1,
+    maximum=MAX_TURNS_LIMIT,
 )
 OUTPUT_FORMAT = CliOption(
     "output_format", ("--output-format",), "text", "text, json or stream-json.", "FORMAT", default="text"
@@ -84,6 +94,7 @@ MAX_BUDGET_TOKENS = CliOption(
     "Stop after this many tokens (default 10M).",
     "N",
     minimum=1,
+    maximum=MAX_TOKENS,
 )
 MAX_BUDGET_USD = CliOption(
     "max_budget_usd",
@@ -92,6 +103,7 @@ MAX_BUDGET_USD = CliOption(
     "Stop (exit 1) once the run has spent more than this many dollars.",
     "USD",
     minimum=0,
+    maximum=MAX_USD,
 )
 TOOL_PROTOCOL = CliOption(
     "tool_protocol",

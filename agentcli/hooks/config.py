@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentcli.bounds import SECONDS, shown
 from agentcli.errors import UsageError
 from agentcli.setting_keys import setting
 
@@ -139,8 +140,8 @@ def _command(hook: object, event: str, matcher: str, scope: str, path: Path, whe
     if not isinstance(command, str) or not command.strip():
         raise _malformed(path, f"{where}.command", "must be the shell command to run")
     timeout = hook.get("timeout", DEFAULT_TIMEOUT_S)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise _malformed(path, f"{where}.timeout", "must be a positive number of seconds")
+    if not SECONDS.holds(timeout):
+        raise _malformed(path, f"{where}.timeout", f"must be {SECONDS.describe()}, not {shown(timeout)}")
     return HookCommand(event, matcher, command, float(timeout), path, scope)
 
 

@@ -117,7 +117,7 @@ def _json_object(stdout: str) -> JSON | None:
         return None
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or a number of over 4,300 digits: plain output
         return None
     return value if isinstance(value, dict) else None
 

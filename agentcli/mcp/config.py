@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentcli.bounds import JSON_DIGITS
 from agentcli.expansion import Expander, conceal, withheld_notice
 from agentcli.regular_file import NotRegularFile, read_regular_file
 from agentcli.settings import agentcli_home
@@ -220,6 +221,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ValueError("not UTF-8 text; save it as UTF-8.") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}.") from None
+    except ValueError:  # valid JSON that Python will not read
+        raise ValueError(f"it holds a number of more than {JSON_DIGITS:,} digits.") from None
     if not isinstance(data, dict):
         raise ValueError('it must hold a JSON object: {"mcpServers": {...}}.')
     return data

@@ -12,7 +12,9 @@ decided are asked about (REPL) or left out with a notice (`run`) at the first re
 see `agentcli.mcp.approval`. Connect timeout: `MCP_TIMEOUT` (ms) or setting `mcpTimeout`
 (ms), default 30 s; a tool call's answer: `MCP_TOOL_TIMEOUT` or `mcpToolTimeout` (ms), default 10
 minutes; output cap: `MAX_MCP_OUTPUT_TOKENS` or `maxMcpOutputTokens`; deferred tools
-(`agentcli.mcp.search`): `ENABLE_TOOL_SEARCH` or `mcpToolSearchThreshold`.
+(`agentcli.mcp.search`): `ENABLE_TOOL_SEARCH` or `mcpToolSearchThreshold`. The variable wins over
+the setting. A setting out of range (`agentcli.bounds`) is a UsageError; a variable out of range
+(it may be set for Claude Code, which reads it too) is passed over with a notice.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.bounds import MILLISECONDS, TOKENS, Range, shown
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
 from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to_enable, remember_approval
@@ -79,13 +82,10 @@ class SessionServers:
             on_notice(refused_server_notice(left_out, found.servers[left_out.name].source))
         self.refused = [left_out.name for left_out in refused]
         """Servers configured but not used: their names cannot stand in tool names (`agentcli.mcp.names`)."""
-        self.timeout_s = (
-            _positive(os.environ.get(TIMEOUT_ENV), settings.get(TIMEOUT_SETTING), DEFAULT_TIMEOUT_MS) / 1000
-        )
-        self.output_tokens = _positive(os.environ.get(OUTPUT_ENV), settings.get(OUTPUT_SETTING), DEFAULT_OUTPUT_TOKENS)
+        self.timeout_s = _configured(TIMEOUT_ENV, TIMEOUT_SETTING, settings, MILLISECONDS, on_notice) / 1000
+        self.output_tokens = _configured(OUTPUT_ENV, OUTPUT_SETTING, settings, TOKENS, on_notice)
         self.call_timeout_s = (
-            _positive(os.environ.get(CALL_TIMEOUT_ENV), settings.get(CALL_TIMEOUT_SETTING), DEFAULT_CALL_TIMEOUT_MS)
-            / 1000
+            _configured(CALL_TIMEOUT_ENV, CALL_TIMEOUT_SETTING, settings, MILLISECONDS, on_notice) / 1000
         )
         self.search_percent = threshold_percent(os.environ.get(SEARCH_ENV), settings.get(THRESHOLD_SETTING))
         self.manager: McpManager | None = None
@@ -174,12 +174,26 @@ class SessionServers:
             self.on_notice(f"Could not save your answer about MCP server {name!r} to {self.local_settings}: {error}")
 
 
-def _positive(env: str | None, setting: object, default: int) -> int:
-    for value in (env, setting):
+_DEFAULTS = {
+    TIMEOUT_SETTING: DEFAULT_TIMEOUT_MS,
+    OUTPUT_SETTING: DEFAULT_OUTPUT_TOKENS,
+    CALL_TIMEOUT_SETTING: DEFAULT_CALL_TIMEOUT_MS,
+}
+
+
+def _configured(variable: str, setting: str, settings: Settings, bounds: Range, on_notice: Notify) -> int:
+    """The environment `variable`'s whole number, else the `setting`'s, else the default."""
+    fallback = _DEFAULTS[setting]
+    if (value := settings.get(setting)) is not None:
+        source = settings.sources.get(setting)
+        fallback = int(bounds.checked(value, f"Setting {setting}{f' in {source}' if source else ''}"))
+    text = os.environ.get(variable, "").strip()
+    if text:
         try:
-            number = int(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else 0
-        except ValueError:
-            number = 0
-        if number > 0:
+            number: int | None = int(text)
+        except ValueError:  # not a whole number, or one of more than 4,300 digits
+            number = None
+        if number is not None and bounds.holds(number):
             return number
-    return default
+        on_notice(f"Ignored {variable}={shown(text)}: it must be {bounds.describe()}. Using {fallback:,}.")
+    return fallback

@@ -32,6 +32,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 from agentcli import __version__
+from agentcli.bounds import token_count
 from agentcli.cache import with_cache_breakpoints
 from agentcli.contracts import JSON, Cancellation, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
@@ -327,11 +328,11 @@ class _MessageAssembler:
         self.closed.add(index)
 
     def _take_usage(self, usage: JSON) -> None:
-        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        """A count given replaces the one before (`message_delta` repeats or revises `message_start`'s),
+        clamped to a whole number of tokens (`bounds.token_count`): a garbled one costs no answer."""
+        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"):
             if usage.get(name) is not None:
-                setattr(self.usage, name, usage[name])
-        if usage.get("output_tokens") is not None:
-            self.usage.output_tokens = usage["output_tokens"]
+                setattr(self.usage, name, token_count(usage[name]))
 
     def finish(self) -> ModelResponse:
         if not self.stopped or self.stop_reason is None:

@@ -53,6 +53,7 @@ from typing import Any
 from urllib.parse import quote
 
 from agentcli import __version__
+from agentcli.bounds import MAX_TOKENS, token_count
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.errors import ModelAPIError, TransientModelError
 from agentcli.providers import MISSING_GEMINI_KEY
@@ -397,11 +398,12 @@ class _ResponseAssembler:
             self.listener.text("")  # the block is whole: a front end can show all of it now
 
     def _take_usage(self, metadata: JSON) -> None:
-        prompt = int(metadata.get("promptTokenCount") or 0)
-        cached = int(metadata.get("cachedContentTokenCount") or 0)
+        prompt = token_count(metadata.get("promptTokenCount"))
+        cached = token_count(metadata.get("cachedContentTokenCount"))
+        output = token_count(metadata.get("candidatesTokenCount")) + token_count(metadata.get("thoughtsTokenCount"))
         self.usage = Usage(
             input_tokens=max(prompt - cached, 0),
-            output_tokens=int(metadata.get("candidatesTokenCount") or 0) + int(metadata.get("thoughtsTokenCount") or 0),
+            output_tokens=min(output, MAX_TOKENS),
             cache_read_input_tokens=cached,
         )
 

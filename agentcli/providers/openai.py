@@ -39,6 +39,7 @@ import threading
 from dataclasses import dataclass, field
 
 from agentcli import __version__
+from agentcli.bounds import token_count
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.conversation import blocks_of, is_text, is_tool_result, is_tool_use, text_block, tool_call
 from agentcli.errors import ModelAPIError, TransientModelError
@@ -311,11 +312,11 @@ class _ChunkAssembler:
         return call
 
     def _take_usage(self, usage: JSON) -> None:
-        details = usage.get("prompt_tokens_details") or {}
-        cached = int(details.get("cached_tokens") or 0)
+        details = usage.get("prompt_tokens_details")
+        cached = token_count(details.get("cached_tokens") if isinstance(details, dict) else 0)
         self.usage = Usage(
-            input_tokens=max(0, int(usage.get("prompt_tokens") or 0) - cached),
-            output_tokens=int(usage.get("completion_tokens") or 0),
+            input_tokens=max(0, token_count(usage.get("prompt_tokens")) - cached),
+            output_tokens=token_count(usage.get("completion_tokens")),
             cache_read_input_tokens=cached,
         )
 

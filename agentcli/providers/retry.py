@@ -8,7 +8,8 @@ every provider and HTTP layer (nothing here knows a wire format or imports a cli
   A server that cannot be reached at all (connection refused, unknown host, connect timeout)
   is not retried: the user hears of it at once, in one line.
 - **How long.** What the server asks for, `retry-after-ms` or `retry-after` (seconds or an
-  HTTP date), capped at `MAX_RETRY_AFTER`. Otherwise exponential backoff from `base_delay`
+  HTTP date), capped at `MAX_RETRY_AFTER` (a wait that is not a finite number, or a date the
+  calendar cannot hold, counts as none). Otherwise exponential backoff from `base_delay`
   (1 s, 2 s, 4 s…, never more than `max_delay`), each wait shortened at random by up to
   `jitter` of it, so that many clients turned away together do not all come back together.
 - **How often.** `max_retries` times; then the last error ends the turn.
@@ -58,7 +59,12 @@ def retry_after(headers: Mapping[str, str] | None, now: Callable[[], float] = ti
     if seconds is not None:
         return max(0.0, seconds)
     date = email.utils.parsedate_tz(value)
-    return None if date is None else max(0.0, email.utils.mktime_tz(date) - now())
+    if date is None:
+        return None
+    try:
+        return max(0.0, email.utils.mktime_tz(date) - now())
+    except (ValueError, OverflowError):  # a year the calendar cannot hold (99999): as if it named none
+        return None
 
 
 @dataclass(frozen=True)

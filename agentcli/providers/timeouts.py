@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentcli.errors import UsageError
+from agentcli.bounds import SECONDS
 from agentcli.setting_keys import setting
 
 IDLE_SETTING = setting("streamIdleTimeoutSeconds")
@@ -27,9 +27,8 @@ class Timeouts:
 
     @classmethod
     def from_setting(cls, value: object, source: object = "settings") -> Timeouts:
-        """With `streamIdleTimeoutSeconds` (None: the default). UsageError unless a positive number."""
+        """With `streamIdleTimeoutSeconds` (None: the default). UsageError unless a positive number
+        of seconds, at most a day (`agentcli.bounds.SECONDS`)."""
         if value is None:
             return cls()
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            raise UsageError(f"Setting {IDLE_SETTING} in {source} must be a positive number of seconds, not {value!r}.")
-        return cls(stream_idle=float(value))
+        return cls(stream_idle=float(SECONDS.checked(value, f"Setting {IDLE_SETTING} in {source}")))

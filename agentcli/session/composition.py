@@ -36,7 +36,7 @@ from agentcli.loop import LoopConfig
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent
 from agentcli.mcp.servers import SessionServers
-from agentcli.model_settings import TOKEN_BUDGET_SETTING, budget_usd, check_model_table, tool_protocol
+from agentcli.model_settings import budget_usd, check_model_table, token_budget, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.rules import split_rule_list
@@ -212,6 +212,7 @@ class SessionParts:
     """Nothing is started until `mcp.start()` (the front end, once it is up) or the first request."""
     mcp_content: McpContent
     budget_usd: float | None
+    token_budget: int
     auto_compact_percent: float | None
     retry_base_delay: float
 
@@ -224,17 +225,14 @@ class SessionParts:
         return model_info(name, self.settings.get(MODELS_SETTING))
 
     def loop_config(self, name: str) -> LoopConfig:
-        """The loop's configuration for the model `name` (its output limits; the run's turn limit and budget)."""
+        """The loop's configuration for the model `name` (its output limits and prices; the run's turn limit)."""
         info = self.model_info(name)
-        budget = self.options.max_budget_tokens or self.settings.get(TOKEN_BUDGET_SETTING) or LoopConfig.token_budget
         return LoopConfig(
             model=name,
             max_output_tokens=min(32_000, info.max_output_tokens),
             model_max_output_tokens=info.max_output_tokens,
             max_turns=self.options.max_turns,
-            token_budget=budget,
             retry_base_delay=self.retry_base_delay,
-            budget_usd=self.budget_usd,
             prices=info,
         )
 
@@ -300,6 +298,7 @@ def compose(
     check_model_table(settings)
     protocol = tool_protocol(options.tool_protocol, settings)
     budget = budget_usd(options.max_budget_usd, settings)
+    tokens = token_budget(options.max_budget_tokens, settings)
     compact_percent = auto_compact_percent(settings)
     timeouts = Timeouts.from_setting(settings.get(IDLE_SETTING), settings.sources.get(IDLE_SETTING))
     outside_files = OutsideFiles.for_session(
@@ -344,6 +343,7 @@ def compose(
         mcp=mcp,
         mcp_content=McpContent(mcp.manager, mcp.timeout_s),
         budget_usd=budget,
+        token_budget=tokens,
         auto_compact_percent=compact_percent,
         retry_base_delay=retry_base_delay,
     )

@@ -26,6 +26,7 @@ from agentcli.agents.build import build_agent
 from agentcli.agents.forked_skills import ForkedSkills
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import task_source
+from agentcli.budget import Budget
 from agentcli.catalog import ModelInfo
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
@@ -89,6 +90,8 @@ class Conversation:
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
         self.mcp_tools = parts.mcp.source()
+        self.budget = Budget(parts.token_budget, parts.budget_usd)
+        """What this conversation may spend, drawn on by its agent and every sub-agent."""
         self.subagents = SubagentRunner(
             self,
             [parts.builtins, self.mcp_tools],
@@ -96,6 +99,7 @@ class Conversation:
             self.context.facts,
             project_state_dir(cwd) / self.id / "subagents",
             parts.on_event,
+            self.budget,
         )
         own_tools = self.context.tool_source(
             parts.gate, parts.builtins, ForkedSkills(parts.agent_types, self.subagents)
@@ -113,6 +117,7 @@ class Conversation:
             ctx=self.ctx,
             on_event=parts.on_event,
             hooks=parts.hooks,
+            budget=self.budget,
         )
         self.recorder = TranscriptRecorder(
             self.transcript,

@@ -94,8 +94,10 @@ def _summarise(
         max_tokens=min(SUMMARY_MAX_TOKENS, info.max_output_tokens),
         max_input_chars=min(SUMMARY_INPUT_CHARS, max(8_000, info.context_window * 2)),
     )
+    reservation = agent.budget.reserve(info)  # the summary is paid from the run's budget too
     summary, usage = summarise(model, request)
     agent.add_usage(usage)
+    reservation.charge(usage)
     reminders.restore({})  # the dropped messages carried them: they go into the new first message
     mid_task = mid_loop and keep is None and messages[-1]["role"] == "user"
     result.messages = summarised_conversation(summary, reminders.next_blocks(), keep=keep, mid_task=mid_task)

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.bounds import TOKEN_COUNTS
 from agentcli.context.paths import is_this_project, legacy_state_dir, project_state_dir
 from agentcli.contracts import JSON, FileRecord, Usage
 from agentcli.conversation import block_text, is_text, text_block, user_message
@@ -137,7 +138,7 @@ def _parse(raw: bytes) -> JSON | None:
         return None
     try:
         record = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not JSON or not UTF-8, a number of over 4,300 digits
         return None
     return record if isinstance(record, dict) else None
 
@@ -168,7 +169,7 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
             loaded.entries.append(Entry(line, message))
             if not loaded.title:
                 loaded.title = _prompt_text(message)
-        if isinstance(record.get("context_tokens"), int):
+        if TOKEN_COUNTS.holds(record.get("context_tokens")):
             loaded.context_tokens = record["context_tokens"]
     if isinstance(record.get("usage"), dict):
         loaded.usage.add(recorded_usage(record["usage"]))
@@ -195,12 +196,9 @@ def _system_blocks(value: object) -> list[JSON] | None:
 
 
 def recorded_usage(value: JSON) -> Usage:
-    """A record's `usage`; a count that is not a whole number of tokens is left out (counted as 0)."""
-    counts = {
-        key: count
-        for key, count in value.items()
-        if key in _USAGE_KEYS and type(count) is int and count >= 0  # not a bool either
-    }
+    """A record's `usage`; a count that is not a whole number of tokens (`bounds.TOKEN_COUNTS`) is
+    left out (counted as 0)."""
+    counts = {key: count for key, count in value.items() if key in _USAGE_KEYS and TOKEN_COUNTS.holds(count)}
     return Usage(**counts)
 
 

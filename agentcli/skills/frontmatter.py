@@ -13,6 +13,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from agentcli.bounds import JSON_DIGITS
 from agentcli.errors import UsageError
 from agentcli.permissions.rules import split_rule_list
 from agentcli.skills.lenient import read_leniently
@@ -64,6 +65,9 @@ def _parse(raw: str, body: str, origin: str) -> Frontmatter:
         line = where.line + 2 if where is not None else 2  # + the `---` line, 1-based
         problem = getattr(error, "problem", None) or str(error)
         return _lenient(raw, body, f"{origin}, line {line}: the frontmatter is not valid YAML ({problem})")
+    except ValueError:  # YAML, but with a number Python refuses to read
+        why = f"{origin}: the frontmatter holds a number of more than {JSON_DIGITS:,} digits"
+        return _lenient(raw, body, why)
     if data is None:
         return Frontmatter({}, body)
     if not isinstance(data, dict):

@@ -71,7 +71,7 @@ def _scalar(text: str) -> Any:
 
     try:
         parsed = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):  # ValueError: a number of more digits than Python reads
         return text
     return text if isinstance(parsed, dict) or parsed is None else parsed
 

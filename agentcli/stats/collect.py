@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.bounds import TOKEN_COUNTS
 from agentcli.catalog import UNKNOWN_MODEL, ModelInfo
 from agentcli.contracts import JSON, Usage
 from agentcli.conversation import block_text, is_text, is_tool_result, is_tool_use, result_call_id, tool_call
@@ -506,7 +507,8 @@ def _minus(usage: Usage, spent: Usage) -> Usage:
 
 
 def _count(value: object) -> int | None:
-    return value if type(value) is int and value >= 0 else None
+    """A recorded count (tokens, turns, milliseconds); None unless a whole number that can be summed and averaged."""
+    return value if isinstance(value, int) and TOKEN_COUNTS.holds(value) else None
 
 
 def _list(value: object) -> list[object]:

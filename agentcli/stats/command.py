@@ -8,8 +8,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.catalog import model_info
+from agentcli.catalog import MODELS_SETTING, model_info
 from agentcli.contracts import JSON
+from agentcli.model_settings import check_model_table
 from agentcli.settings import load_settings
 from agentcli.stats.collect import Tally, figures
 from agentcli.stats.render import card, report
@@ -21,7 +22,9 @@ if TYPE_CHECKING:
 
 def tally_of(paths: Iterable[Path], cwd: Path, since: datetime.datetime | None = None) -> Tally:
     """The transcripts at `paths` read, priced with the model table and `cwd`'s `models` settings."""
-    overrides = load_settings(cwd).get("models")
+    settings = load_settings(cwd)
+    check_model_table(settings)  # its prices are used as they are
+    overrides = settings.get(MODELS_SETTING)
     tally = Tally(lambda name: model_info(name, overrides), since)
     for path in paths:
         tally.read_session(path)

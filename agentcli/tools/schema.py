@@ -53,6 +53,24 @@ def validation_error(value: Any, schema: JSON, where: str = "") -> str | None:
     return None
 
 
+def with_whole_numbers(value: Any, schema: JSON) -> Any:
+    """`value` (valid for `schema`) with every float an `integer` field holds (`5.0`, `1e2`: JSON
+    numbers as some servers write them) made an int, so that a tool gets the type its schema
+    names. A new value: the call as the model made it is not changed."""
+    expected = schema.get("type")
+    if expected == "integer" and isinstance(value, float):
+        return int(value)
+    if isinstance(value, dict):
+        properties: JSON = schema.get("properties", {})
+        return {
+            name: with_whole_numbers(item, properties[name]) if isinstance(properties.get(name), dict) else item
+            for name, item in value.items()
+        }
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [with_whole_numbers(item, schema["items"]) for item in value]
+    return value
+
+
 def _object_error(value: JSON, schema: JSON, where: str) -> str | None:
     properties: JSON = schema.get("properties", {})
     prefix = f"{where}." if where else ""
