@@ -12,6 +12,8 @@ loading typer (nor the pydantic it brings: ~0.1 s). An option added here reaches
 - `number`: a whole number of at least `minimum` and at most `maximum`; the last one given counts;
 - `amount`: a decimal number of at least 0 (`2.5`) and at most `maximum`; the last one given counts;
 - `texts`: a string each time it is given (`--allowed-tools A --allowed-tools B` is both);
+- `optional`: a string, or nothing (then its `default`): `--ray`, `--ray ADDRESS`, `--ray=ADDRESS`
+  (typer's alone: the light parser reads no command that has one);
 - `help`, `version`: answered at once, whatever else the command line says (typer's eager options).
 """
 
@@ -21,7 +23,7 @@ from typing import Literal, NamedTuple
 
 from agentcli.bounds import MAX_TOKENS, MAX_TURNS_LIMIT, MAX_USD
 
-Takes = Literal["flag", "text", "number", "amount", "texts", "help", "version"]
+Takes = Literal["flag", "text", "number", "amount", "texts", "optional", "help", "version"]
 
 
 class CliOption(NamedTuple):
@@ -31,7 +33,8 @@ class CliOption(NamedTuple):
     help: str
     metavar: str | None = None
     default: str | None = None
-    """For `text`: the value when the option is not given (otherwise None)."""
+    """For `text`: the value when the option is not given (otherwise None); for `optional`,
+    the value when it is given without one."""
     minimum: int | None = None
     maximum: int | None = None
     """For `number` and `amount`: the largest value taken (`agentcli.bounds`)."""
@@ -172,4 +175,75 @@ STATS = CliCommand(
         CliOption("json", ("--json",), "flag", "Print the figures as one JSON object."),
         HELP,
     ),
+)
+
+WORKERS_LIMIT = 256
+RETRIES_LIMIT = 10
+BATCH = CliCommand(
+    "batch",
+    (
+        CliOption("out", ("--out",), "text", "The batch's folder: results.jsonl, tasks/ID/ (required).", "DIR"),
+        CliOption(
+            "workers",
+            ("--workers",),
+            "number",
+            "Tasks run at once on this machine (default: 2 per CPU, at most 8).",
+            "N",
+            minimum=1,
+            maximum=WORKERS_LIMIT,
+        ),
+        CliOption(
+            "ray",
+            ("--ray",),
+            "optional",
+            "Run the tasks on a Ray cluster: ADDRESS (host:port, auto), or alone a local one "
+            "(pip install 'agentcli[ray]').",
+            "ADDRESS",
+            default="local",
+        ),
+        CliOption(
+            "max_budget_usd",
+            ("--max-budget-usd",),
+            "amount",
+            "Start no more tasks once the batch has spent this many dollars.",
+            "USD",
+            minimum=0,
+            maximum=MAX_USD,
+        ),
+        CliOption(
+            "task_budget_usd",
+            ("--task-budget-usd",),
+            "amount",
+            "Stop a task once it has spent this many dollars (status budget).",
+            "USD",
+            minimum=0,
+            maximum=MAX_USD,
+        ),
+        CliOption(
+            "retries",
+            ("--retries",),
+            "number",
+            "Run a task again up to N times when it fails for the infrastructure (default 1).",
+            "N",
+            minimum=0,
+            maximum=RETRIES_LIMIT,
+        ),
+        MODEL,
+        PROVIDER,
+        PERMISSION_MODE,
+        ALLOWED_TOOLS,
+        DISALLOWED_TOOLS,
+        APPEND_SYSTEM_PROMPT,
+        MAX_TURNS,
+        MAX_BUDGET_TOKENS,
+        TOOL_PROTOCOL,
+        VERBOSE,
+        MCP_CONFIG,
+        STRICT_MCP_CONFIG,
+        TRUST_PROJECT_HOOKS,
+        HELP,
+    ),
+    argument="tasks",
+    argument_metavar="TASKS",
+    argument_help="A JSONL file of tasks, or a folder of Harbor tasks.",
 )

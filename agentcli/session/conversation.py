@@ -28,7 +28,6 @@ from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import task_source
 from agentcli.budget import Budget
 from agentcli.catalog import ModelInfo
-from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import ToolContext, Usage
 from agentcli.errors import StoppedByHook
@@ -72,7 +71,7 @@ class Conversation:
         if loaded is None:
             self.id = str(uuid.uuid4())
             self.transcript = TranscriptWriter.new(
-                project_state_dir(cwd) / f"{self.id}.jsonl",
+                parts.transcripts / f"{self.id}.jsonl",
                 session_id=self.id,
                 cwd=cwd,
                 provider=parts.model.provider,
@@ -97,7 +96,7 @@ class Conversation:
             [parts.builtins, self.mcp_tools],
             self.context.skill_tools(parts.builtins),
             self.context.facts,
-            project_state_dir(cwd) / self.id / "subagents",
+            parts.transcripts / self.id / "subagents",
             parts.on_event,
             self.budget,
         )
