@@ -31,11 +31,21 @@ from agentcli.batch.results import Status, TaskResult, Tokens
 from agentcli.batch.tasks import CHECK_TIMEOUT_S, Task
 from agentcli.batch.workspaces import WorkspaceFailed, baseline, final_diff, make_workspace, run_shell, shell
 from agentcli.contracts import Usage
-from agentcli.errors import AgentcliError, Cancelled, CostBudgetExceeded, ModelAPIError, StopRun, UsageError
+from agentcli.errors import (
+    AgentcliError,
+    Cancelled,
+    CostBudgetExceeded,
+    ModelAPIError,
+    StopRun,
+    TransientModelError,
+    UsageError,
+)
 from agentcli.loop import LoopConfig
 from agentcli.session import Session, SessionOptions
 
-RETRYABLE = ("crashed", "model_error", "workspace")
+BATCH_BUDGET = "batch_budget"
+"""`error_class` of a task the batch's budget stopped: no result is written, it runs again."""
+RETRYABLE = ("crashed", "model_unavailable", "workspace")
 """`error_class`es of failures of the infrastructure, not of the task: retried up to `--retries`."""
 
 
@@ -181,27 +191,32 @@ class _Attempt:
         except AgentcliError as error:
             return self.result("error", "usage" if isinstance(error, UsageError) else type(error).__name__, str(error))
         holder.append(session)
-        timed_out = threading.Event()
         try:
             self.model = session.model_name
-            with _deadline(session, self.task.timeout, timed_out):
-                session.run(session.prepare(self.task.prompt))
-            return None
-        except Cancelled:
-            return self.result("timeout", "timeout", f"The agent ran out of time ({self.task.timeout:g} s).")
-        except BatchBudgetSpent as error:
-            return self.result("budget", "batch_budget", str(error))
-        except CostBudgetExceeded as error:
-            return self.result("budget", "task_budget", str(error))
-        except StopRun as error:
-            return self.result("failed", type(error).__name__, str(error))
-        except ModelAPIError as error:
-            return self.result("error", "model_error", str(error))
-        except AgentcliError as error:
-            return self.result("error", type(error).__name__, str(error))
+            stopped = self._converse(session)
         finally:
             self._account(session)
             session.close()
+        return None if stopped is None else self.result(*stopped)
+
+    def _converse(self, session: Session) -> tuple[Status, str, str] | None:
+        """The task's prompt through the session; None when the agent finished, else how it stopped."""
+        try:
+            with _deadline(session, self.task.timeout):
+                session.run(session.prepare(self.task.prompt))
+            return None
+        except Cancelled:
+            return "timeout", "timeout", f"The agent ran out of time ({self.task.timeout:g} s)."
+        except BatchBudgetSpent as error:
+            return "budget", BATCH_BUDGET, str(error)
+        except CostBudgetExceeded as error:
+            return "budget", "task_budget", str(error)
+        except StopRun as error:
+            return "failed", type(error).__name__, str(error)
+        except TransientModelError as error:
+            return "error", "model_unavailable", str(error)
+        except AgentcliError as error:
+            return "error", "model_error" if isinstance(error, ModelAPIError) else type(error).__name__, str(error)
 
     def _spent(self, holder: list[Session]) -> float:
         if not holder:
@@ -263,7 +278,7 @@ class _Attempt:
 
 
 @contextlib.contextmanager
-def _deadline(session: Session, seconds: float | None, timed_out: threading.Event) -> Iterator[None]:
+def _deadline(session: Session, seconds: float | None) -> Iterator[None]:
     """Within: once `seconds` have passed, the agent is cancelled (as on Ctrl-C: a running
     command's process group is killed, the transcript stays valid) until the block ends."""
     if seconds is None:
@@ -274,7 +289,6 @@ def _deadline(session: Session, seconds: float | None, timed_out: threading.Even
     def watch() -> None:
         if ended.wait(seconds):
             return
-        timed_out.set()
         while not ended.is_set():  # set again: a turn starting clears it
             session.agent.ctx.cancel.set()
             ended.wait(0.05)

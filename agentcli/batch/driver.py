@@ -7,7 +7,9 @@ the task's files to `DIR/tasks/ID/` and then appends its line to `results.jsonl`
 line always has its files; files without a line are from a task that will run again), or,
 for a failure of the infrastructure (`attempt.RETRYABLE`) with retries left, queues it again.
 
-It stops starting tasks once the batch's budget is spent (`admission.BatchGate`), and on the
+It stops starting tasks once the batch's budget is spent (`admission.BatchGate`): a task
+whose next request the spent budget stopped gets no result line (it runs again when the
+command is run with a larger budget; what it had spent is not counted then), and on the
 first Ctrl-C; a second Ctrl-C (or SIGTERM) stops the running tasks too, whose results are not
 written: they run again next time. Either way the folder is left ready to resume.
 """
@@ -23,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from agentcli.batch.admission import BatchGate
-from agentcli.batch.attempt import RETRYABLE, Finished
+from agentcli.batch.attempt import BATCH_BUDGET, RETRYABLE, Finished
 from agentcli.batch.local_pool import Completion
 from agentcli.batch.progress import Progress
 from agentcli.batch.results import ResultLog
@@ -153,6 +155,9 @@ def _completed(
         return
     result = finished.result
     gate.finish(task.id, result.cost_usd)
+    if result.error_class == BATCH_BUDGET:  # cut short: it runs again when the batch has budget left
+        progress.running -= 1
+        return
     if result.error_class in RETRYABLE and attempt <= plan.retries and not stopping:
         pending.appendleft((task, attempt + 1))
         progress.task_retried(result, attempt + 1)

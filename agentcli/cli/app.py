@@ -73,6 +73,18 @@ Examples:
   agentcli batch harbor-tasks/ --out runs/eval --ray auto --retries 2
 """
 
+BATCH_EPILOG = """TASKS is a JSONL file (one task a line: id, prompt, workdir or repo [+ commit], setup,
+check, model, max_turns, timeout, permission_mode, allowed_tools) or a folder of Harbor tasks.
+The options `run` takes are every task's defaults; a task's own fields win. Running the same
+command again runs only the tasks without a result in DIR/results.jsonl. Exit codes: 0 every
+task passed · 1 some did not, or were not started · 2 usage error · 130 interrupted.
+
+\b
+Examples:
+  agentcli batch tasks.jsonl --out runs/nightly --workers 4 --max-budget-usd 20
+  agentcli batch harbor-tasks/ --out runs/eval --ray auto --retries 2
+"""
+
 
 def _help(ctx: typer.Context, value: bool) -> None:
     if value:
@@ -193,6 +205,32 @@ def stats(ctx: typer.Context, **values: Any) -> None:
 
 
 @app.command("batch", cls=Subcommand, add_help_option=False, epilog=BATCH_EPILOG)
+@_declared(BATCH)
+def batch(ctx: typer.Context, **values: Any) -> None:
+    """Run many tasks, each in a workspace of its own, on this machine or a Ray cluster; resumable."""
+    _finish(commands.batch_command, values)
+
+
+class BatchCommand(Subcommand):
+    """`agentcli batch`, whose `--ray` may come without its ADDRESS: alone (last, before another
+    option, or before TASKS, a file or folder that exists) it means a local cluster."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _ray_alone(args))
+
+
+def _ray_alone(args: list[str]) -> list[str]:
+    import os
+
+    given: list[str] = []
+    for index, arg in enumerate(args):
+        after = args[index + 1] if index + 1 < len(args) else None
+        alone = after is None or after.startswith("-") or os.path.exists(after)
+        given.append(f"--ray={RAY_LOCAL}" if arg == "--ray" and alone else arg)
+    return given
+
+
+@app.command("batch", cls=BatchCommand, add_help_option=False, epilog=BATCH_EPILOG)
 @_declared(BATCH)
 def batch(ctx: typer.Context, **values: Any) -> None:
     """Run many tasks, each in a workspace of its own, on this machine or a Ray cluster; resumable."""

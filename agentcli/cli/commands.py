@@ -93,9 +93,6 @@ def stats_command(values: Values) -> int:
 
 def batch_command(values: Values) -> int:
     """`agentcli batch TASKS --out DIR`: run many tasks (`agentcli.batch`)."""
-    if values["tasks"] is None and values["ray"] not in (None, "local"):
-        # `--ray TASKS` (the option took the argument as its address): `--ray` alone was meant
-        values = {**values, "tasks": values["ray"], "ray": "local"}
     if values["tasks"] is None:
         raise CliUsageError("give the tasks: a JSONL file, or a folder of Harbor tasks.", "TASKS")
     if values["out"] is None:

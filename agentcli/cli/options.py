@@ -12,8 +12,6 @@ loading typer (nor the pydantic it brings: ~0.1 s). An option added here reaches
 - `number`: a whole number of at least `minimum` and at most `maximum`; the last one given counts;
 - `amount`: a decimal number of at least 0 (`2.5`) and at most `maximum`; the last one given counts;
 - `texts`: a string each time it is given (`--allowed-tools A --allowed-tools B` is both);
-- `optional`: a string, or nothing (then its `default`): `--ray`, `--ray ADDRESS`, `--ray=ADDRESS`
-  (typer's alone: the light parser reads no command that has one);
 - `help`, `version`: answered at once, whatever else the command line says (typer's eager options).
 """
 
@@ -23,7 +21,7 @@ from typing import Literal, NamedTuple
 
 from agentcli.bounds import MAX_TOKENS, MAX_TURNS_LIMIT, MAX_USD
 
-Takes = Literal["flag", "text", "number", "amount", "texts", "optional", "help", "version"]
+Takes = Literal["flag", "text", "number", "amount", "texts", "help", "version"]
 
 
 class CliOption(NamedTuple):
@@ -33,8 +31,7 @@ class CliOption(NamedTuple):
     help: str
     metavar: str | None = None
     default: str | None = None
-    """For `text`: the value when the option is not given (otherwise None); for `optional`,
-    the value when it is given without one."""
+    """For `text`: the value when the option is not given (otherwise None)."""
     minimum: int | None = None
     maximum: int | None = None
     """For `number` and `amount`: the largest value taken (`agentcli.bounds`)."""
@@ -177,6 +174,8 @@ STATS = CliCommand(
     ),
 )
 
+RAY_LOCAL = "local"
+"""`--ray` given alone: a Ray cluster started on this machine (`agentcli.cli.app.BatchCommand`)."""
 WORKERS_LIMIT = 256
 RETRIES_LIMIT = 10
 BATCH = CliCommand(
@@ -195,11 +194,10 @@ BATCH = CliCommand(
         CliOption(
             "ray",
             ("--ray",),
-            "optional",
+            "text",
             "Run the tasks on a Ray cluster: ADDRESS (host:port, auto), or alone a local one "
             "(pip install 'agentcli[ray]').",
             "ADDRESS",
-            default="local",
         ),
         CliOption(
             "max_budget_usd",
