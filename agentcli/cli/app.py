@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.cli import commands
-from agentcli.cli.options import BATCH, MAIN, RUN, STATS, CliCommand, CliOption
+from agentcli.cli.options import BATCH, MAIN, RAY_LOCAL, RUN, STATS, CliCommand, CliOption
 from agentcli.cli.shared import Subcommand, keep_for_subcommand
 from agentcli.option_typos import check_options
 
@@ -73,18 +73,6 @@ Examples:
   agentcli batch harbor-tasks/ --out runs/eval --ray auto --retries 2
 """
 
-BATCH_EPILOG = """TASKS is a JSONL file (one task a line: id, prompt, workdir or repo [+ commit], setup,
-check, model, max_turns, timeout, permission_mode, allowed_tools) or a folder of Harbor tasks.
-The options `run` takes are every task's defaults; a task's own fields win. Running the same
-command again runs only the tasks without a result in DIR/results.jsonl. Exit codes: 0 every
-task passed · 1 some did not, or were not started · 2 usage error · 130 interrupted.
-
-\b
-Examples:
-  agentcli batch tasks.jsonl --out runs/nightly --workers 4 --max-budget-usd 20
-  agentcli batch harbor-tasks/ --out runs/eval --ray auto --retries 2
-"""
-
 
 def _help(ctx: typer.Context, value: bool) -> None:
     if value:
@@ -110,7 +98,6 @@ _TYPES: dict[str, Any] = {
     "number": int | None,
     "amount": float | None,
     "texts": list[str] | None,
-    "optional": str | None,
     "help": bool,
     "version": bool,
 }
@@ -120,11 +107,8 @@ _EAGER: dict[str, Callable[..., None]] = {"help": _help, "version": _version}
 def _parameter(option: CliOption) -> inspect.Parameter:
     """The table's option as typer reads it: a keyword parameter annotated with its `typer.Option`."""
     callback = _EAGER.get(option.takes)
-    optional = option.takes == "optional"
     info = typer.Option(
         *option.flags,
-        is_flag=False if optional else None,
-        flag_value=option.default if optional else None,
         metavar=option.metavar,
         help=option.help,
         min=option.minimum,
@@ -133,8 +117,8 @@ def _parameter(option: CliOption) -> inspect.Parameter:
         is_eager=callback is not None,
         show_default=option.default is not None,
     )
-    kind = str if option.default is not None and not optional else _TYPES[option.takes]
-    default: Any = False if option.takes in ("flag", "help", "version") else None if optional else option.default
+    kind = str if option.default is not None else _TYPES[option.takes]
+    default: Any = False if option.takes in ("flag", "help", "version") else option.default
     return inspect.Parameter(
         option.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info]
     )
@@ -202,13 +186,6 @@ def run(ctx: typer.Context, **values: Any) -> None:
 def stats(ctx: typer.Context, **values: Any) -> None:
     """Figures from your sessions' transcripts: turns per task, tool failures, stops, tokens, cost, latency."""
     _finish(commands.stats_command, values)
-
-
-@app.command("batch", cls=Subcommand, add_help_option=False, epilog=BATCH_EPILOG)
-@_declared(BATCH)
-def batch(ctx: typer.Context, **values: Any) -> None:
-    """Run many tasks, each in a workspace of its own, on this machine or a Ray cluster; resumable."""
-    _finish(commands.batch_command, values)
 
 
 class BatchCommand(Subcommand):
