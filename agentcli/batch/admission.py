@@ -111,6 +111,10 @@ class BatchGate:
             self._finished_spend += usd
             self._changed.notify_all()
 
+    @property
+    def budget_usd(self) -> float | None:
+        return self._budget
+
     def spent(self) -> float:
         """Dollars the batch has spent: finished tasks (earlier runs included) and running ones so far."""
         with self._changed:
