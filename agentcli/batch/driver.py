@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import queue
 import shutil
+import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,15 +72,15 @@ def run_batch(plan: BatchPlan, make_engine: EngineFactory, progress_live: bool) 
         pending = deque((task, 1) for task in plan.tasks if task.id not in log.finished)
         progress = Progress(len(plan.tasks), len(plan.tasks) - len(pending), live=progress_live)
         progress.spent = log.spent
-        scratch = plan.out / SCRATCH
-        shutil.rmtree(scratch, ignore_errors=True)  # what a killed driver's workers left
-        scratch.mkdir()
+        shutil.rmtree(plan.out / SCRATCH, ignore_errors=True)  # what a killed driver's workers left
+        scratch = plan.out / SCRATCH / uuid.uuid4().hex[:12]  # this run's own, whatever such workers still do
+        scratch.mkdir(parents=True)
         gate = BatchGate(budget_usd=plan.budget_usd, spent_before=log.spent)
         progress.start(plan.engine_name, len(pending))
         interrupted = False
         if pending:
             interrupted = _drive(plan, make_engine(gate, scratch, plan.out / CACHE), gate, log, pending, progress)
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(plan.out / SCRATCH, ignore_errors=True)
         not_started = sum(1 for task in plan.tasks if task.id not in log.finished)
         progress.summary(not_started, str(plan.out))
         if interrupted:

@@ -1,7 +1,8 @@
 """A scripted agent for batch tests: any task's requests, in any order, answered by the fake server.
 
 A task's prompt says what to do with words the answer reads: `WRITE:NAME` has the agent write
-the file NAME (its content: NAME) and then say it is done; anything else, it answers at once.
+the file NAME (its content: NAME) and then say it is done; `STALL` gets an answer that starts
+and never ends; anything else, it answers at once.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def prompt_of(request: RecordedRequest) -> str:
 
 def answer(request: RecordedRequest) -> Reply:
     prompt = prompt_of(request)
+    if "STALL" in prompt:  # the answer starts, then never ends
+        return reply(text("thinking about it for ever"), stall_after=1)
     if len(request.body["messages"]) == 1 and "WRITE:" in prompt:
         name = prompt.split("WRITE:", 1)[1].split()[0]
         return reply(tool_use("Write", {"file_path": name, "content": name + "\n"}))
