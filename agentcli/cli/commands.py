@@ -84,6 +84,7 @@ def stats_command(values: Values) -> int:
             since=values["since"],
             as_json=values["json"],
             width=width,
+            batch=None if values["folder"] is None else Path(values["folder"]),
         )
     except UsageError as error:
         write_err(sys.stderr, f"Error: {error}")

@@ -172,6 +172,9 @@ STATS = CliCommand(
         CliOption("json", ("--json",), "flag", "Print the figures as one JSON object."),
         HELP,
     ),
+    argument="folder",
+    argument_metavar="[DIR]",
+    argument_help="A batch's folder (agentcli batch --out DIR): the figures of its tasks' sessions.",
 )
 
 RAY_LOCAL = "local"

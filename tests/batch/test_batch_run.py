@@ -107,6 +107,15 @@ def test_running_the_same_batch_again_runs_only_the_tasks_without_a_result(
     assert [result["id"] for result in results(out)][2:] == ["three"]
     assert all("WRITE:three" in prompt for prompt in task_prompts(fake_api)[asked:])
 
+    stats = run_main("stats", str(out), "--json")  # the batch read like a project
+    assert stats.returncode == 0, stats.stderr
+    figures = json.loads(stats.stdout)
+    assert (figures["sessions"], figures["projects"]) == (3, 3)
+    shown = run_main("stats", str(out))
+    assert "3 sessions in 3 tasks" in " ".join(shown.stdout.split())
+    not_a_batch = run_main("stats", str(batch_dir / "src"))
+    assert not_a_batch.returncode == 2 and "not a batch's folder" in not_a_batch.stderr
+
 
 def test_the_batch_budget_stops_starting_tasks(run_main: RunMain, fake_api: FakeAnthropic, batch_dir: Path) -> None:
     tasks_file = write_tasks(batch_dir / "tasks.jsonl", [writing_task(f"t{n}") for n in range(4)])
