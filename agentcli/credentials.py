@@ -35,6 +35,15 @@ CREDENTIAL_VARIABLES = (
 )
 """Every provider's key or token (cloud platforms' included), and the extra request headers that
 may carry a gateway's token."""
+CLOUD_ACCOUNT_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+)
+"""The user's cloud account (Bedrock and Vertex AI reach Claude with it). Commands the user
+approves keep it (their `aws` and `gcloud` need it), but a checked-in file never has it
+expanded into what it configures (`agentcli.expansion`)."""
 PASSTHROUGH_SETTING = setting("subprocessEnvPassthrough")
 REDACTED = "[REDACTED]"
 MISSING_CREDENTIAL = (

@@ -10,7 +10,8 @@ written), and an expanded value is never expanded again.
 
 For a file that comes with the repository (`checked_in`: `.mcp.json`), a variable holding one
 of agentcli's credentials (`credentials.withheld_variables`: the provider keys every child
-process is denied, and any variable holding one of their values) expands to nothing, unless
+process is denied, and any variable holding one of their values) or of the user's cloud account
+(`credentials.CLOUD_ACCOUNT_VARIABLES`: AWS keys, Google's credentials file) expands to nothing, unless
 the user's own settings name it in `allowed` (`subprocessEnvPassthrough`): a repository cannot
 send itself the user's keys. What was withheld, and where, is kept for one notice. Other
 variables expand as in Claude Code (a `GITHUB_TOKEN` the user exported for that server).
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 
-from agentcli.credentials import MIN_SECRET_LENGTH, PASSTHROUGH_SETTING, withheld_variables
+from agentcli.credentials import CLOUD_ACCOUNT_VARIABLES, MIN_SECRET_LENGTH, PASSTHROUGH_SETTING, withheld_variables
 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -37,7 +38,11 @@ class UnsetVariable(ValueError):
 class Expander:
     def __init__(self, environ: Mapping[str, str], *, checked_in: bool, allowed: Collection[str] = ()) -> None:
         self.environ = environ
-        self.credentials = withheld_variables(allowed, environ) if checked_in else set()
+        self.credentials = (
+            withheld_variables(allowed, environ) | {name for name in CLOUD_ACCOUNT_VARIABLES if name not in allowed}
+            if checked_in
+            else set()
+        )
         self.withheld: dict[str, list[str]] = {}
         """Each credential variable withheld, and where it was asked for (in order)."""
         self.used: dict[str, str] = {}

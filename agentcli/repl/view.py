@@ -30,7 +30,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleDimensions, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
@@ -105,7 +105,9 @@ class TurnView:
         """(agent, call) of the calls the gate is judging: it may be asking about one of them."""
         self._in_turn = False
         self._region_lock = threading.RLock()
-        """Sub-agents' threads may bring the region back while the main thread takes it down."""
+        """Held while an event is drawn and by the region's refresh thread while it redraws: rich
+        computes how far up to move before it writes a print, and a redraw in between would make
+        the print overwrite the line above. Sub-agents' threads draw under it too."""
 
     def begin(self, typed: Callable[[], str] = lambda: "") -> None:
         """A turn starts; `typed` gives what the user has typed ahead so far, to show under the spinner."""
@@ -123,6 +125,10 @@ class TurnView:
         self._stop_spinner()
 
     def __call__(self, event: Event) -> None:
+        with self._region_lock:  # the region's refresh thread redraws only between whole prints
+            self._show(event)
+
+    def _show(self, event: Event) -> None:
         self._track_judging(event)
         if event.agent_id != MAIN_AGENT or isinstance(event, (SubagentStarted, SubagentFinished)):
             self._subagent_event(event)
@@ -304,7 +310,11 @@ class TurnView:
             self._spinner = Spinner(label, hint=INTERRUPT_HINT)
             self._spinner.tokens = self.turn_tokens
             self._live = _RegionLive(
-                console=self.console, transient=True, refresh_per_second=10, get_renderable=self._live_renderable
+                self._region_lock,
+                console=self.console,
+                transient=True,
+                refresh_per_second=10,
+                get_renderable=self._live_renderable,
             )
             self._live.start()
 
@@ -335,7 +345,12 @@ class _RegionLive(Live):
 
     A live display started while this one runs (the answer's streaming tail) nests in it, and
     rich would draw it below; here it goes above, with the screen's height less the region's.
+    Its lock is the view's, so a redraw never falls between a print's cursor move and its text.
     """
+
+    def __init__(self, lock: threading.RLock, **options: Any) -> None:
+        super().__init__(**options)
+        self._lock = lock
 
     @property
     def renderable(self) -> RenderableType:

@@ -15,6 +15,7 @@ import pytest
 from rich.console import Console
 
 from agentcli.cli.mcp_list import server_report
+from agentcli.credentials import CLOUD_ACCOUNT_VARIABLES
 from agentcli.mcp.config import load_servers
 from agentcli.mcp.servers import SessionServers
 from agentcli.providers.scripted import ScriptedModel, reply, text
@@ -208,3 +209,26 @@ def test_a_failed_servers_error_shows_its_variables_by_name(
     assert "token=${GITHUB_TOKEN}" in report  # what the server printed, its value shown by name
     assert f"{web.url}/mcp?t=${{GITHUB_TOKEN}}" in report
     assert GITHUB not in report
+
+
+def test_a_project_server_gets_no_cloud_account_credential_unless_the_user_names_it(
+    project: Path, home: Path, credentials: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cloud = {name: f"cloud-secret-of-{name.lower()}-0123456789" for name in CLOUD_ACCOUNT_VARIABLES}
+    for name, value in cloud.items():
+        monkeypatch.setenv(name, value)
+    asks = {name: f"${{{name}}}" for name in CLOUD_ACCOUNT_VARIABLES}
+    write_config(project / ".mcp.json", local={"command": "server", "args": list(asks.values()), "env": asks})
+
+    found = load_servers(project, allowed={"GOOGLE_APPLICATION_CREDENTIALS"})
+
+    server = found.servers["local"]
+    given = dict(zip(CLOUD_ACCOUNT_VARIABLES, server.args, strict=True))
+    assert server.env == given
+    assert given == {name: "" for name in CLOUD_ACCOUNT_VARIABLES} | {
+        "GOOGLE_APPLICATION_CREDENTIALS": cloud["GOOGLE_APPLICATION_CREDENTIALS"]
+    }
+    (notice,) = [notice for notice in found.notices if "Withheld from" in notice]
+    assert all(name in notice for name in CLOUD_ACCOUNT_VARIABLES if name != "GOOGLE_APPLICATION_CREDENTIALS")
+    assert "GOOGLE_APPLICATION_CREDENTIALS" not in notice
+    assert all(value not in notice for value in cloud.values())
