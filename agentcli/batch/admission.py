@@ -29,6 +29,7 @@ import contextlib
 import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Literal, Protocol
 
@@ -61,6 +62,8 @@ class BatchGate:
         self._changed = threading.Condition()
         self._window = math.inf
         self._in_flight = 0
+        self._held: Counter[str] = Counter()
+        """Places each task holds: a task that dies within a request gives its back at `finish`."""
         self._paused_until = 0.0
         self._streak = 0
         self.throttled = 0
@@ -78,15 +81,18 @@ class BatchGate:
                 wait = self._paused_until - self._clock()
                 if wait <= 0 and self._in_flight < self._window:
                     self._in_flight += 1
+                    self._held[task] += 1
                     self.admitted += 1
                     return None
                 self._changed.wait(wait if wait > 0 else None)
 
-    def release(self, throttled: bool, retry_after: float | None = None) -> None:
-        """A request let through has ended; `throttled`: the server was overloaded or limiting
-        the rate, `retry_after` the wait it asked for (if it said)."""
+    def release(self, task: str, throttled: bool, retry_after: float | None = None) -> None:
+        """A request of `task` let through has ended; `throttled`: the server was overloaded or
+        limiting the rate, `retry_after` the wait it asked for (if it said)."""
         with self._changed:
-            self._in_flight = max(0, self._in_flight - 1)
+            if self._held[task] > 0:
+                self._held[task] -= 1
+                self._in_flight -= 1
             if throttled:
                 self.throttled += 1
                 self._streak += 1
@@ -109,6 +115,7 @@ class BatchGate:
         with self._changed:
             self._running_spend.pop(task, None)
             self._finished_spend += usd
+            self._in_flight -= self._held.pop(task, 0)
             self._changed.notify_all()
 
     @property
@@ -147,7 +154,7 @@ class GateLink:
         return self._gate.acquire(self._task)
 
     def release(self, throttled: bool, retry_after: float | None) -> None:
-        self._gate.release(throttled, retry_after)
+        self._gate.release(self._task, throttled, retry_after)
 
     def report_spend(self, usd: float) -> None:
         self._gate.report_spend(self._task, usd)

@@ -132,7 +132,7 @@ class _Slot:
                     threading.Thread(target=self._admit, args=(job.task.id,), daemon=True).start()
                 elif "release" in message:
                     throttled, retry_after = message["release"]
-                    gate.release(bool(throttled), retry_after)
+                    gate.release(job.task.id, bool(throttled), retry_after)
                 elif "spent" in message:
                     gate.report_spend(job.task.id, float(message["spent"]))
                 elif "done" in message:
@@ -145,8 +145,11 @@ class _Slot:
         """Answer a request for admission once the gate lets it go (outside the reading thread,
         which must go on hearing this worker's other requests end)."""
         denial = self.pool._gate.acquire(task)
-        with contextlib.suppress(OSError, ValueError):
+        try:
             self._send({"admit": denial})
+        except (OSError, ValueError, AssertionError):  # the worker is gone: its place is given back
+            if denial is None:
+                self.pool._gate.release(task, False, None)
 
     def _send(self, message: dict[str, Any]) -> None:
         with self._writing:

@@ -134,6 +134,7 @@ class RayEngine:
         try:
             return Finished.from_json(self._ray.get(ref))
         except Exception as error:  # the task's worker died, or the task was cancelled
+            self._gate.finish.remote(job.task.id, 0.0)  # the places its requests held, if any
             if self._interrupted.is_set():
                 return None
             message = f"The Ray task running it failed: {type(error).__name__}: {error}"
@@ -151,8 +152,8 @@ class GateActor:
     def acquire(self, task: str) -> Denial | None:
         return self._gate.acquire(task)
 
-    def release(self, throttled: bool, retry_after: float | None) -> None:
-        self._gate.release(throttled, retry_after)
+    def release(self, task: str, throttled: bool, retry_after: float | None) -> None:
+        self._gate.release(task, throttled, retry_after)
 
     def report_spend(self, task: str, usd: float) -> None:
         self._gate.report_spend(task, usd)
@@ -176,7 +177,7 @@ class ActorLink:
         return denial
 
     def release(self, throttled: bool, retry_after: float | None) -> None:
-        self._gate.release.remote(throttled, retry_after)
+        self._gate.release.remote(self._task, throttled, retry_after)
 
     def report_spend(self, usd: float) -> None:
         self._gate.report_spend.remote(self._task, usd)

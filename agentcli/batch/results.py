@@ -14,8 +14,9 @@ drops when the process dies) and refuses a second one.
 Fields of a line: `id`, `status` (`passed`, `failed`, `error`, `timeout`, `budget`),
 `check_exit_code` (null without a check, or when it did not run), `turns`, `tool_calls`,
 `tokens` (`input`, `output`, `cache_read`, `cache_creation`), `cost_usd`, `wall_s`,
-`error_class` (null, or what ended it: `setup_failed`, `task_budget`, `batch_budget`,
-`timeout`, `crashed`, `model_error`, the name of an exception…), `error` (a message),
+`error_class` (null, or what ended it: `setup_failed`, `workspace`, `crashed`,
+`model_unavailable`, `model_error`, `task_budget`, `timeout`, `check_timeout`, `usage`, the
+name of the exception that stopped the agent…), `error` (a message),
 `attempts`, `model`, `reward` (a Harbor verifier's), `finished` (ISO time).
 """
 

@@ -30,6 +30,8 @@ from agentcli.batch.tasks import Task
 from agentcli.credentials import child_environment
 
 GIT_TIMEOUT_S = 600.0
+PROTOCOLS = "file:git:http:https:ssh"
+"""What a task's `repo` may be fetched with: not `ext::`, which runs a command."""
 
 
 class WorkspaceFailed(Exception):
@@ -121,7 +123,7 @@ def _tree_args(workspace: Path, git_dir: Path) -> list[str]:
 def _git(args: Sequence[str], cwd: Path) -> str:
     """git's output; WorkspaceFailed with its message when it fails."""
     env = child_environment()
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"})
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C", "GIT_ALLOW_PROTOCOL": PROTOCOLS})
     try:
         done = subprocess.run(
             ["git", *args],

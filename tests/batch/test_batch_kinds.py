@@ -132,3 +132,16 @@ def test_once_the_batch_has_spent_its_budget_no_request_is_let_through() -> None
     with pytest.raises(Exception, match=r"budget of \$1\.0000 is spent"), admission.admit():
         pass
     assert gate.budget_spent() and gate.admitted == 1
+
+
+def test_a_task_that_dies_within_a_request_gives_its_place_back() -> None:
+    gate = BatchGate(clock=Clock())
+    assert gate.acquire("a") is None
+    gate.release("a", True, 0.0)  # overloaded: one request at a time from now on
+    assert gate.acquire("dies") is None  # ... and its worker dies before it ends
+    gate.finish("dies", 0.0)
+    admitted = threading.Event()
+    asker = threading.Thread(target=lambda: admitted.set() if gate.acquire("b") is None else None)
+    asker.start()
+    asker.join(30)
+    assert admitted.is_set()
