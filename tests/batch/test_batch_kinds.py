@@ -145,3 +145,25 @@ def test_a_task_that_dies_within_a_request_gives_its_place_back() -> None:
     asker.start()
     asker.join(30)
     assert admitted.is_set()
+
+
+def test_on_a_terminal_one_live_line_counts_the_tasks_and_each_failure_gets_a_line() -> None:
+    import io
+
+    from agentcli.batch.progress import Progress
+    from agentcli.batch.results import TaskResult
+
+    screen = io.StringIO()
+    progress = Progress(3, 1, live=True, out=screen)
+    progress.start("2 local workers", 2)
+    progress.task_started()
+    progress.task_started()
+    progress.task_finished(TaskResult("a", "passed", cost_usd=0.5), 0.5)
+    progress.task_finished(TaskResult("b", "error", error_class="setup_failed"), 0.75)
+    progress.summary(0, "runs/x")
+
+    lines = [line.rsplit("\x1b[K", 1)[-1] for line in screen.getvalue().split("\n")]
+    assert lines[0] == "2 task(s) to run, 1 already done; 2 local workers."
+    assert "b: error (setup_failed)" in lines
+    assert "3/3 done · 1 passed · 1 failed · 0 running · $0.7500" in screen.getvalue()
+    assert lines[-2] == "3/3 done (1 error, 1 passed), $0.7500 spent. Results: runs/x/results.jsonl"
