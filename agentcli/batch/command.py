@@ -30,7 +30,6 @@ class BatchRequest:
     budget_usd: float | None = None
     task_budget_usd: float | None = None
     retries: int | None = None
-    verbose: bool = False
 
 
 def default_workers() -> tuple[int, str]:

@@ -113,7 +113,6 @@ def batch_command(values: Values) -> int:
         budget_usd=values["max_budget_usd"],
         task_budget_usd=values["task_budget_usd"],
         retries=values["retries"],
-        verbose=values["verbose"],
     )
     return run_batch_command(request)
 

@@ -181,6 +181,8 @@ RAY_LOCAL = "local"
 """`--ray` given alone: a Ray cluster started on this machine (`agentcli.cli.app.BatchCommand`)."""
 WORKERS_LIMIT = 256
 RETRIES_LIMIT = 10
+NOT_FOR_A_BATCH = (OUTPUT_FORMAT, MAX_BUDGET_USD, VERBOSE, CONTINUE, RESUME)
+"""`run`'s options a batch does not take (it has a budget of its own and its own output)."""
 BATCH = CliCommand(
     "batch",
     (
@@ -229,19 +231,7 @@ BATCH = CliCommand(
             minimum=0,
             maximum=RETRIES_LIMIT,
         ),
-        MODEL,
-        PROVIDER,
-        PERMISSION_MODE,
-        ALLOWED_TOOLS,
-        DISALLOWED_TOOLS,
-        APPEND_SYSTEM_PROMPT,
-        MAX_TURNS,
-        MAX_BUDGET_TOKENS,
-        TOOL_PROTOCOL,
-        VERBOSE,
-        MCP_CONFIG,
-        STRICT_MCP_CONFIG,
-        TRUST_PROJECT_HOOKS,
+        *(option for option in RUN_OPTIONS if option not in NOT_FOR_A_BATCH),
         HELP,
     ),
     argument="tasks",
