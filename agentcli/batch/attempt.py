@@ -167,10 +167,10 @@ class _Attempt:
             return stopped
         verdict = self._check()
         self._take_diff()
-        if stopped is not None:
+        if stopped is not None:  # stopped early (turn limit, hooks…): only a passing check passes it
             if verdict is not None and verdict.status == "passed":
                 return verdict
-            return stopped
+            return self.result("failed", stopped.error_class, stopped.error)  # with the check's exit code
         return verdict or self.result("passed")
 
     def _agent(self) -> TaskResult | None:

@@ -57,6 +57,7 @@ def test_each_task_works_in_its_own_workspace_and_its_result_and_files_are_writt
         writing_task("beta", check="test -f beta.txt && ! test -e alpha.txt"),
         writing_task("fails", check="echo nope; exit 3"),
         writing_task("broken-setup", setup="echo preparing; exit 7"),
+        writing_task("limited", max_turns=1, check="exit 5"),  # stopped early, and its check fails
     ]
     write_tasks(batch_dir / "tasks.jsonl", tasks)
     serve_tasks(fake_api)
@@ -71,8 +72,10 @@ def test_each_task_works_in_its_own_workspace_and_its_result_and_files_are_writt
         "beta": "passed",
         "fails": "failed",
         "broken-setup": "error",
+        "limited": "failed",
     }
     assert by_id["fails"]["check_exit_code"] == 3
+    assert (by_id["limited"]["error_class"], by_id["limited"]["check_exit_code"]) == ("MaxTurnsReached", 5)
     assert by_id["broken-setup"]["error_class"] == "setup_failed"
     assert by_id["alpha"]["turns"] == 2 and by_id["alpha"]["tool_calls"] == 1
     assert by_id["alpha"]["tokens"]["output"] > 0 and by_id["alpha"]["cost_usd"] > 0
@@ -85,7 +88,7 @@ def test_each_task_works_in_its_own_workspace_and_its_result_and_files_are_writt
     assert "alpha.txt" in transcript.read_text()
     assert not (batch_dir / "src" / "alpha.txt").exists()  # the workdir itself is left alone
     summary = json.loads(ran.stdout.splitlines()[-1])
-    assert summary["event"] == "summary" and summary["done"] == 4 and summary["passed"] == 2
+    assert summary["event"] == "summary" and summary["done"] == 5 and summary["passed"] == 2
 
 
 def test_running_the_same_batch_again_runs_only_the_tasks_without_a_result(
