@@ -156,7 +156,9 @@ def _completed(
         return
     result = finished.result
     gate.finish(task.id, result.cost_usd)
-    if result.error_class == BATCH_BUDGET:  # cut short: it runs again when the batch has budget left
+    if result.error_class == BATCH_BUDGET or (stopping and result.error_class == "crashed"):
+        # cut short by the spent budget, or by the interrupt itself (a Ray worker the terminal's
+        # Ctrl-C reached): no result, it runs again next time
         progress.running -= 1
         return
     if result.error_class in RETRYABLE and attempt <= plan.retries and not stopping:
