@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 from agentcli.catalog import MODELS_SETTING, model_info
 from agentcli.contracts import JSON
+from agentcli.errors import UsageError
 from agentcli.model_settings import check_model_table
 from agentcli.settings import load_settings
 from agentcli.stats.collect import Tally, figures
 from agentcli.stats.render import card, report
-from agentcli.errors import UsageError
 from agentcli.stats.scope import batch_transcripts, parse_since, transcripts
 
 if TYPE_CHECKING:

@@ -203,11 +203,13 @@ def test_a_task_in_a_git_repository_works_on_a_clone_at_its_commit(
         "check": "grep -qx one v.txt && test -f made.txt",
         "allowed_tools": ["Write"],
     }
-    tasks_file = write_tasks(batch_dir / "tasks.jsonl", [task])
+    by_url = {**task, "id": "by-url", "repo": f"file://{repo}", "commit": "HEAD", "check": "grep -qx two v.txt"}
+    tasks_file = write_tasks(batch_dir / "tasks.jsonl", [task, by_url])
     serve_tasks(fake_api)
 
     ran = run_main("batch", str(tasks_file), "--out", str(batch_dir / "out"))
 
     assert ran.returncode == 0, ran.stdout
     assert "+made.txt" in (batch_dir / "out" / "tasks" / "old" / "diff.patch").read_text()
+    assert list((batch_dir / "out" / ".cache").glob("*.git"))  # a URL is cloned once per machine, then shared
     assert git("status", "--porcelain") == "" and (repo / "v.txt").read_text() == "two\n"
