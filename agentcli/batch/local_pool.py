@@ -53,30 +53,31 @@ class LocalPool:
     def __init__(self, workers: int, defaults: Defaults, gate: BatchGate, scratch: Path, cache: Path) -> None:
         self.capacity = workers
         self.completions: queue.Queue[Completion] = queue.Queue()
-        self._defaults = defaults.to_json()
-        self._gate = gate
-        self._scratch = scratch
-        self._cache = cache
-        self._jobs: queue.Queue[Job | None] = queue.Queue()
-        self._interrupted = threading.Event()
+        # what the slots read:
+        self.defaults = defaults.to_json()
+        self.gate = gate
+        self.scratch = scratch
+        self.cache = cache
+        self.jobs: queue.Queue[Job | None] = queue.Queue()
+        self.interrupted = threading.Event()
         self._slots = [_Slot(self, number) for number in range(workers)]
         for slot in self._slots:
             slot.thread.start()
 
     def submit(self, task: Task, attempt: int) -> None:
-        self._jobs.put(Job(task, attempt))
+        self.jobs.put(Job(task, attempt))
 
     def interrupt(self) -> None:
         """Stop the running tasks now (each worker stops as agentcli does on SIGTERM); they come
         back with no result."""
-        self._interrupted.set()
+        self.interrupted.set()
         for slot in self._slots:
             slot.stop()
 
     def close(self) -> None:
         """End the workers once their jobs are done (the driver submits no more)."""
         for _ in self._slots:
-            self._jobs.put(None)
+            self.jobs.put(None)
         for slot in self._slots:
             slot.thread.join()
 
@@ -89,27 +90,27 @@ class _Slot:
         self._process: subprocess.Popen[bytes] | None = None
         self._lifeline: int | None = None
         self._writing = threading.Lock()
-        self.log = pool._scratch / f"worker-{number}.log"
+        self.log = pool.scratch / f"worker-{number}.log"
 
     def _serve(self) -> None:
-        while (job := self.pool._jobs.get()) is not None:
+        while (job := self.pool.jobs.get()) is not None:
             self.pool.completions.put(Completion(job, self._run(job)))
         self._end()
 
     def _run(self, job: Job) -> Finished | None:
-        if self.pool._interrupted.is_set():
+        if self.pool.interrupted.is_set():
             return None
         process = self._worker()
         assert process.stdin is not None and process.stdout is not None
-        scratch = self.pool._scratch / f"{job.task.id}.{job.attempt}"
+        scratch = self.pool.scratch / f"{job.task.id}.{job.attempt}"
         try:
             self._send(
                 {
                     "task": task_json(job.task),
                     "attempt": job.attempt,
                     "scratch": str(scratch),
-                    "cache": str(self.pool._cache),
-                    "defaults": self.pool._defaults,
+                    "cache": str(self.pool.cache),
+                    "defaults": self.pool.defaults,
                 }
             )
             finished = self._converse(job, process.stdout)
@@ -119,12 +120,12 @@ class _Slot:
             return finished
         death = self._death()
         shutil.rmtree(scratch, ignore_errors=True)
-        if self.pool._interrupted.is_set():
+        if self.pool.interrupted.is_set():
             return None
         return Finished(TaskResult(job.task.id, "error", error_class="crashed", error=death, attempts=job.attempt))
 
     def _converse(self, job: Job, replies: IO[bytes]) -> Finished | None:
-        gate = self.pool._gate
+        gate = self.pool.gate
         try:
             while line := replies.readline():
                 message: dict[str, Any] = json.loads(line)
@@ -144,12 +145,12 @@ class _Slot:
     def _admit(self, task: str) -> None:
         """Answer a request for admission once the gate lets it go (outside the reading thread,
         which must go on hearing this worker's other requests end)."""
-        denial = self.pool._gate.acquire(task)
+        denial = self.pool.gate.acquire(task)
         try:
             self._send({"admit": denial})
         except (OSError, ValueError, AssertionError):  # the worker is gone: its place is given back
             if denial is None:
-                self.pool._gate.release(task, False, None)
+                self.pool.gate.release(task, False, None)
 
     def _send(self, message: dict[str, Any]) -> None:
         with self._writing:
