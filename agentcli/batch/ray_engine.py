@@ -38,16 +38,20 @@ NOT_INSTALLED = (
     "--ray needs Ray, which is not installed here: pip install 'agentcli[ray]' (or pip install ray) "
     "and run again, or leave out --ray to run the tasks on this machine's local pool."
 )
+CONNECT_TIMEOUT_S = 10.0
+"""How long `--ray HOST:PORT` waits for the cluster's head to answer before saying it does not."""
 WAIT_S = 0.5
 """How long the collecting thread waits on Ray before looking for new tasks and the end."""
 
 
 def ray_engine(address: str, workers: int | None, defaults: Defaults) -> tuple[EngineFactory, str]:
     """The factory of the Ray engine and its name for the user; UsageError when Ray is missing."""
-    try:
-        import ray  # noqa: F401  (the extra: only now, and only to say it is missing)
-    except ImportError:
-        raise UsageError(NOT_INSTALLED) from None
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:  # the extra; imported only once the engine is made
+        raise UsageError(NOT_INSTALLED)
+    if address != RAY_LOCAL:
+        _check_reachable(address)
     if address == RAY_LOCAL:
         from agentcli.batch.command import default_workers
 
@@ -61,6 +65,22 @@ def ray_engine(address: str, workers: int | None, defaults: Defaults) -> tuple[E
         return RayEngine(address, cpus, workers, defaults, gate)
 
     return make, name
+
+
+def _check_reachable(address: str) -> None:
+    """UsageError when nothing answers at a `host:port` address (Ray itself would wait for ever)."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # `auto`, or a form Ray reads itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as error:
+        raise UsageError(
+            f"Nothing answers at the Ray cluster's address {address} ({error}): start its head there "
+            "(ray start --head), give its right address, or use --ray alone for a cluster on this machine."
+        ) from None
 
 
 class RayEngine:

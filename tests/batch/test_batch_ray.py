@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,12 +39,31 @@ def test_without_ray_the_batch_says_what_to_install_and_runs_nothing(
     assert task_prompts(fake_api) == []
 
 
-def test_ray_is_not_loaded_by_a_batch_on_the_local_pool() -> None:
-    import agentcli.batch.command
-    import agentcli.batch.driver
-    import agentcli.batch.local_pool  # noqa: F401
+@pytest.mark.skipif(not HAVE_RAY and not os.environ.get("AGENTCLI_REQUIRE_RAY"), reason="Ray is not installed")
+def test_a_ray_address_where_nothing_answers_is_refused_at_once(
+    run_main: RunMain, fake_api: FakeAnthropic, tmp_path: Path
+) -> None:
+    import socket
 
-    assert "ray" not in sys.modules or sys.modules["ray"] is None
+    with socket.socket() as unused:  # a port nothing listens on
+        unused.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{unused.getsockname()[1]}"
+    (tmp_path / "src").mkdir()
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [writing_task("one")])
+
+    ran = run_main("batch", str(tasks_file), "--ray", address, "--out", str(tmp_path / "out"))
+
+    assert ran.returncode == 2
+    assert f"Nothing answers at the Ray cluster's address {address}" in ran.stderr
+    assert fake_api.requests == []
+
+
+def test_ray_is_not_loaded_by_a_batch_on_the_local_pool() -> None:
+    loads = (
+        "import sys, agentcli.batch.command, agentcli.batch.driver, agentcli.batch.local_pool; "
+        "print('ray' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", loads], capture_output=True, text=True, check=True).stdout == "False\n"
 
 
 @pytest.mark.skipif(
