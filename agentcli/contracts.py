@@ -52,6 +52,10 @@ class ToolResult:
     `agentcli stats`: the executor's `denied`, `blocked` (a hook), `refused` (the workspace),
     `unknown_tool`, `invalid_input`, `interrupted`; or a tool's own (Edit: `not_found`,
     `not_unique`, `stale`, `not_read`). None for any other error, and for a result that is not one."""
+    final_answer: str | None = None
+    """Ends the turn: the loop asks the model nothing more after this call's batch and returns this
+    as the turn's answer (ExitPlanMode in `agentcli run`, where nobody can approve a plan: the
+    plan is the run's result)."""
 
 
 @dataclass

@@ -14,7 +14,9 @@ before the request is built. What its owner changes from outside goes through it
 When the model answers without tools, the Stop hooks (SubagentStop for a sub-agent) run: a
 block sends their reason back as a user message and the loop goes on, at most
 `MAX_STOP_HOOK_CONTINUATIONS` times for one user message (`stop_hook_active` is true on each
-repeat). A hook's `continue: false` ends the turn with `StoppedByHook`.
+repeat). A hook's `continue: false` ends the turn with `StoppedByHook`. A tool result with a
+`final_answer` ends the turn too, with that answer, once its calls are answered (the model is not
+asked again).
 
 Every request is drawn from the run's `Budget` (`agentcli.budget`), shared with the sub-agents:
 none is sent once the budget is passed, and a turn that passed it does not run its tools.
@@ -262,9 +264,11 @@ class Agent:
                     continue
                 return RunResult(text_of(response.content), turns, self.usage)
             self._check_limits(turns)
-            results = self._run_tools(calls, response.invalid_inputs)
+            results, final_answer = self._run_tools(calls, response.invalid_inputs)
             if why := self.executor.take_stop():
                 raise StoppedByHook(f"A hook stopped the turn: {why}")
+            if final_answer is not None:
+                return RunResult(final_answer, turns, self.usage)
             if reason := watch.observe(calls, results, malformed=bool(response.invalid_inputs)):
                 raise NoProgress(reason)
 
@@ -387,7 +391,8 @@ class Agent:
             self._close_pending(f"Not run: the {which} budget was used up.")
             raise
 
-    def _run_tools(self, calls: list[ToolCall], invalid_inputs: dict[str, str]) -> list[JSON]:
+    def _run_tools(self, calls: list[ToolCall], invalid_inputs: dict[str, str]) -> tuple[list[JSON], str | None]:
+        """Every call's result block, in call order, and the first call's `final_answer` (None: the turn goes on)."""
         done: dict[str, ToolResult] = {}
         if self.ctx.cancel.is_set():  # interrupted while the turn streamed in: none of its calls runs
             self._add_interrupted(calls, done)
@@ -405,7 +410,8 @@ class Agent:
         self.add_message(user_message(results))
         self.executor.announce(self._messages[-1], self.emit)
         self._stop_if_cancelled()
-        return results
+        final = (done[call.id].final_answer for call in calls if call.id in done)
+        return results, next((answer for answer in final if answer is not None), None)
 
     def _stop_if_cancelled(self) -> None:
         """A sub-agent runs outside the main thread, where Ctrl-C raises nothing: its cancel event

@@ -147,7 +147,8 @@ def test_transcript_records_each_message_with_metadata(
     messages = [r["message"] for r in lines[2:-1]]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
     assert strip_cache_control(model.requests[1].messages) == messages[:3]
-    assert set(lines[2]["reminders"]) == {"instructions", "skills", "mode", "tasks"}  # reminder state for resuming
+    # the reminder state, for resuming
+    assert set(lines[2]["reminders"]) == {"instructions", "skills", "mode", "tasks", "plan"}
     assert lines[3]["context_tokens"] > 0
     assert lines[4]["calls"] == {"toolu_1": {"ms": lines[4]["calls"]["toolu_1"]["ms"]}}  # ran, no failure
     assert [r["stop_reason"] for r in lines[3]["requests"] + lines[5]["requests"]] == ["tool_use", "end_turn"]

@@ -158,8 +158,11 @@ def test_sub_agents_cannot_start_sub_agents(model: ScriptedModel, run_agent: Run
 
     assert run_agent("go", permission_mode="bypassPermissions").returncode == 0
     assert "Task" not in names(model.requests[1].tools)
-    # general-purpose: every tool the parent has but Task.
-    assert names(model.requests[1].tools) == [name for name in names(model.requests[0].tools) if name != "Task"]
+    # general-purpose: every tool the parent has but Task, and it neither asks the user nor leaves plan mode.
+    parents = names(model.requests[0].tools)
+    assert {"AskUserQuestion", "ExitPlanMode"} <= set(parents)
+    not_inherited = ("Task", "AskUserQuestion", "ExitPlanMode")
+    assert names(model.requests[1].tools) == [name for name in parents if name not in not_inherited]
     assert names(model.requests[1].tools) == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "Skill", "TodoWrite"]
     nested = tool_results(model.requests[2])["toolu_nested"]
     assert nested["is_error"] and "Unknown tool 'Task'" in nested["content"]
@@ -241,6 +244,29 @@ def test_a_custom_definition_gives_its_tools_prompt_model_and_turn_limit(
     assert "The reviewer sub-agent did not finish: it reached its turn limit (1 turns" in result["content"]
     assert "Done so far: 1 turn, 0 tool calls" in result["content"]
     assert "Its last message: Reading it." in result["content"]
+
+
+def test_a_definition_naming_exit_plan_mode_starts_without_it_and_says_so(project: Path, in_process_env: None) -> None:
+    define(
+        project / ".claude" / "agents",
+        "planner",
+        "---\nname: planner\ndescription: Plans.\ntools: Read, ExitPlanMode, Grep\n---\nPlan it.\n",
+    )
+    model = ScriptedModel(
+        reply(task("Plan it", "planner", id="toolu_task")),
+        reply(text("A plan.")),
+        reply(text("done")),
+        check=validation_error,
+    )
+    events: list[Event] = []
+
+    with Session(SessionOptions(), project, events.append, model=model) as session:
+        session.send("plan")
+
+    assert names(model.requests[1].tools) == ["Read", "Grep"]
+    assert tool_results(model.requests[2])["toolu_task"].get("is_error") is not True
+    [notice] = [e.text for e in events if isinstance(e, Notice) and "planner.md" in e.text]
+    assert "names ExitPlanMode" in notice and "left out" in notice
 
 
 def test_definitions_from_claude_folders_and_invalid_ones_skipped_and_reported_once(

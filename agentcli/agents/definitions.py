@@ -1,6 +1,7 @@
 """Agent types: what a Task call may start. Two built in, more defined in Markdown files.
 
-- `general-purpose`: every tool the parent has but Task, for multi-step work.
+- `general-purpose`: every tool the parent has but Task, ExitPlanMode and AskUserQuestion (which a
+  sub-agent has only when its definition names it, see `agents.subagent`), for multi-step work.
 - `Explore`: read-only (Read, Grep, Glob), told to search fast and report with paths and lines.
 - Definitions: `*.md` in `.agentcli/agents/` and `.claude/agents/` and their subfolders (from the
   working directory up to the repository's top, nearest first) and in `$AGENTCLI_HOME/agents/`. The first
@@ -10,7 +11,7 @@
       ---
       name: reviewer
       description: Reviews a change for bugs and missing tests.
-      tools: Read, Grep, Glob     # omitted: every tool but Task
+      tools: Read, Grep, Glob     # omitted: every tool but Task, AskUserQuestion, ExitPlanMode
       model: inherit              # omitted or `inherit`: the parent's model
       maxTurns: 20                # omitted: 50
       ---
@@ -19,6 +20,7 @@
 A frontmatter that is not strict YAML is read line by line (skills/lenient.py), with a warning
 (`AgentType.warning`). A file that cannot be used (unreadable, no name or description, a field
 of the wrong kind, a name taken by another file of the same agents folder) is skipped;
+ExitPlanMode named in `tools:` is left out (sub-agents never have it), with a warning too;
 `AgentCatalog.invalid` says why, for a notice. `load_agent_types` is what `/agents` lists.
 """
 
@@ -33,6 +35,7 @@ from agentcli.regular_file import read_regular_file
 from agentcli.settings import agentcli_home
 from agentcli.skills.frontmatter import SkillFileError, read_frontmatter
 from agentcli.skills.loader import project_roots
+from agentcli.tools.exit_plan import NAME as EXIT_PLAN_MODE
 
 BUILT_IN = "built-in"
 DEFAULT_MAX_TURNS = 50
@@ -73,14 +76,15 @@ class AgentType:
     prompt: str
     """Its system prompt (the environment facts are added to it)."""
     tools: tuple[str, ...] | None = None
-    """The tools it is offered, by name; None: every tool the parent has but Task."""
+    """The tools it is offered, by name; None: every tool the parent has but Task, AskUserQuestion, ExitPlanMode."""
     model: str | None = None
     """None: the parent's model."""
     max_turns: int = DEFAULT_MAX_TURNS
     source: str = BUILT_IN
     """`built-in`, or the path of its definition file."""
     warning: str | None = None
-    """How its frontmatter was read, when it was not strict YAML (reported once)."""
+    """How its frontmatter was read, when it was not strict YAML, and what of it was left out
+    (reported once)."""
 
     @property
     def tools_text(self) -> str:
@@ -208,15 +212,24 @@ def read_definition(path: Path) -> AgentType:
     if not body.strip():
         raise SkillFileError(f"The agent definition {path} has no system prompt: write it below the frontmatter.")
     model = _text(fields, "model", path)
+    tools = _tools(fields.get("tools"), path)
+    warning = front.warning
+    if tools is not None and EXIT_PLAN_MODE in tools:  # Claude Code leaves it out of a sub-agent's tools too
+        tools = tuple(tool for tool in tools if tool != EXIT_PLAN_MODE)
+        left_out = (
+            f"The agent definition {path} names {EXIT_PLAN_MODE} in `tools:`, which only the main agent has (it hands "
+            "a plan over to the user); it is left out."
+        )
+        warning = f"{warning} {left_out}" if warning else left_out
     return AgentType(
         name=name,
         description=description,
         prompt=body.strip(),
-        tools=_tools(fields.get("tools"), path),
+        tools=tools,
         model=None if model in ("", "inherit") else model,
         max_turns=_max_turns(fields.get("maxTurns"), path),
         source=str(path),
-        warning=front.warning,
+        warning=warning,
     )
 
 

@@ -3,7 +3,10 @@
 A sub-agent is an `Agent` built like any other (`build_agent`), with what its type says
 (`definitions.AgentType`): its system prompt followed by the session's environment facts, its
 tools (the parent's shared sources and a Skill tool and task list of its own, minus any the type
-leaves out; never Task, so sub-agents cannot start sub-agents), its model and its turn limit.
+leaves out; never Task, so sub-agents cannot start sub-agents, nor ExitPlanMode), its model and
+its turn limit. AskUserQuestion only when its type names it in `tools` (the general-purpose type,
+offered every tool, does not ask, as in Claude Code): its questions go to the user through the
+session's front end, and say which agent asks.
 With the Skill tool, its first message lists the skills, as the parent's did. The rest it
 shares with its parent:
 
@@ -42,6 +45,7 @@ from typing import Protocol
 from agentcli.agents.build import build_agent
 from agentcli.agents.definitions import BUILT_IN, AgentType
 from agentcli.agents.sources import ToolList, ToolSource, collect_tools
+from agentcli.asking import AsksTheUser
 from agentcli.budget import Budget
 from agentcli.context.facts import SessionFacts
 from agentcli.context.reminders import system_reminder
@@ -64,6 +68,8 @@ from agentcli.permissions.gate import AgentGate
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.transcript import TranscriptWriter
 from agentcli.skills.tool import SkillTool, SkillTools
+from agentcli.tools.ask_user import NAME as ASK_USER
+from agentcli.tools.ask_user import AskUserQuestionTool
 from agentcli.tools.todo import TodoList, TodoWriteTool
 
 LAST_TEXT_CHARS = 500
@@ -146,11 +152,14 @@ class SubagentRunner:
         transcripts: Path | None,
         on_event: EventSink,
         budget: Budget,
+        *,
+        asker: AsksTheUser | None = None,
     ) -> None:
         """`sources`: the parent's tools a sub-agent may have (never Task); `skills`: what its own
         Skill tool is made from; `facts`: the session's, for the system prompt; `transcripts`: the
         folder for their transcripts (None: none written); `on_event`: the front end; `budget`: the
-        run's, which the parent's agent draws on too."""
+        run's, which the parent's agent draws on too; `asker`: the front end's, for the
+        AskUserQuestion of the types that name it (None: nobody can answer)."""
         self.parent = parent
         self.budget = budget
         self.sources = sources
@@ -158,6 +167,7 @@ class SubagentRunner:
         self.facts = facts
         self.transcripts = transcripts
         self.on_event = on_event
+        self.asker = asker
         self._usage_lock = threading.Lock()
         """Concurrent sub-agents add their usage to the parent's as each ends."""
         self._usage_by_model: dict[str, Usage] = {}
@@ -172,7 +182,7 @@ class SubagentRunner:
         gate = AgentGate(self.parent.gate)  # its skills' allowed-tools hold for its own calls only
         skill = self.skills.tool(gate, lambda text: self.on_event(Notice(text, agent_id=subagent_id)))
         try:
-            tools = collect_tools(self._sources(skill), agent_type.tools)
+            tools = collect_tools(self._sources(skill, agent_type), agent_type.tools)
         except ValueError as unusable:  # a definition naming a tool there is not
             where = "" if agent_type.source == BUILT_IN else f" ({agent_type.source})"
             message = f"The agent type {agent_type.name!r}{where} cannot be started: {unusable}"
@@ -254,9 +264,12 @@ class SubagentRunner:
             return None
         return self._failed(running.agent_type, INTERRUPTED, running.progress, running.agent.usage)
 
-    def _sources(self, skill: SkillTool) -> list[ToolSource]:
-        """The parent's shared sources, then the sub-agent's own Skill tool and task list."""
-        return [*self.sources, ToolList(SUBAGENT, (skill, TodoWriteTool(TodoList())))]
+    def _sources(self, skill: SkillTool, agent_type: AgentType) -> list[ToolSource]:
+        """The parent's shared sources, then the sub-agent's own Skill tool and task list, and
+        AskUserQuestion when its type names it."""
+        asks = agent_type.tools is not None and ASK_USER in agent_type.tools
+        ask = (AskUserQuestionTool(self.asker),) if asks else ()
+        return [*self.sources, ToolList(SUBAGENT, (skill, TodoWriteTool(TodoList()), *ask))]
 
     def _transcript(
         self, agent: Agent, ctx: ToolContext, subagent_id: str, model: str, description: str

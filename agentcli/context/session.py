@@ -5,7 +5,8 @@ a message to the agent loop:
 
     context = SessionContext(workspace, model, append)
     own = context.tool_source(gate, builtins)     # the Skill and TodoWrite tools
-    agent = build_agent(sources=[builtins, own], system=context.system, ...)
+    asking = context.asking_source(gate, asker)   # AskUserQuestion and ExitPlanMode
+    agent = build_agent(sources=[builtins, own, asking], system=context.system, ...)
     prepared = context.prepare(text, agent.ctx)   # /commands expanded, reminders added
     with context.turn(prepared):                  # the skill's allowed-tools, for this turn
         agent.run(prepared.content)
@@ -21,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentcli.agents.sources import SESSION, ToolList, ToolSource
+from agentcli.asking import AsksTheUser
 from agentcli.context.facts import gather_facts
 from agentcli.context.instructions import (
     MAX_IMPORT_DEPTH,
@@ -45,14 +47,18 @@ from agentcli.skills.notices import SkillNotices
 from agentcli.skills.rules import folder_read_rule
 from agentcli.skills.tool import RunsForkedSkills, SkillTools
 from agentcli.skills.trust import SkillTrust
+from agentcli.tools.ask_user import AskUserQuestionTool
+from agentcli.tools.exit_plan import ApprovedPlan, ApprovedPlans, ExitPlanModeTool, ModeSwitch
+from agentcli.tools.exit_plan import render_for_model as render_plan
 from agentcli.tools.read import ReadTool
 from agentcli.tools.todo import Todo, TodoList, TodoWriteTool, render_for_model
 from agentcli.workspace.contract import Workspace
 
 PLAN_MODE = (
     "Plan mode is on: the user wants a plan before any change. Only read-only tools run; anything that "
-    "changes files or runs commands is refused. Investigate the code, then present a concise plan (what you "
-    "would change and where, and how you would check it) and wait for the user to approve it."
+    "changes files or runs commands is refused. Investigate the code (ask the user with AskUserQuestion "
+    "where a decision is theirs to make), then present a concise plan (what you would change and where, and "
+    "how you would check it) by calling ExitPlanMode with it: the user approves it or says what to change."
 )
 PLAN_MODE_ENDED = (
     "Plan mode is off: you may now change files and run commands, within the user's permissions. "
@@ -154,10 +160,19 @@ class SessionContext:
                     changed="",
                     removed="Your task list is now empty.",
                 ),
+                # Likewise: the approval and a resume mark it known, so only a compaction sends it.
+                ReminderSource(
+                    "plan",
+                    lambda: render_plan(self.plans.latest),
+                    changed="",
+                    removed="The plan approved earlier no longer applies.",
+                ),
             ]
         )
         self.todos = TodoList()
         """The model's task list (TodoWrite) for this conversation."""
+        self.plans = ApprovedPlans()
+        """The plan the user last approved in this conversation (ExitPlanMode)."""
         self.skill_trust = skill_trust or SkillTrust()
         """Which skill files may grant their allowed-tools to the model (shared by a Session's conversations)."""
         self.skill_trust.begin(self.skills)
@@ -198,6 +213,23 @@ class SessionContext:
         self._forks = forks
         todo = TodoWriteTool(self.todos, on_change=lambda: self.reminders.mark_sent("tasks"))
         return ToolList(SESSION, (skill, todo))
+
+    def asking_source(self, modes: ModeSwitch, asker: AsksTheUser | None) -> ToolList:
+        """AskUserQuestion and ExitPlanMode, asking the user through `asker` (None: nobody can
+        answer); an approved plan switches `modes` (the gate) and needs no mode or plan reminder
+        after (the model wrote the plan and is told of the mode)."""
+        ask = AskUserQuestionTool(asker)
+        exit_plan = ExitPlanModeTool(modes, asker, self.plans, on_approved=self._plan_approved)
+        return ToolList(SESSION, (ask, exit_plan))
+
+    def _plan_approved(self) -> None:
+        self.reminders.mark_sent("mode")
+        self.reminders.mark_sent("plan")
+
+    def restore_plan(self, plan: ApprovedPlan | None) -> None:
+        """The approved plan of a resumed conversation (its messages or last reminder already show it)."""
+        self.plans.restore(plan)
+        self.reminders.mark_sent("plan")
 
     def restore_todos(self, todos: tuple[Todo, ...]) -> None:
         """The task list of a resumed conversation (its messages or last reminder already show it)."""

@@ -14,6 +14,8 @@ PRIMARY_FIELD = {
     "Grep": "pattern",
     "Glob": "pattern",
     "Task": "description",
+    "AskUserQuestion": "questions",
+    "ExitPlanMode": "plan",
 }
 PATH_FIELDS = ("file_path", "path", "notebook_path")
 
@@ -36,6 +38,10 @@ def call_label(name: str, tool_input: JSON, width: int = 80, *, cwd: Path | None
         return f"{name}({len(todos)} task{'' if len(todos) == 1 else 's'})"
     field = PRIMARY_FIELD.get(name)
     value = tool_input.get(field) if field else None
+    if name == "AskUserQuestion" and isinstance(value, list):  # the questions' headers
+        value = ", ".join(str(q.get("header")) for q in value if isinstance(q, dict) and q.get("header"))
+    elif name == "ExitPlanMode" and isinstance(value, str):  # the plan's first line, a heading's text
+        value = next((line.strip().lstrip("#").strip() for line in value.splitlines() if line.strip()), "")
     if value is None:
         field, value = next(((k, v) for k, v in tool_input.items() if isinstance(v, str)), (None, ""))
     if field in PATH_FIELDS and isinstance(value, str):

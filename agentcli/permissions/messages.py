@@ -69,7 +69,7 @@ def plan_refusal(call: Call, interactive: bool) -> str:
     return (
         f"{_capital(describe(call))} was not run: the session is in plan mode (read-only), which refuses "
         f"anything that changes files or runs commands (to allow it, {how}).\n"
-        "Keep investigating with read-only tools, then present your plan."
+        "Keep investigating with read-only tools, then present your plan with ExitPlanMode."
     )
 
 

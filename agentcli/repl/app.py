@@ -46,7 +46,7 @@ class Repl:
         self.console = Console(highlight=False)
         self.view = TurnView(self.console, cwd, status=self._status)
         self._watcher: EscWatcher | None = None
-        prompter = TerminalPrompter(self.console, lambda: self._watcher, self.view.pause)
+        prompter = TerminalPrompter(self.console, lambda: self._watcher, self.view.asking)
         self.session = Session(
             options,
             cwd,
@@ -55,6 +55,7 @@ class Repl:
             approve_outside=prompter.approve_outside_files,
             approve_hooks=prompter.approve_project_hooks,
             approve_mcp_server=prompter.approve_mcp_server,
+            ask_user=prompter,
         )
         self.view.current_task = lambda: self.session.context.todos.current()
         self.prompt: PromptSession[str] = prompt_session(

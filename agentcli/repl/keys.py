@@ -14,6 +14,9 @@ from contextlib import contextmanager
 
 ESC = "\x1b"
 CTRL_C = "\x03"
+UP = ("\x1b[A", "\x1bOA")
+DOWN = ("\x1b[B", "\x1bOB")
+ENTER = ("\r", "\n")
 CTRL_H = "\x08"
 CTRL_U = "\x15"
 BACKSPACE = "\x7f"

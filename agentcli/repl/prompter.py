@@ -1,12 +1,21 @@
 """Questions in the terminal: whether a tool call may run, whether files outside the project
-may be sent to the model, and whether a project's MCP server may start.
+may be sent to the model, and whether a project's MCP server may start; and the model's own
+questions (AskUserQuestion) and plans (ExitPlanMode), as `asking.AsksTheUser`.
 
-Both work the same way: the options are listed with the first one highlighted; ↑/↓ move the
+They work the same way: the options are listed with the first one highlighted; ↑/↓ move the
 highlight and Enter picks it, or a number, y/n or Esc (No) picks at once. Once answered, the
 question is erased and one line says what was decided (`✓ Allowed Edit(calc.py)`), so an
 approved edit's diff is on screen once, in its result. A question taller than the terminal
 shows as much of its diff or command as fits; `d` prints the whole call above the question,
 for good. On a terminal that cannot move the cursor the question is printed once and stays.
+
+The model's questions are a picker (`ui.question_form`); their answers show in the call's
+result, so nothing else is left on screen. A plan is printed for good, rendered as Markdown,
+above the question whether to carry it out: approve and accept edits, approve and keep asking,
+or keep planning (then what to change is asked for, as a No's reason is).
+
+One question is on screen at a time: sub-agents ask from their own threads, and each waits
+for the one before it to be answered.
 """
 
 from __future__ import annotations
@@ -14,13 +23,15 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.text import Text
 
+from agentcli.asking import Answers, PlanReview, PlanVerdict, QuestionsRequest, WorkMode
 from agentcli.context.outside import OutsideFile
 from agentcli.errors import Halt
 from agentcli.hooks.config import HookCommand
@@ -28,22 +39,29 @@ from agentcli.mcp.approval import what_it_gets
 from agentcli.mcp.config import ServerConfig
 from agentcli.permissions.prompt import Answer, PermissionRequest
 from agentcli.permissions.render import SHOW_ALL_KEY, CallPreview, OptionList, PermissionQuestion, preview_limit
-from agentcli.repl.keys import CTRL_C, ESC, EscWatcher, cbreak, read_key
+from agentcli.repl.keys import CTRL_C, DOWN, ENTER, ESC, UP, EscWatcher, cbreak, read_key
 from agentcli.safe_text import for_terminal
+from agentcli.ui.question_form import TEXT_PROMPT, QuestionForm, QuestionFormView, Step
 
 REASON_PROMPT = "  Tell the model what to do differently (Enter to skip): "
+PLAN_FEEDBACK_PROMPT = "  What should change in the plan? (Enter to skip): "
+PLAN_QUESTION = "Would you like to proceed with this plan?"
+PLAN_OPTIONS: tuple[tuple[str, WorkMode | None], ...] = (
+    ("Yes, and accept edits", "acceptEdits"),
+    ("Yes, and ask before each edit", "default"),
+    ("No, keep planning", None),
+)
+PLAN_KEYS_HINT = "↑/↓ and Enter, or press a number; Esc keeps planning"
 OUTSIDE_QUESTION = "Allow agentcli to read these files and send them to the model?"
 HOOKS_QUESTION = "Trust these hooks and run them in this project?"
 MCP_QUESTION = "Start this MCP server and offer its tools to the model?"
-UP = ("\x1b[A", "\x1bOA")
-DOWN = ("\x1b[B", "\x1bOB")
-ENTER = ("\r", "\n")
 ROWS_KEPT_FREE = 4
 """Terminal rows a question leaves free below it: for the reason line, which may wrap."""
 FILES_NAMED = 3
 """Outside files named in the answer's line; the rest are counted."""
 CANCEL_POLL_S = 0.05
 """How often a question checks whether the turn was interrupted meanwhile."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,13 +82,21 @@ class Choices:
 
 
 class TerminalPrompter:
-    """Implements `permissions.prompt.Prompter`, `context.outside.AsksAboutOutsideFiles` and
-    `mcp.approval.AsksAboutProjectServer` for the REPL."""
+    """Implements `permissions.prompt.Prompter`, `context.outside.AsksAboutOutsideFiles`,
+    `mcp.approval.AsksAboutProjectServer` and `asking.AsksTheUser` for the REPL.
 
-    def __init__(self, console: Console, watcher: Callable[[], EscWatcher | None], pause_view: Callable[[], None]):
+    `asking_view` is entered while a question is on screen (the turn's live region stays down)."""
+
+    def __init__(
+        self,
+        console: Console,
+        watcher: Callable[[], EscWatcher | None],
+        asking_view: Callable[[], AbstractContextManager[None]],
+    ):
         self.console = console
         self.watcher = watcher
-        self.pause_view = pause_view
+        self.asking_view = asking_view
+        self._one_at_a_time = threading.RLock()
 
     def __call__(self, request: PermissionRequest) -> Answer:
         with self._asking():
@@ -103,16 +129,62 @@ class TerminalPrompter:
             self.console.print(echo(picked == 0))
             return picked == 0
 
+    def answer_questions(self, request: QuestionsRequest) -> Answers | None:
+        """Implements `asking.AsksTheUser`: the picker, question by question (`ui.question_form`)."""
+        form = QuestionForm(request)
+        step: Step = "pending"
+        shown = form.index
+
+        def draw() -> QuestionFormView:
+            nonlocal shown
+            if form.index != shown:
+                shown = form.index
+                block.anew()
+            return QuestionFormView(form)
+
+        with self._asking(), Redrawn(self.console) as block:
+            while step == "pending":
+                step = self._drive(block, draw, lambda key: _unless_pending(form.press(key)), request.cancel)
+                if step == "needs_text":
+                    block.erase()
+                    step = form.give_text(self._read_line(TEXT_PROMPT))
+        return dict(form.answers) if step == "done" else None
+
+    def review_plan(self, review: PlanReview) -> PlanVerdict:
+        """Implements `asking.AsksTheUser`: the plan, for good, then whether to carry it out."""
+        with self._asking():
+            self.console.print(PlanView(review.plan))
+            with Redrawn(self.console) as block:
+                labels = [label for label, _ in PLAN_OPTIONS]
+                key, picked = self._choose(
+                    block,
+                    Choices(
+                        len(PLAN_OPTIONS),
+                        lambda highlighted, _: Group(
+                            Text(PLAN_QUESTION), OptionList(labels, highlighted, hint=PLAN_KEYS_HINT)
+                        ),
+                        _plan_option,
+                        refused=len(PLAN_OPTIONS) - 1,
+                        cancel=review.cancel,
+                    ),
+                )
+                mode = PLAN_OPTIONS[picked][1]
+                feedback = ""
+                if mode is None and key not in (ESC, CTRL_C):
+                    feedback = self._read_line(PLAN_FEEDBACK_PROMPT)
+        return PlanVerdict(mode, feedback)
+
     @contextmanager
     def _asking(self) -> Iterator[None]:
-        """The live view stops and the Esc watcher lets go of the keyboard while a question is up."""
-        self.pause_view()
-        watcher = self.watcher()
-        if watcher is None:
-            yield
-            return
-        with watcher.paused():
-            yield
+        """One question at a time; the live view stays down and the Esc watcher lets go of the
+        keyboard while it is up."""
+        with self._one_at_a_time, self.asking_view():
+            watcher = self.watcher()
+            if watcher is None:
+                yield
+                return
+            with watcher.paused():
+                yield
 
     def _ask(self, request: PermissionRequest) -> Answer:
         options = request.options()
@@ -140,7 +212,7 @@ class TerminalPrompter:
             choice = options[picked].choice
             reason = ""
             if choice == "no" and key not in (ESC, CTRL_C, "n", "N"):
-                reason = self._read_reason()
+                reason = self._read_line(REASON_PROMPT)
         answer = request.answer(choice, reason)
         self.console.print(_echo(request, answer))
         return answer
@@ -148,42 +220,64 @@ class TerminalPrompter:
     def _choose(self, question: Redrawn, choices: Choices) -> tuple[str, int]:
         """The key that answered and the option it picked (`choices.refused` on Ctrl-C or end of input)."""
         highlighted, full_above = 0, False
-        question.draw(choices.draw(highlighted, full_above))
+
+        def on_key(key: str) -> tuple[str, int] | None:
+            nonlocal highlighted, full_above
+            if key == CTRL_C:
+                return CTRL_C, choices.refused
+            if key in ENTER:
+                return key, highlighted
+            picked = choices.meaning(key)
+            if picked is not None:
+                return key, picked
+            if key in UP or key in DOWN:
+                highlighted = max(0, min(choices.count - 1, highlighted + (1 if key in DOWN else -1)))
+            elif key == SHOW_ALL_KEY and choices.in_full is not None and not full_above:
+                question.erase()
+                self.console.print(choices.in_full)
+                full_above = True
+            return None
+
+        return self._drive(question, lambda: choices.draw(highlighted, full_above), on_key, choices.cancel)
+
+    def _drive(
+        self,
+        block: Redrawn,
+        draw: Callable[[], RenderableType],
+        on_key: Callable[[str], T | None],
+        cancel: threading.Event | None,
+    ) -> T:
+        """Draw `block`, then hand `on_key` each key pressed, drawing again after each, until it
+        returns something. Ctrl-C, the end of input and an interrupt from elsewhere (`cancel`)
+        come to it as CTRL_C, which must end it."""
+        block.draw(draw())
         fd = sys.stdin.fileno()
         try:
             with cbreak(fd):
                 while True:
-                    key = read_key(fd, None if choices.cancel is None else CANCEL_POLL_S)
-                    if choices.cancel is not None and choices.cancel.is_set():
-                        return CTRL_C, choices.refused
+                    key = read_key(fd, None if cancel is None else CANCEL_POLL_S)
+                    if (cancel is not None and cancel.is_set()) or key == "":  # "": nobody is there to answer
+                        key = CTRL_C
                     if key is None:
                         continue
-                    if key == "":  # end of input: nobody is there to say yes
-                        return CTRL_C, choices.refused
-                    if key in ENTER:
-                        return key, highlighted
-                    picked = choices.meaning(key)
-                    if picked is not None:
-                        return key, picked
-                    if key in UP or key in DOWN:
-                        highlighted = max(0, min(choices.count - 1, highlighted + (1 if key in DOWN else -1)))
-                    elif key == SHOW_ALL_KEY and choices.in_full is not None and not full_above:
-                        question.erase()
-                        self.console.print(choices.in_full)
-                        full_above = True
-                    else:
-                        continue
-                    question.draw(choices.draw(highlighted, full_above))
+                    outcome = on_key(key)
+                    if outcome is not None:
+                        return outcome
+                    block.draw(draw())
         except Halt:
             raise
         except KeyboardInterrupt:
-            return CTRL_C, choices.refused
+            outcome = on_key(CTRL_C)
+            assert outcome is not None, "Ctrl-C must end a question"
+            return outcome
 
-    def _read_reason(self) -> str:
+    def _read_line(self, prompt: str) -> str:
+        """A line of text typed after a question (a No's reason, Other's answer), erased once entered:
+        the answer's line or the call's result says it. Empty on Ctrl-C or at the end of input."""
         from prompt_toolkit import PromptSession
 
-        try:  # erased when done: the question's one-line answer says it
-            return PromptSession[str](erase_when_done=True).prompt(REASON_PROMPT).strip()
+        try:
+            return PromptSession[str](erase_when_done=True).prompt(prompt).strip()
         except Halt:
             raise
         except (KeyboardInterrupt, EOFError):
@@ -225,6 +319,12 @@ class Redrawn:
         if self.rows >= self.console.size.height:  # its top scrolled away: it stays as it is
             self.movable, self.printed, self.rows = False, True, 0
 
+    def anew(self) -> None:
+        """What is drawn next is new (the next question of a form): a terminal that cannot move the
+        cursor prints it too, below the last."""
+        if not self.movable:
+            self.printed = False
+
     def erase(self) -> None:
         if self.rows:
             self.console.file.write(f"\x1b[{self.rows}A\r\x1b[J")  # up to its first line, clear to the end
@@ -259,6 +359,30 @@ def _outside_echo(files: Sequence[OutsideFile], allowed: bool) -> Text:
 def _decided(yes: bool, said: str, name: str = "") -> Text:
     """The line left after a yes/no question: `✓ Starting MCP server demo`."""
     return Text.assemble(("✓ " if yes else "✗ ", "green" if yes else "red"), said, (name, "bold"))
+
+
+def _unless_pending(step: Step) -> Step | None:
+    return None if step == "pending" else step
+
+
+def _plan_option(key: str) -> int | None:
+    """The plan option a key picks at once: a number; Esc and Ctrl-C keep planning."""
+    if key in (ESC, CTRL_C):
+        return len(PLAN_OPTIONS) - 1
+    return int(key) - 1 if key.isdigit() and 1 <= int(key) <= len(PLAN_OPTIONS) else None
+
+
+class PlanView:
+    """The plan the model asks the user to approve, rendered as Markdown in a panel."""
+
+    def __init__(self, plan: str) -> None:
+        self.plan = plan
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from agentcli.ui.markdown import AnswerMarkdown, terminal_shows_hyperlinks  # off the prompt's start-up
+
+        markdown = AnswerMarkdown(for_terminal(self.plan.replace("\r", "")), hyperlinks=terminal_shows_hyperlinks())
+        yield Panel(markdown, title="Plan", title_align="left", border_style="cyan")
 
 
 def _yes_or_no(key: str) -> int | None:

@@ -28,7 +28,8 @@ this one) is drawn above it too, cropped so that the region always fits the scre
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -104,6 +105,8 @@ class TurnView:
         self._judging: set[tuple[str, str]] = set()
         """(agent, call) of the calls the gate is judging: it may be asking about one of them."""
         self._in_turn = False
+        self._asking = 0
+        """Questions on screen now (`asking`): the region stays down meanwhile."""
         self._region_lock = threading.RLock()
         """Held while an event is drawn and by the region's refresh thread while it redraws: rich
         computes how far up to move before it writes a print, and a redraw in between would make
@@ -283,6 +286,20 @@ class TurnView:
         """Take the spinner down (e.g. while the permission prompt is on screen)."""
         self._stop_spinner()
 
+    @contextmanager
+    def asking(self) -> Iterator[None]:
+        """While a question is on screen (a permission, AskUserQuestion, a plan): the region is
+        down, and no event brings it back over the question (a sub-agent's, running meanwhile);
+        the next one after does."""
+        with self._region_lock:
+            self._asking += 1
+            self._stop_spinner()
+        try:
+            yield
+        finally:
+            with self._region_lock:
+                self._asking -= 1
+
     def _working_label(self) -> str:
         task = self.current_task()
         return f"{task.active_form}…" if task is not None else "Thinking…"
@@ -304,6 +321,8 @@ class TurnView:
         if not self.live_ok:
             return
         with self._region_lock:
+            if self._asking:
+                return
             if self._spinner is not None and self._live is not None:
                 self._spinner.label = label
                 return

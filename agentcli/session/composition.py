@@ -24,6 +24,7 @@ from pathlib import Path
 
 from agentcli.agents.sources import ToolList, builtin_source
 from agentcli.agents.task import AgentTypes
+from agentcli.asking import AsksTheUser
 from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
@@ -105,6 +106,9 @@ class Approvals:
     trusted them already, see `hooks.trust`)."""
     mcp_server: AsksAboutProjectServer | None = None
     """Asks about the project's MCP servers."""
+    user: AsksTheUser | None = None
+    """Puts the model's questions (AskUserQuestion) and plans (ExitPlanMode) to the user; without
+    it nobody can answer."""
 
 
 def split_rules(values: list[str]) -> list[str]:
@@ -218,6 +222,8 @@ class SessionParts:
     mcp: SessionServers
     """Nothing is started until `mcp.start()` (the front end, once it is up) or the first request."""
     mcp_content: McpContent
+    ask_user: AsksTheUser | None
+    """The front end's, for AskUserQuestion and ExitPlanMode (None: nobody can answer)."""
     budget_usd: float | None
     token_budget: int
     transcripts: Path
@@ -355,6 +361,7 @@ def compose(
         agent_types=agent_types,
         mcp=mcp,
         mcp_content=McpContent(mcp.manager, mcp.timeout_s),
+        ask_user=approvals.user,
         budget_usd=budget,
         token_budget=tokens,
         transcripts=transcripts or project_state_dir(cwd),

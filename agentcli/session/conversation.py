@@ -7,7 +7,8 @@ agent only through the agent's methods:
 
 - the context (`context.session.SessionContext`: the system prompt, reminders, skills) and
   the tools' context (`ToolContext`: the session's workspace, the files read, the user turn);
-- the agent, from `build_agent` with the built-in tools, its own (Skill, TodoWrite), Task
+- the agent, from `build_agent` with the built-in tools, its own (Skill, TodoWrite), the
+  user's (AskUserQuestion, ExitPlanMode: they ask through the front end's `ask_user`), Task
   (`agents.task`: its sub-agents get the built-in and MCP tools) and the MCP servers' (which
   join at its first request, `tools_ready`, as `Agent.add_tools`);
 - its transcript and what keeps track of the agent by subscribing to its events: the
@@ -88,6 +89,7 @@ class Conversation:
                 self.transcript.write({"type": "system", "time": now(), "system": self.context.system})
             self.context.reminders.restore(loaded.reminders)
             self.context.restore_todos(loaded.todos)
+            self.context.restore_plan(loaded.plan)
         self.mcp_tools = parts.mcp.source()
         self.budget = Budget(parts.token_budget, parts.budget_usd)
         """What this conversation may spend, drawn on by its agent and every sub-agent."""
@@ -99,16 +101,18 @@ class Conversation:
             parts.transcripts / self.id / "subagents",
             parts.on_event,
             self.budget,
+            asker=parts.ask_user,
         )
         own_tools = self.context.tool_source(
             parts.gate, parts.builtins, ForkedSkills(parts.agent_types, self.subagents)
         )
+        asking = self.context.asking_source(parts.gate, parts.ask_user)
         self.ctx = ToolContext(parts.workspace)
         """The tools' context: the session's workspace, this conversation's files read and user turns."""
         if loaded is not None:
             self.ctx.read_files.restore(loaded.read_files)  # checked against the file before any edit
         self.agent = build_agent(
-            sources=[parts.builtins, own_tools, task_source(parts.agent_types, self.subagents), self.mcp_tools],
+            sources=[parts.builtins, own_tools, asking, task_source(parts.agent_types, self.subagents), self.mcp_tools],
             system=self.context.system,
             model=parts.model,
             gate=parts.gate,
@@ -124,6 +128,7 @@ class Conversation:
             self.context.todos,
             self.ctx.read_files,
             titled=loaded is not None and bool(loaded.title),
+            plans=self.context.plans,
         )
         self.agent.subscribe(self.recorder)
         self.agent.subscribe(AutoCompaction(self, parts.notice))

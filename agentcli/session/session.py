@@ -23,6 +23,7 @@ from types import TracebackType
 
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes
+from agentcli.asking import AsksTheUser
 from agentcli.catalog import MODELS_SETTING, ModelInfo, unknown_model_notice
 from agentcli.context.outside import AsksAboutOutsideFiles
 from agentcli.context.session import PreparedMessage, SessionContext
@@ -46,6 +47,7 @@ from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript, SessionInfo, load_transcript
 from agentcli.sessions.transcript import TranscriptWriter
 from agentcli.settings import Settings
+from agentcli.tools.exit_plan import ApprovedPlan
 from agentcli.workspace.contract import Workspace
 
 __all__ = ["Session"]
@@ -65,6 +67,7 @@ class Session:
         approve_outside: AsksAboutOutsideFiles | None = None,
         approve_hooks: AsksAboutHooks | None = None,
         approve_mcp_server: AsksAboutProjectServer | None = None,
+        ask_user: AsksTheUser | None = None,
         retry_base_delay: float = LoopConfig.retry_base_delay,
         workspace: Workspace | None = None,
         admission: Admission | None = None,
@@ -72,7 +75,8 @@ class Session:
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
-        run) what would be asked is denied or left out.
+        run) what would be asked is denied or left out. `ask_user` puts the model's questions
+        (AskUserQuestion) and plans (ExitPlanMode) to the user; without it nobody can answer.
         `approve_hooks` asks whether to run the checked-in settings' hooks (without it, they run
         only if the user trusted them already, see `hooks.trust`).
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
@@ -85,7 +89,7 @@ class Session:
             cwd,
             on_event,
             about=self._hook_fields,
-            approvals=Approvals(prompter, approve_outside, approve_hooks, approve_mcp_server),
+            approvals=Approvals(prompter, approve_outside, approve_hooks, approve_mcp_server, ask_user),
             model=model,
             workspace=workspace,
             retry_base_delay=retry_base_delay,
@@ -179,6 +183,12 @@ class Session:
     @property
     def model_info(self) -> ModelInfo:
         return self.conversation.model_info
+
+    @property
+    def approved_plan(self) -> ApprovedPlan | None:
+        """The plan the user last approved in this conversation (ExitPlanMode), kept across a resume
+        and a compaction: what a compaction can carry into the new conversation."""
+        return self.context.plans.latest
 
     @property
     def usage(self) -> Usage:

@@ -4,8 +4,9 @@ Each `MessageAdded` becomes a `message` line (format: `sessions.transcript`) car
 with that message: the prompt's reminders, the tokens spent since the last line that said
 (`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
 when that turn changed them, and its `subagents` (Task call id → the sub-agent's transcript, from
-`SubagentFinished`). The first prompt goes before it as the `title`. An answer makes
-the transcript worth keeping (`TranscriptWriter.keep`).
+`SubagentFinished`). The first prompt goes before it as the `title`, and a plan the user
+approved in that turn (ExitPlanMode) as a `plan` record. An answer makes the transcript worth
+keeping (`TranscriptWriter.keep`).
 
 For `agentcli stats` it also writes what the events say about how the work went: each model
 request's timing (`ModelResponded`) as `requests` on the next record, each tool call's duration
@@ -26,6 +27,7 @@ from agentcli.events import Event, MessageAdded, ModelResponded, SubagentFinishe
 from agentcli.loop import Agent
 from agentcli.sessions.compact import Compacted
 from agentcli.sessions.transcript import TITLE_CHARS, TranscriptWriter, now
+from agentcli.tools.exit_plan import ApprovedPlans
 from agentcli.tools.todo import TodoList
 
 
@@ -33,16 +35,26 @@ class TranscriptRecorder:
     """Writes `agent`'s conversation to `transcript` as it grows; subscribe it to the agent."""
 
     def __init__(
-        self, transcript: TranscriptWriter, agent: Agent, todos: TodoList, read_files: FileRecords, *, titled: bool
+        self,
+        transcript: TranscriptWriter,
+        agent: Agent,
+        todos: TodoList,
+        read_files: FileRecords,
+        *,
+        titled: bool,
+        plans: ApprovedPlans | None = None,
     ) -> None:
-        """`todos` is the conversation's task list, as recorded so far; `read_files`, its tools'
-        records of the files they saw; `titled`: the transcript has its title already (a resumed one)."""
+        """`todos` is the conversation's task list and `plans` its approved plans, as recorded so
+        far; `read_files`, its tools' records of the files they saw; `titled`: the transcript has
+        its title already (a resumed one)."""
         self.transcript = transcript
         self.agent = agent
         self.todos = todos
         self.read_files = read_files
         self._todos_recorded = todos.version
         """The task list version last written to the transcript."""
+        self.plans = plans
+        self._plans_recorded = plans.version if plans is not None else 0
         self._usage_recorded = agent.usage.as_dict()
         """The agent's usage (`Usage.as_dict()`) as of the last record that carries `usage`."""
         self._title_due = not titled
@@ -96,6 +108,7 @@ class TranscriptRecorder:
             self.transcript.write({"type": "title", "time": now(), "title": self._title[:TITLE_CHARS]})
             self._title = None
             self._title_due = False
+        self._record_plan()
         record: JSON = {"type": "message", "time": now(), "message": message, **self._unrecorded_timing()}
         answered = message["role"] == "assistant"
         if answered:
@@ -116,6 +129,14 @@ class TranscriptRecorder:
         self.transcript.write(record)
         if answered:
             self.transcript.keep()
+
+    def _record_plan(self) -> None:
+        """A `plan` record for the plan approved since the last one (before the results that say so)."""
+        if self.plans is None or self.plans.version == self._plans_recorded:
+            return
+        self._plans_recorded = self.plans.version
+        if (plan := self.plans.latest) is not None:
+            self.transcript.write({"type": "plan", "time": now(), "plan": plan.text, "mode": plan.mode})
 
     def record_compaction(self, result: Compacted, *, auto: bool, reminders: dict[str, str]) -> None:
         """The `compact` boundary, then the new conversation (the agent has adopted it already)."""

@@ -19,6 +19,7 @@ from agentcli.executor import close_pending
 from agentcli.loop import INTERRUPTED_MARKER
 from agentcli.sessions.repair import Entry, readable_message, repair
 from agentcli.sessions.transcript import recorded_cwd
+from agentcli.tools.exit_plan import ApprovedPlan
 from agentcli.tools.todo import Todo, parse_todos
 
 SUFFIX = ".jsonl"
@@ -46,6 +47,8 @@ class LoadedTranscript:
     (transcripts written before agentcli recorded usage have none)."""
     todos: tuple[Todo, ...] = ()
     """The task list last recorded (TodoWrite); it outlives compaction."""
+    plan: ApprovedPlan | None = None
+    """The plan the user last approved (ExitPlanMode); it outlives compaction."""
     read_files: dict[Path, FileRecord] = field(default_factory=dict)
     """What each file looked like when the model last read or wrote it (the Edit/Write guard)."""
     title: str = ""
@@ -157,6 +160,10 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
             loaded.model, loaded.provider = record["model"], record["provider"]
     elif kind == "title":
         loaded.title = loaded.title or str(record.get("title") or "")
+    elif kind == "plan":
+        plan, mode = record.get("plan"), record.get("mode")
+        if isinstance(plan, str) and plan and mode in ("acceptEdits", "default"):  # a damaged one is skipped
+            loaded.plan = ApprovedPlan(plan, mode)
     elif kind == "compact":
         loaded.entries = []
         loaded.repaired = []  # what was wrong before the boundary is no longer part of the conversation

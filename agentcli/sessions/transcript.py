@@ -15,6 +15,9 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
   goes on with the last one named.
 - `compact`: a compaction boundary. The `message` records after it form the new
   conversation; earlier lines are never rewritten.
+- `plan`: the user approved the model's plan (ExitPlanMode): `plan` (its Markdown) and `mode`
+  (`acceptEdits` or `default`, what the work went on in). It precedes the tool results that tell
+  the model; the latest one is the conversation's approved plan, across compactions too.
 - `run`: one prompt's run through the loop ended: `stop` (`done`, `max_turns`, `budget`,
   `no_progress`, `model_stopped`, `hook`, `api_error`, `interrupted`, `error`) and `turns`
   (the model requests it made). It follows the run's last message.

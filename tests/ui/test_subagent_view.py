@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.events import SubagentStarted, TextDelta, ToolCallRunning, ToolCallStarted
+from agentcli.contracts import ToolResult
+from agentcli.events import SubagentStarted, TextDelta, ToolCallFinished, ToolCallRunning, ToolCallStarted
 from agentcli.repl.view import TurnView
 from tests.ui.helpers import make_console, output
 
@@ -37,3 +38,21 @@ def test_after_a_pause_a_sub_agents_call_brings_the_region_back_once_nothing_is_
     assert "Running…" in drawn
     assert "● Grep(" not in drawn and "● Bash(" not in drawn
     assert "SUB-TEXT" not in output(console)
+
+
+def test_while_a_question_is_on_screen_no_event_brings_the_region_back(tmp_path: Path) -> None:
+    console = make_console(terminal=True, width=120)
+    view = TurnView(console, tmp_path)
+    task = {"description": "review", "prompt": "look", "subagent_type": "reviewer"}
+    view.begin()
+    view(ToolCallRunning("toolu_task", "Task", task))
+    view(SubagentStarted(SUB, "toolu_task", "reviewer", "review"))
+    with view.asking():  # the sub-agent's AskUserQuestion picker is up; a call of its own runs meanwhile
+        asked = len(output(console))
+        view(ToolCallRunning("c1", "Grep", {"pattern": "load_config"}, agent_id=SUB))
+        view(ToolCallFinished("c1", "Grep", {"pattern": "load_config"}, ToolResult("3 matches"), agent_id=SUB))
+        assert output(console)[asked:] == ""  # nothing drawn over the question
+
+    view(ToolCallRunning("c2", "Read", {"file_path": "a.py"}, agent_id=SUB))  # answered: the region is back
+    view.end()
+    assert "Running…" in output(console)[asked:]
