@@ -64,7 +64,8 @@ def test_kill_9_of_the_driver_at_random_moments_loses_and_repeats_no_result(
         wait_for(lambda: _written(out, target) or driver.poll() is not None, "results")  # noqa: B023
         driver.kill()
         driver.communicate()
-        written = results(out)  # every line whole and a result
+        # every line whole and a result (no file: it was killed before it opened the folder)
+        written = results(out) if (out / "results.jsonl").exists() else []
         counts = Counter(result["id"] for result in written)
         assert max(counts.values(), default=1) == 1, f"trial {trial}: a result written twice: {counts}"
 
