@@ -82,8 +82,10 @@ def run_capped(
     stdin: bytes = b"",
     own_group: bool = False,
     stop_when_full: bool = False,
+    on_start: Callable[[int], None] | None = None,
 ) -> Captured:
-    """Run `argv` to its end or `timeout` seconds, `stdin` on its standard input; see the module."""
+    """Run `argv` to its end or `timeout` seconds, `stdin` on its standard input; see the module.
+    `on_start` is told its pid (its process group's, with `own_group`) once it has started."""
     proc = subprocess.Popen(
         list(argv),
         cwd=cwd,
@@ -94,6 +96,8 @@ def run_capped(
         start_new_session=own_group,
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    if on_start is not None:
+        on_start(proc.pid)
     deadline = time.monotonic() + timeout
     full = threading.Event()
 

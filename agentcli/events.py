@@ -166,6 +166,8 @@ class SubagentStarted(AgentEvent):
     """`Explore`, `general-purpose` or a definition's name."""
     description: str
     """The Task call's 3-5 words, for the UI."""
+    color: str = ""
+    """The colour its definition gives its name (`color:`), as the terminal names it; "" for none."""
 
 
 @dataclass(frozen=True)

@@ -42,11 +42,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from types import MappingProxyType
 
+from agentcli.context.reminders import system_reminder
 from agentcli.contracts import (
     JSON,
     CapsOwnOutput,
@@ -64,6 +65,8 @@ from agentcli.contracts import (
 from agentcli.conversation import text_block, tool_calls, tool_result_block, with_result_content
 from agentcli.events import EventSink, ToolCallFinished, ToolCallRunning, ToolCallStarted, ToolResultsMessage
 from agentcli.hooks import NO_HOOKS, HookOutcome, Hooks
+from agentcli.permissions.evaluate import rule_names_call
+from agentcli.permissions.rules import Rule
 from agentcli.safe_text import for_conversation
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.schema import validation_error, with_whole_numbers
@@ -147,7 +150,9 @@ class ToolExecutor:
                     self._finish(call, *self._run(tool, tool_input, call_ctx), emit, done, self._output_limit(call))
                 else:
                     self._finish(call, outcome, None, emit, done, self._output_limit(call))
-        return [tool_result(c.id, done[c.id]) for c in calls]
+        blocks = [tool_result(c.id, done[c.id]) for c in calls]
+        blocks.extend(system_reminder(for_conversation(said)) for said in self.hooks.take_background())
+        return blocks
 
     def _run_concurrently(
         self, admitted: list[tuple[ToolCall, _Admitted]], emit: EventSink, done: dict[str, ToolResult]
@@ -205,7 +210,7 @@ class ToolExecutor:
             message = f"Invalid input for {tool.name}: {error}. Fix the input and call it again."
             return ToolResult(message, is_error=True, summary=f"Invalid input: {error}", failure="invalid_input")
         tool_input = with_whole_numbers(tool_input, tool.input_schema)
-        hooked = self._pre_tool_use(tool, tool_input, call.id)
+        hooked = self._pre_tool_use(tool, tool_input, call.id, ctx)
         if isinstance(hooked, ToolResult):
             return hooked
         tool_input, permission = hooked
@@ -219,9 +224,13 @@ class ToolExecutor:
             return ToolResult(str(refused), is_error=True, summary=str(refused).split("\n")[0], failure="refused")
         return tool, tool_input, call_ctx
 
-    def _pre_tool_use(self, tool: Tool, tool_input: JSON, call_id: str) -> tuple[JSON, HookPermission] | ToolResult:
+    def _pre_tool_use(
+        self, tool: Tool, tool_input: JSON, call_id: str, ctx: ToolContext
+    ) -> tuple[JSON, HookPermission] | ToolResult:
         """The input to judge and run, and the hooks' word for the gate; or the result of a blocked call."""
-        said = self.hooks.run("PreToolUse", _tool_fields(tool, tool_input, call_id), tool.name)
+        said = self.hooks.run(
+            "PreToolUse", _tool_fields(tool, tool_input, call_id), tool.name, names_call=_names(tool, tool_input, ctx)
+        )
         self._stop = said.stop or self._stop
         if said.stop or said.blocked or said.permission == "deny":
             why = said.reason or said.permission_reason or said.stop or "no reason given"
@@ -252,7 +261,7 @@ class ToolExecutor:
         fields = _tool_fields(tool, tool_input, ctx.call_id)
         event = "PostToolUseFailure" if result.is_error else "PostToolUse"
         fields.update({"error": result.content} if result.is_error else {"tool_response": result.content})
-        said = self.hooks.run(event, fields, tool.name)
+        said = self.hooks.run(event, fields, tool.name, names_call=_names(tool, tool_input, ctx))
         self._stop = said.stop or self._stop
         return _with_feedback(result, event, said), duration
 
@@ -318,6 +327,11 @@ def _shown_input(call: ToolCall) -> JSON:
 
 def _tool_fields(tool: Tool, tool_input: JSON, call_id: str) -> JSON:
     return {"tool_name": tool.name, "tool_input": tool_input, "tool_use_id": call_id}
+
+
+def _names(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Callable[[Rule], bool]:
+    """Whether a hook's `if` names this call."""
+    return lambda rule: rule_names_call(rule, tool, tool_input, ctx)
 
 
 def _with_feedback(result: ToolResult, event: str, said: HookOutcome) -> ToolResult:

@@ -12,11 +12,11 @@ before the request is built. What its owner changes from outside goes through it
 (`configure`, `add_tools`, `add_usage`, `replace_conversation`); its state is read, never assigned.
 
 When the model answers without tools, the Stop hooks (SubagentStop for a sub-agent) run: a
-block sends their reason back as a user message and the loop goes on, at most
-`MAX_STOP_HOOK_CONTINUATIONS` times for one user message (`stop_hook_active` is true on each
-repeat). A hook's `continue: false` ends the turn with `StoppedByHook`. A tool result with a
-`final_answer` ends the turn too, with that answer, once its calls are answered (the model is not
-asked again).
+block, or their `additionalContext`, is sent back as a user message and the loop goes on, at
+most `MAX_STOP_HOOK_CONTINUATIONS` times in a row (`stop_hook_active` is true on each repeat),
+as in Claude Code. A hook's `continue: false` ends the turn with `StoppedByHook`. A tool result
+with a `final_answer` ends the turn too, with that answer, once its calls are answered (the model
+is not asked again).
 
 Every request is drawn from the run's `Budget` (`agentcli.budget`), shared with the sub-agents:
 none is sent once the budget is passed, and a turn that passed it does not run its tools.
@@ -83,7 +83,7 @@ from agentcli.providers.retry import RetryPolicy
 from agentcli.safe_text import for_conversation
 
 INTERRUPTED_MARKER = "[Request interrupted by user]"
-MAX_STOP_HOOK_CONTINUATIONS = 3
+MAX_STOP_HOOK_CONTINUATIONS = 8
 """How many times in a row a Stop hook may keep the model going for one user message."""
 
 
@@ -277,18 +277,19 @@ class Agent:
         (`continued` times already for this message)."""
         event = "Stop" if self.agent_id == MAIN_AGENT else "SubagentStop"
         fields = {"stop_hook_active": continued > 0, "last_assistant_message": text_of(response.content)}
-        said = self.executor.hooks.run(event, fields)
-        if said.stop or not said.blocked:
+        said = self.executor.hooks.run(event, fields, self.executor.hooks.agent_type)
+        feedback = [*([said.reason] if said.blocked else []), *said.context]
+        if said.stop or not feedback:
             return False
         if continued >= MAX_STOP_HOOK_CONTINUATIONS:
             self.emit(
                 Notice(
                     f"A {event} hook kept the model going {continued} times in a row, the most it may; "
-                    f"stopping anyway. It said: {said.reason}"
+                    f"stopping anyway. It said: {feedback[0]}"
                 )
             )
             return False
-        self.add_message(user_message([text_block(f"{event} hook feedback:\n{said.reason}")]))
+        self.add_message(user_message([text_block(f"{event} hook feedback:\n{text}") for text in feedback]))
         return True
 
     def add_message(self, message: JSON) -> None:

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 CLOSE_ENOUGH = 0.6
 """difflib's similarity ratio (names compared without their dashes): `modle`/`model` is 0.8,
 `bogus`/`verbose` 0.5."""
+CLOSE_TIE = 0.15
+"""A second suggestion is made only when it is within this much of the closest one."""
 
 
 def check_options(ctx: Context, params: Iterable[object], args: list[str], *, interspersed: bool) -> None:
@@ -50,7 +52,15 @@ def check_options(ctx: Context, params: Iterable[object], args: list[str], *, in
 
 
 def _unknown(name: str, options: list[str], command: str) -> str:
-    close = difflib.get_close_matches(name[2:], [option[2:] for option in options], n=2, cutoff=CLOSE_ENOUGH)
+    close = _closest(name[2:], [option[2:] for option in options])
     if close:
         return f"No such option: {name}. Did you mean {' or '.join('--' + match for match in close)}?"
     return f"No such option: {name}. The options are {', '.join(options)}; {command} --help describes them."
+
+
+def _closest(typed: str, names: list[str]) -> list[str]:
+    """The one or two names close to `typed`; a second only when it is about as close as the first
+    (`--outputformat` is `--output-format`, not also `--input-format`)."""
+    scored = sorted(((difflib.SequenceMatcher(None, typed, name).ratio(), name) for name in names), reverse=True)
+    close = [(score, name) for score, name in scored[:2] if score >= CLOSE_ENOUGH]
+    return [name for score, name in close if score >= close[0][0] - CLOSE_TIE]

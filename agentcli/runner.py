@@ -5,17 +5,19 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from agentcli.context.session import PreparedMessage
-from agentcli.contracts import JSON, Model, Usage
+from agentcli.contracts import JSON, Model, Tool, Usage
 from agentcli.errors import AgentcliError, Halt, OutputClosed, StopRun, UsageError
 from agentcli.events import Event
 from agentcli.loop import LoopConfig
 from agentcli.output.reporters import JsonReporter, Outcome, StreamJsonReporter, TextReporter
 from agentcli.output.streams import write_err
+from agentcli.permissions.prompt_tool import PromptToolAsker
 from agentcli.session import Session, SessionOptions
 from agentcli.skills.catalog import UnknownCommand
 
@@ -27,6 +29,8 @@ class RunOptions(SessionOptions):
     prompt: str = ""
     output_format: str = "text"
     verbose: bool = False
+    permission_prompt_tool: str | None = None
+    """`--permission-prompt-tool`: the MCP tool that answers what the run would ask (`prompt_tool`)."""
 
 
 class Reporter(Protocol):
@@ -50,7 +54,10 @@ def run_once(
     reporter = _reporter(options.output_format, cwd, options.verbose)
     session: Session | None = None
     try:
-        session = Session(options, cwd, reporter, model=model, retry_base_delay=retry_base_delay)
+        prompter = prompt_tool_asker(options.permission_prompt_tool, lambda: session)
+        session = Session(
+            options, cwd, reporter, model=model, prompter=prompter, ask_user=prompter, retry_base_delay=retry_base_delay
+        )
         prepared = _prepare(session, options.prompt)  # a /command is expanded (or refused) before anything is sent
         session.tools_ready()  # the MCP servers' tools, for the init report too
         reporter.start(
@@ -62,26 +69,26 @@ def run_once(
             }
         )
         result = session.run(prepared)
-        outcome = _outcome(session, "success", result.text, False, started, result.num_turns)
+        outcome = outcome_of(session, "success", result.text, False, started, result.num_turns)
         code = EXIT_OK
     except KeyboardInterrupt as stop:  # Ctrl-C, or a Halt: SIGTERM, SIGHUP, stdout gone
         if session is not None:
             session.record_interrupt()
         if isinstance(stop, OutputClosed):
             return _output_lost(stop, session)
-        outcome = _outcome(session, "error_during_execution", _stopped(stop, session), True, started)
+        outcome = outcome_of(session, "error_during_execution", _stopped(stop, session), True, started)
         code = stop.exit_code if isinstance(stop, Halt) else EXIT_INTERRUPTED
     except AgentcliError as error:
         if options.verbose:
             traceback.print_exc()
         subtype = error.subtype if isinstance(error, StopRun) else "error_during_execution"
-        outcome = _outcome(session, subtype, str(error), True, started)
+        outcome = outcome_of(session, subtype, str(error), True, started)
         code = error.exit_code
     except Exception as error:  # a bug of ours: say so plainly, traceback only with --verbose
         if options.verbose:
             traceback.print_exc()
         message = f"Internal error: {type(error).__name__}: {error} (re-run with --verbose for the traceback)"
-        outcome = _outcome(session, "error_during_execution", message, True, started)
+        outcome = outcome_of(session, "error_during_execution", message, True, started)
         code = EXIT_FAILURE
     try:
         reporter.finish(outcome)
@@ -131,9 +138,22 @@ def _reporter(output_format: str, cwd: Path, verbose: bool) -> Reporter:
     return TextReporter(cwd=cwd, verbose=verbose)
 
 
-def _outcome(
+def prompt_tool_asker(name: str | None, session: Callable[[], Session | None]) -> PromptToolAsker | None:
+    """The `--permission-prompt-tool` asker for the session `session()` gives (once it exists)."""
+    if name is None:
+        return None
+
+    def find(tool: str) -> Tool | None:
+        current = session()
+        return current.agent.executor.registry.get(tool) if current is not None else None
+
+    return PromptToolAsker(name, find)
+
+
+def outcome_of(
     session: Session | None, subtype: str, text: str, is_error: bool, started: float, turns: int | None = None
 ) -> Outcome:
+    """How a run (or one turn of a stream-json session) ended, for its `result` report."""
     duration_ms = int((time.monotonic() - started) * 1000)
     if session is None:
         return Outcome(subtype, text, is_error, "", 0, duration_ms, {}, 0.0)

@@ -5,11 +5,12 @@ raises at import time for a key not declared here, and `Settings.get` reads only
 keys; `docs/settings.md` lists exactly these keys with this type, default and files (a test
 compares them). A key inside an object is written with a dot: `permissions.allow`.
 
-The files (`agentcli.settings.settings_files`): `user` is `$AGENTCLI_HOME/settings.json`,
-`project` the checked-in `.agentcli/settings.json`, `local` `.agentcli/settings.local.json`.
-A key with `own_only` may be set only by the user's own files (user and local): in the
-project file it is ignored with a notice saying what it would control, since a hostile
-repository controls that file.
+The files (`agentcli.settings.settings_files`): `user` is `$AGENTCLI_HOME/settings.json`
+(and Claude Code's `~/.claude/settings.json`), `project` the checked-in `.agentcli/settings.json`
+(and `.claude/settings.json`), `local` `.agentcli/settings.local.json` (and
+`.claude/settings.local.json`). A key with `own_only` may be set only by the user's own files
+(user and local): in a project file it is ignored with a notice saying what it would control,
+since a hostile repository controls that file.
 
 Adding a key: declare it here, read it through `setting(...)`, and document it in
 docs/settings.md (and on its subject's page).
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 Scope = Literal["user", "project", "local"]
+Shape = Literal["text", "flag", "names", "object"]
+"""The JSON a plain key's value must be: a string, true or false, a list of strings, an object."""
 
 EVERY_FILE: tuple[Scope, ...] = ("user", "project", "local")
 OWN_FILES: tuple[Scope, ...] = ("user", "local")
@@ -37,17 +40,25 @@ class SettingKey:
     """The files whose value counts."""
     own_only: str | None = None
     """What the key controls, for the notice when the project file sets it (`settings.OWN_KEYS`)."""
+    shape: Shape | None = None
+    """Checked as each file is read (a value of another shape is a usage error naming the file);
+    None for a key its reader checks more closely."""
 
 
 SETTING_KEYS: tuple[SettingKey, ...] = (
     SettingKey("permissions.allow", "list of rules", "`[]`"),
     SettingKey("permissions.ask", "list of rules", "`[]`"),
     SettingKey("permissions.deny", "list of rules", "`[]`"),
-    SettingKey("permissions.defaultMode", "`default`, `acceptEdits`, `plan` or `bypassPermissions`", "`default`"),
+    SettingKey(
+        "permissions.defaultMode", "`default`, `acceptEdits`, `plan`, `dontAsk` or `bypassPermissions`", "`default`"
+    ),
+    SettingKey("permissions.additionalDirectories", "list of folder paths", "`[]`", OWN_FILES),
+    SettingKey("permissions.disableBypassPermissionsMode", '`"disable"`', "none"),
     SettingKey("hooks", "object: event → list of matcher groups", "none"),
-    SettingKey("model", "model name, optionally `provider:model`", "the provider's default"),
-    SettingKey("provider", "`anthropic`, `openai`, `gemini` or `ollama`", "`anthropic`"),
+    SettingKey("model", "model name, optionally `provider:model`", "the provider's default", shape="text"),
+    SettingKey("provider", "`anthropic`, `openai`, `gemini` or `ollama`", "`anthropic`", shape="text"),
     SettingKey("models", "object: model name → fields", "the built-in table"),
+    SettingKey("modelAliases", "object: provider → object: alias → model name", "the built-in table"),
     SettingKey("toolProtocol", "`native`, `xml` or `auto`", "`native`"),
     SettingKey("maxBudgetUsd", "number above 0, at most 1,000,000 (dollars)", "none (no dollar budget)"),
     SettingKey("tokenBudget", "whole number from 1 to 1,000,000,000,000 (tokens)", "10,000,000"),
@@ -72,6 +83,7 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         "none (asked in the REPL)",
         OWN_FILES,
         "the project's hooks are trusted to run",
+        "object",
     ),
     SettingKey(
         "enableAllProjectHooks",
@@ -79,6 +91,7 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         "`false`",
         OWN_FILES,
         "the project's hooks are trusted to run",
+        "flag",
     ),
     SettingKey(
         "enableAllProjectMcpServers",
@@ -86,17 +99,42 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         "`false`",
         OWN_FILES,
         "the project's MCP servers are approved",
+        "flag",
     ),
     SettingKey(
-        "enabledMcpjsonServers", "list of server names", "`[]`", OWN_FILES, "the project's MCP servers are approved"
+        "enabledMcpjsonServers",
+        "list of server names",
+        "`[]`",
+        OWN_FILES,
+        "the project's MCP servers are approved",
+        "names",
     ),
-    SettingKey("disabledMcpjsonServers", "list of server names", "`[]`", OWN_FILES),
+    SettingKey("disabledMcpjsonServers", "list of server names", "`[]`", OWN_FILES, shape="names"),
+    SettingKey("checkpoints", "`true` or `false`", "`true`", OWN_FILES, "checkpoints are turned off", "flag"),
+    SettingKey(
+        "checkpointMaxFileSizeMB",
+        "number above 0, at most 100,000 (megabytes)",
+        "10",
+        OWN_FILES,
+        "files are left out of checkpoints",
+    ),
+    SettingKey(
+        "cleanupPeriodDays",
+        "whole number from 1 to 36,500 (days)",
+        "30",
+        OWN_FILES,
+        "old checkpoints are deleted",
+    ),
 )
 """Every settings key, in the order of the settings reference."""
 
 DECLARED = {key.name: key for key in SETTING_KEYS}
 TOP_LEVEL = frozenset(key.name.partition(".")[0] for key in SETTING_KEYS)
 """The keys a settings file's top-level object may hold."""
+
+
+SHAPES = {key.name: key.shape for key in SETTING_KEYS if key.shape is not None}
+"""The plain keys checked as each file is read, and the shape of their values."""
 
 
 def setting(name: str) -> str:

@@ -221,10 +221,26 @@ def check_agent(entry: dict[str, str], source: Path, scratch: Path, tool_names: 
             return outcome
         outcome.loads = True
         _compare(outcome, written, "description", agent.description)
-        missing = [t for t in agent.tools or () if t not in tool_names and not t.startswith(MCP)]
-        if missing:
-            outcome.problems.append("tools: names a tool agentcli does not have, so it cannot start")
+        outcome.problems += tool_problems(agent, tool_names)
     return outcome
+
+
+def tool_problems(agent: Any, tool_names: set[str]) -> list[str]:
+    """Whether the sub-agent can start with what its `tools:` names (an MCP tool counts as there).
+    A version of agentcli with `agents.tool_choice` starts it with the tools it has, as Claude Code
+    does (`tools: []`: with none), and cannot only when none it names is there; an earlier one
+    could not start it when any was missing."""
+    named = list(agent.tools or ())
+    there = sorted(tool_names | {t for t in named if t.startswith(MCP)})
+    try:
+        from agentcli.agents.tool_choice import choose_tools
+    except ImportError:
+        missing = [t for t in named if t not in there]
+        return ["tools: names a tool agentcli does not have, so it cannot start"] if missing else []
+    choice = choose_tools(there, agent.tools, getattr(agent, "disallowed_tools", ()))
+    if choice.unknown and not choice.names:  # `tools: []` is no tools, as Claude Code has it
+        return ["tools: names only tools agentcli does not have, so it cannot start"]
+    return []
 
 
 def check_skill(entry: dict[str, str], source: Path, scratch: Path) -> Outcome:
@@ -282,7 +298,7 @@ def _gist(text: str) -> str:
 def check_all(corpus: Path, progress: Callable[[int], None] = lambda n: None) -> list[Outcome]:
     from agentcli.agents.sources import builtin_source
 
-    tool_names = {tool.name for tool in builtin_source().tools()} | {"TodoWrite"}
+    tool_names = {tool.name for tool in builtin_source().tools()} | {"TodoWrite", "Skill"}
     manifest = json.loads((corpus / "MANIFEST.json").read_text())
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="agentcli-corpus-") as scratch:

@@ -45,6 +45,14 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(autouse=True)
+def no_claude_code_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code's user folder (`~/.claude`, read beside $AGENTCLI_HOME) is an empty one of the
+    test's: a developer's own ~/.claude/settings.json never changes what a test sees. Tests with
+    a temporary HOME (`in_process_env`, subprocesses) use HOME/.claude instead."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-code-home"))
+
+
 @pytest.fixture
 def fake_api() -> Iterator[FakeAnthropic]:
     with FakeAnthropic(api_key=TEST_KEY) as api:

@@ -58,6 +58,31 @@ def test_permissions_allow_takes_several_rules_and_lists_each_with_its_file(
     assert f"user settings {home / '.agentcli' / 'settings.json'}" in rows["Bash(rm:*)"]
 
 
+def test_hooks_permissions_agents_and_mcp_name_claude_codes_files(
+    start_repl: StartRepl, project: Path, home: Path
+) -> None:
+    user = home / ".claude" / "settings.json"
+    hook = {"type": "command", "command": "true", "if": "Bash(git *)", "async": True}
+    write(user, json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}))
+    write(project / ".claude" / "settings.local.json", '{"permissions": {"deny": ["Agent(Explore)"]}}')
+    write(project / ".claude" / "agents" / "poet.md", "---\nname: poet\ndescription: Writes poems.\n---\nYou write.\n")
+    write(home / ".agentcli" / "mcp.json", json.dumps({"mcpServers": {"gone": {"command": "/nonexistent/server"}}}))
+    repl = start_repl()
+
+    repl.submit("/hooks")
+    row = next(line for line in repl.wait_for("(async)").splitlines() if "PreToolUse" in line)
+    assert "Bash if Bash(git *)" in row and "true (async)" in row and str(user) in row
+    repl.submit("/permissions")
+    row = next(line for line in repl.wait_for("Agent(Explore)").splitlines() if "Agent(Explore)" in line)
+    assert "local settings .claude/settings.local.json" in row
+    repl.submit("/agents")
+    row = next(line for line in repl.wait_for("Writes poems.").splitlines() if line.lstrip().startswith("poet"))
+    assert ".claude/agents/poet.md" in row
+    repl.submit("/mcp")
+    row = next(line for line in repl.wait_for("server  scope").splitlines() if line.lstrip().startswith("gone"))
+    assert str(home / ".agentcli" / "mcp.json") in row
+
+
 def test_a_bad_rule_among_several_adds_none_of_them(start_repl: StartRepl, project: Path) -> None:
     repl = start_repl()
 

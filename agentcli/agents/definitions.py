@@ -4,7 +4,8 @@
   sub-agent has only when its definition names it, see `agents.subagent`), for multi-step work.
 - `Explore`: read-only (Read, Grep, Glob), told to search fast and report with paths and lines.
 - Definitions: `*.md` in `.agentcli/agents/` and `.claude/agents/` and their subfolders (from the
-  working directory up to the repository's top, nearest first) and in `$AGENTCLI_HOME/agents/`. The first
+  working directory up to the repository's top, nearest first), in `$AGENTCLI_HOME/agents/` and
+  in Claude Code's `~/.claude/agents/`. The first
   definition of a name wins: project over user, `.agentcli/` over `.claude/`, and a definition
   over a built-in type of the same name. A file is YAML frontmatter then the system prompt:
 
@@ -22,17 +23,25 @@ A frontmatter that is not strict YAML is read line by line (skills/lenient.py), 
 of the wrong kind, a name taken by another file of the same agents folder) is skipped;
 ExitPlanMode named in `tools:` is left out (sub-agents never have it), with a warning too;
 `AgentCatalog.invalid` says why, for a notice. `load_agent_types` is what `/agents` lists.
+
+Claude Code's other fields (`disallowedTools`, `permissionMode`, `skills`, `hooks`, `color`, and
+those read and ignored) are `agents.definition_fields`'. What a definition asks that agentcli
+does not do is kept in `AgentType.notes` and said once. A definition of the user's own
+(`$AGENTCLI_HOME/agents/`, `~/.claude/agents/`) may run hooks and ask for bypassPermissions; a
+project's may not (`with_trust`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agentcli.agents.definition_fields import more_fields, tool_entries
+from agentcli.hooks.config import HookConfig
 from agentcli.regular_file import read_regular_file
-from agentcli.settings import agentcli_home
+from agentcli.settings import agentcli_home, claude_home
 from agentcli.skills.frontmatter import SkillFileError, read_frontmatter
 from agentcli.skills.loader import project_roots
 from agentcli.tools.exit_plan import NAME as EXIT_PLAN_MODE
@@ -40,7 +49,6 @@ from agentcli.tools.exit_plan import NAME as EXIT_PLAN_MODE
 BUILT_IN = "built-in"
 DEFAULT_MAX_TURNS = 50
 MAX_DEFINITION_BYTES = 256 * 1024
-TASK_TOOL = "Task"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 
 GENERAL_PURPOSE_PROMPT = """\
@@ -85,6 +93,20 @@ class AgentType:
     warning: str | None = None
     """How its frontmatter was read, when it was not strict YAML, and what of it was left out
     (reported once)."""
+    hooks: HookConfig | None = None
+    """Its definition's own `hooks`, run while it runs (`Stop` as `SubagentStop`)."""
+    disallowed_tools: tuple[str, ...] = ()
+    """Tools taken out of what it is offered (`mcp__server` patterns too)."""
+    permission_mode: str | None = None
+    """The mode its calls are judged in while the session is in default mode; None: the session's."""
+    skills: tuple[str, ...] = ()
+    """Skills whose text its first message carries."""
+    color: str | None = None
+    """The terminal colour of its name."""
+    notes: tuple[str, ...] = ()
+    """What its definition asks that agentcli does not do (said once)."""
+    own: bool = False
+    """Defined in the user's own folder (not a checked-in project's)."""
 
     @property
     def tools_text(self) -> str:
@@ -134,7 +156,12 @@ class AgentCatalog:
 def definition_folders(cwd: Path, home: Path | None = None) -> list[Path]:
     """Where definitions live, highest precedence first."""
     folders = [folder for root in project_roots(cwd) for folder in (root / ".agentcli/agents", root / ".claude/agents")]
-    return [*folders, (home or agentcli_home()) / "agents"]
+    return [*folders, *user_definition_folders(home)]
+
+
+def user_definition_folders(home: Path | None = None) -> list[Path]:
+    """The user's own definition folders: agentcli's, then Claude Code's."""
+    return [(home or agentcli_home()) / "agents", claude_home() / "agents"]
 
 
 def definition_files(cwd: Path, home: Path | None = None) -> list[Path]:
@@ -161,9 +188,10 @@ def load_agent_catalog(cwd: Path, home: Path | None = None) -> AgentCatalog:
     defined: dict[str, AgentType] = {}
     folder_of: dict[str, Path] = {}
     invalid: list[InvalidDefinition] = []
+    own_folders = user_definition_folders(home)
     for folder, path in _definitions(cwd, home):
         try:
-            agent_type = read_definition(path)
+            agent_type = with_trust(read_definition(path), any(mine in path.parents for mine in own_folders))
         except SkillFileError as error:
             invalid.append(InvalidDefinition(path, str(error)))
             continue
@@ -212,7 +240,9 @@ def read_definition(path: Path) -> AgentType:
     if not body.strip():
         raise SkillFileError(f"The agent definition {path} has no system prompt: write it below the frontmatter.")
     model = _text(fields, "model", path)
-    tools = _tools(fields.get("tools"), path)
+    tools, tool_notes = tool_entries(fields.get("tools"), path)
+    more = more_fields(fields, path)
+    more["notes"] = (*tool_notes, *more["notes"])
     warning = front.warning
     if tools is not None and EXIT_PLAN_MODE in tools:  # Claude Code leaves it out of a sub-agent's tools too
         tools = tuple(tool for tool in tools if tool != EXIT_PLAN_MODE)
@@ -230,7 +260,27 @@ def read_definition(path: Path) -> AgentType:
         max_turns=_max_turns(fields.get("maxTurns"), path),
         source=str(path),
         warning=warning,
+        **more,
     )
+
+
+def with_trust(agent_type: AgentType, own: bool) -> AgentType:
+    """`agent_type` as its folder allows: a definition checked in with a project runs no hooks
+    and cannot ask for bypassPermissions (each said in a note)."""
+    if own:
+        return replace(agent_type, own=True)
+    notes = list(agent_type.notes)
+    hooks, mode = agent_type.hooks, agent_type.permission_mode
+    if hooks is not None and hooks.commands:
+        notes.append(
+            "its `hooks:` do not run: a project's definition never runs programs unasked (put it in "
+            "~/.claude/agents/ or $AGENTCLI_HOME/agents/, or the hooks in your settings)"
+        )
+        hooks = None
+    if mode == "bypassPermissions":
+        notes.append("`permissionMode: bypassPermissions` is ignored: only a definition of your own may ask for it")
+        mode = None
+    return replace(agent_type, hooks=hooks, permission_mode=mode, notes=tuple(notes))
 
 
 def _text(fields: dict[str, object], key: str, path: Path) -> str:
@@ -240,24 +290,6 @@ def _text(fields: dict[str, object], key: str, path: Path) -> str:
     if not isinstance(value, str):
         raise SkillFileError(f"In the agent definition {path}, `{key}:` must be text.")
     return " ".join(value.split())
-
-
-def _tools(value: object, path: Path) -> tuple[str, ...] | None:
-    """`tools: Read, Grep` or a YAML list; None when omitted (every tool but Task)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        names = [name.strip() for name in value.split(",")]
-    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-        names = [item.strip() for item in value]
-    else:
-        raise SkillFileError(f"In the agent definition {path}, `tools:` must be a comma-separated list of tool names.")
-    names = [name for name in names if name]
-    if TASK_TOOL in names:
-        raise SkillFileError(
-            f"In the agent definition {path}, `tools:` names Task, but sub-agents cannot start sub-agents; remove it."
-        )
-    return tuple(dict.fromkeys(names))
 
 
 def _max_turns(value: object, path: Path) -> int:

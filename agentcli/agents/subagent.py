@@ -19,7 +19,10 @@ shares with its parent:
   when it ends (so `Session.usage`, `/cost` and the json `usage` include it);
 - the interrupt: its cancel event is linked to the parent's (`Cancellation.linked`);
 - the workspace, and the user turn its calls belong to (`ToolContext.user_turn`);
-- the hooks: PreToolUse and PostToolUse run for its calls, SubagentStop when it would end.
+- the hooks: SubagentStart before its first request (what they say is a reminder in its first
+  message), PreToolUse and PostToolUse for its calls, SubagentStop when it would end; every
+  input also names it (`agent_id`, `agent_type`, `agent_transcript_path`), and its
+  definition's own hooks run too, while it runs.
 
 Its events carry its own id and go straight to the front end, not through the parent's
 subscribers (the parent's transcript and auto-compaction never see them), between the parent's
@@ -45,12 +48,13 @@ from typing import Protocol
 from agentcli.agents.build import build_agent
 from agentcli.agents.definitions import BUILT_IN, AgentType
 from agentcli.agents.sources import ToolList, ToolSource, collect_tools
+from agentcli.agents.tool_choice import choose_tools
 from agentcli.asking import AsksTheUser
 from agentcli.budget import Budget
 from agentcli.context.facts import SessionFacts
 from agentcli.context.reminders import system_reminder
 from agentcli.context.system_prompt import environment_text
-from agentcli.contracts import Model, PermissionGate, ToolContext, ToolResult, Usage
+from agentcli.contracts import JSON, Model, PermissionGate, ToolContext, ToolResult, Usage
 from agentcli.conversation import text_block, text_of
 from agentcli.errors import AgentcliError, BudgetExceeded, Cancelled, CostBudgetExceeded, MaxTurnsReached
 from agentcli.events import (
@@ -65,11 +69,13 @@ from agentcli.events import (
 from agentcli.hooks import Hooks
 from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.permissions.gate import AgentGate
+from agentcli.permissions.modes import check_mode
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.transcript import TranscriptWriter
 from agentcli.skills.tool import SkillTool, SkillTools
 from agentcli.tools.ask_user import NAME as ASK_USER
 from agentcli.tools.ask_user import AskUserQuestionTool
+from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.todo import TodoList, TodoWriteTool
 
 LAST_TEXT_CHARS = 500
@@ -104,6 +110,10 @@ class Parent(Protocol):
 
     def loop_config(self, model: str) -> LoopConfig:
         """The loop configuration the session uses for `model` (output limits, retries, prices)."""
+        ...
+
+    def resolve_model(self, name: str) -> str | None:
+        """The model `name` stands for (an alias resolved); None, after a notice, for one with no model."""
         ...
 
 
@@ -173,20 +183,29 @@ class SubagentRunner:
         self._usage_by_model: dict[str, Usage] = {}
         self._running: dict[str, _Running] = {}
         """The sub-agents running now, by the id of their Task call."""
+        self._said: set[str] = set()
+        """Notices about agent types said already (each once)."""
 
     def run(self, agent_type: AgentType, description: str, prompt: str, ctx: ToolContext) -> ToolResult:
         """Run a sub-agent of `agent_type` on `prompt` to its end; `ctx` is the Task call's."""
         parent = self.parent.agent
-        model = agent_type.model or parent.model_name
+        model = parent.model_name
+        if agent_type.model is not None:
+            model = self.parent.resolve_model(agent_type.model) or model
         subagent_id = f"{SUBAGENT}-{uuid.uuid4().hex[:12]}"
-        gate = AgentGate(self.parent.gate)  # its skills' allowed-tools hold for its own calls only
+        mode = None if agent_type.permission_mode is None else check_mode(agent_type.permission_mode)
+        gate = AgentGate(self.parent.gate, mode)  # its skills' allowed-tools hold for its own calls only
         skill = self.skills.tool(gate, lambda text: self.on_event(Notice(text, agent_id=subagent_id)))
         try:
-            tools = collect_tools(self._sources(skill, agent_type), agent_type.tools)
-        except ValueError as unusable:  # a definition naming a tool there is not
+            tools = self._tools(agent_type, self._sources(skill, agent_type))
+        except ValueError as unusable:  # two sources with one name, or nothing its `tools:` names
             where = "" if agent_type.source == BUILT_IN else f" ({agent_type.source})"
             message = f"The agent type {agent_type.name!r}{where} cannot be started: {unusable}"
             return ToolResult(message, is_error=True, summary=f"{agent_type.name}: cannot be started")
+        about: JSON = {"agent_id": subagent_id, "agent_type": agent_type.name}
+        if self.transcripts is not None:
+            about["agent_transcript_path"] = str(self.transcripts / f"{subagent_id}.jsonl")
+        hooks = self.parent.hooks.for_agent(agent_type.name, about, agent_type.hooks)
         system = [
             text_block(agent_type.prompt),
             text_block(environment_text(replace(self.facts, model=model))),
@@ -204,18 +223,20 @@ class SubagentRunner:
             ctx=sub_ctx,
             on_event=self.on_event,
             agent_id=subagent_id,
-            hooks=self.parent.hooks,
+            hooks=hooks,
             budget=self.budget,
         )
         progress = _Progress()
         agent.subscribe(progress)
         transcript = self._transcript(agent, sub_ctx, subagent_id, model, description)
-        parent.emit(SubagentStarted(subagent_id, ctx.call_id, agent_type.name, description))
+        parent.emit(SubagentStarted(subagent_id, ctx.call_id, agent_type.name, description, agent_type.color or ""))
         self._running[ctx.call_id] = _Running(agent_type, progress, agent)
         error: str | None = None
         skills = self.skills.listing() if SKILL_TOOL in tools.names() else ""
         try:
-            result = agent.run([*([system_reminder(skills)] if skills else []), text_block(prompt)])
+            started = hooks.run("SubagentStart", {}, agent_type.name)
+            reminders = [*([skills] if skills else []), *self._preloaded(agent_type), *started.context]
+            result = agent.run([*(system_reminder(text) for text in reminders), text_block(prompt)])
         except Cancelled:  # the parent was interrupted: it has moved on and does not read this result
             agent.record_interrupt()
             error = INTERRUPTED
@@ -234,6 +255,7 @@ class SubagentRunner:
             self._running.pop(ctx.call_id, None)
             skill.invoker.turn_rules.end()
             agent.close()
+            hooks.close()
             ctx.cancel.unlink(sub_ctx.cancel)
             kept = self._close_transcript(transcript)
             with self._usage_lock:
@@ -263,6 +285,42 @@ class SubagentRunner:
         if running is None:
             return None
         return self._failed(running.agent_type, INTERRUPTED, running.progress, running.agent.usage)
+
+    def _tools(self, agent_type: AgentType, sources: list[ToolSource]) -> ToolRegistry:
+        """What `agent_type` is offered (`tool_choice`); `tools:` entries naming no tool there is
+        are left out with one notice; ValueError when nothing it names is there."""
+        choice = choose_tools(collect_tools(sources).names(), agent_type.tools, agent_type.disallowed_tools)
+        if choice.unknown:
+            listed = ", ".join(choice.unknown)
+            if not choice.names:
+                raise ValueError(f"none of the tools its `tools:` names is there ({listed}).")
+            self._say_once(
+                f"The agent type {agent_type.name!r} ({agent_type.source}) names tools agentcli does not have "
+                f"({listed}); it starts with the others."
+            )
+        return collect_tools(sources, choice.names)
+
+    def _preloaded(self, agent_type: AgentType) -> list[str]:
+        """The text of the skills its definition preloads (`skills:`), one reminder each."""
+        if not agent_type.skills:
+            return []
+        catalog = self.skills.load()
+        texts = []
+        for name in agent_type.skills:
+            found = catalog.get(name.removeprefix("/"))
+            if found is None or found.disable_model_invocation:
+                why = "there is no such skill" if found is None else "it may be run only by the user"
+                self._say_once(f"The agent type {agent_type.name!r} preloads the skill {name!r}, but {why}.")
+                continue
+            texts.append(
+                f"The skill /{found.name} ({found.path}) is loaded for you; follow it:\n\n{found.body.strip()}"
+            )
+        return texts
+
+    def _say_once(self, text: str) -> None:
+        if text not in self._said:
+            self._said.add(text)
+            self.on_event(Notice(text))
 
     def _sources(self, skill: SkillTool, agent_type: AgentType) -> list[ToolSource]:
         """The parent's shared sources, then the sub-agent's own Skill tool and task list, and

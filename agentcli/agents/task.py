@@ -61,6 +61,11 @@ class AgentTypes:
         if self._catalog is None or signature != self._signature:
             self._catalog, self._signature = load_agent_catalog(self.cwd, self.home), signature
             notices = [f"Skipped an agent definition: {invalid.problem}" for invalid in self._catalog.invalid]
+            notices.extend(
+                f"The agent type {agent_type.name!r} ({agent_type.source}): {'; '.join(agent_type.notes)}."
+                for agent_type in self._catalog.types
+                if agent_type.notes
+            )
             for text in [*notices, *self._catalog.warnings()]:
                 if text not in self._reported:
                     self._reported.add(text)

@@ -30,7 +30,7 @@ def exit_code() -> int:
 
 def _main() -> int:
     from agentcli.cli.argv import parse
-    from agentcli.cli.commands import CliUsageError, echo, main_command, run_command
+    from agentcli.cli.commands import CliUsageError, acp_command, echo, main_command, run_command
     from agentcli.output.streams import STDOUT_CLOSED, guard_standard_streams, write_err
     from agentcli.signals import handle_termination
 
@@ -45,7 +45,7 @@ def _main() -> int:
             return echo(f"agentcli {__version__}")
         _route_logging(verbose=parsed is not None and bool(parsed.values.get("verbose")))
         if parsed is not None:
-            command = run_command if parsed.command.name == "run" else main_command
+            command = {"run": run_command, "acp": acp_command}.get(parsed.command.name or "", main_command)
             try:
                 return command(parsed.values)
             except CliUsageError:

@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.cli import commands
-from agentcli.cli.options import BATCH, MAIN, RAY_LOCAL, RUN, STATS, CliCommand, CliOption
+from agentcli.cli.options import ACP, BATCH, MAIN, RAY_LOCAL, REWIND, RUN, STATS, CliCommand, CliOption
 from agentcli.cli.shared import Subcommand, keep_for_subcommand
 from agentcli.option_typos import check_options
 
@@ -181,6 +181,13 @@ def run(ctx: typer.Context, **values: Any) -> None:
     _finish(commands.run_command, values)
 
 
+@app.command("acp", cls=Subcommand, add_help_option=False)
+@_declared(ACP)
+def acp(ctx: typer.Context, **values: Any) -> None:
+    """Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim, Emacs)."""
+    _finish(commands.acp_command, values)
+
+
 @app.command("stats", cls=Subcommand, add_help_option=False)
 @_declared(STATS)
 def stats(ctx: typer.Context, **values: Any) -> None:
@@ -212,6 +219,15 @@ def _ray_alone(args: list[str]) -> list[str]:
 def batch(ctx: typer.Context, **values: Any) -> None:
     """Run many tasks, each in a workspace of its own, on this machine or a Ray cluster; resumable."""
     _finish(commands.batch_command, values)
+
+
+@app.command("rewind", cls=Subcommand, add_help_option=False)
+@_declared(REWIND)
+def rewind(ctx: typer.Context, **values: Any) -> None:
+    """List a session's turns and checkpoints, or take its files or conversation back to before a turn."""
+    from agentcli.cli.rewind import rewind_command
+
+    _finish(rewind_command, values)
 
 
 def _add_subcommands() -> None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.cli.options import OUTPUT_FORMATS, PERMISSION_MODES
+from agentcli.cli.options import INPUT_FORMATS, OUTPUT_FORMATS, PERMISSION_MODES
 
 if TYPE_CHECKING:
     from agentcli.session import SessionOptions
@@ -64,6 +64,17 @@ def run_command(values: Values) -> int:
     if not _has_credential(values):
         return 1
     return _run_once(_session_options(values), values["prompt"], values)
+
+
+def acp_command(values: Values) -> int:
+    """`agentcli acp`: serve the Agent Client Protocol on stdin/stdout until stdin closes."""
+    values = {**values, "continue_session": False, "resume": None}
+    if not _has_credential(values):
+        return 1
+    _check_session_values(values)  # a usage error is reported at once, not at the first session
+    from agentcli.acp import serve_stdio
+
+    return serve_stdio(lambda: _session_options(values))
 
 
 def stats_command(values: Values) -> int:
@@ -119,25 +130,38 @@ def batch_command(values: Values) -> int:
 
 def _run_once(base: SessionOptions, prompt: str | None, values: Values) -> int:
     _check_choice("--output-format", values["output_format"], OUTPUT_FORMATS)
+    _check_choice("--input-format", values["input_format"], INPUT_FORMATS)
+    if values["input_format"] == "stream-json":
+        return _run_stream(base, prompt, values)
     text = _read_prompt(prompt)
     from dataclasses import asdict
 
     from agentcli.runner import RunOptions, run_once
 
-    options = RunOptions(**asdict(base), prompt=text, output_format=values["output_format"], verbose=values["verbose"])
+    options = RunOptions(
+        **asdict(base),
+        prompt=text,
+        output_format=values["output_format"],
+        verbose=values["verbose"],
+        permission_prompt_tool=values["permission_prompt_tool"],
+    )
     return run_once(options)
+
+
+def _run_stream(base: SessionOptions, prompt: str | None, values: Values) -> int:
+    """`--input-format stream-json`: the messages come from stdin, the answers go out as stream-json."""
+    if prompt is not None:
+        raise CliUsageError("with --input-format stream-json the messages come from stdin, not PROMPT.", "PROMPT")
+    if values["output_format"] != "stream-json":
+        raise CliUsageError("--input-format stream-json needs --output-format stream-json.", "--output-format")
+    from agentcli.stream_input import run_stream
+
+    return run_stream(base, sys.stdin, sys.stdout, cwd=Path.cwd(), prompt_tool=values["permission_prompt_tool"])
 
 
 def _session_options(values: Values) -> SessionOptions:
     """The options `run` and the REPL share, checked."""
-    if values["permission_mode"] is not None:
-        _check_choice("--permission-mode", values["permission_mode"], PERMISSION_MODES)
-    if values["tool_protocol"] is not None:
-        from agentcli.providers.text_tools import TOOL_PROTOCOLS
-
-        _check_choice("--tool-protocol", values["tool_protocol"], TOOL_PROTOCOLS)
-    if values["continue_session"] and values["resume"] is not None:
-        raise CliUsageError("give --continue or --resume ID, not both.", "--continue")
+    _check_session_values(values)
     from agentcli.session import SessionOptions
 
     return SessionOptions(
@@ -157,6 +181,18 @@ def _session_options(values: Values) -> SessionOptions:
         strict_mcp_config=values["strict_mcp_config"],
         trust_project_hooks=values["trust_project_hooks"],
     )
+
+
+def _check_session_values(values: Values) -> None:
+    """The usage errors in the options `run`, the REPL and `acp` share (CliUsageError)."""
+    if values["permission_mode"] is not None:
+        _check_choice("--permission-mode", values["permission_mode"], PERMISSION_MODES)
+    if values["tool_protocol"] is not None:
+        from agentcli.providers.text_tools import TOOL_PROTOCOLS
+
+        _check_choice("--tool-protocol", values["tool_protocol"], TOOL_PROTOCOLS)
+    if values["continue_session"] and values["resume"] is not None:
+        raise CliUsageError("give --continue or --resume ID, not both.", "--continue")
 
 
 def _has_credential(values: Values) -> bool:

@@ -49,7 +49,8 @@ class CliCommand(NamedTuple):
 
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+INPUT_FORMATS = ("text", "stream-json")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 
 PRINT = CliOption(
     "print_prompt", ("-p", "--print"), "text", "Run PROMPT once and print the answer (like `run`).", "PROMPT"
@@ -86,6 +87,21 @@ MAX_TURNS = CliOption(
 )
 OUTPUT_FORMAT = CliOption(
     "output_format", ("--output-format",), "text", "text, json or stream-json.", "FORMAT", default="text"
+)
+INPUT_FORMAT = CliOption(
+    "input_format",
+    ("--input-format",),
+    "text",
+    "text, or stream-json: one JSON user message per line on stdin, all in one session.",
+    "FORMAT",
+    default="text",
+)
+PERMISSION_PROMPT_TOOL = CliOption(
+    "permission_prompt_tool",
+    ("--permission-prompt-tool",),
+    "text",
+    "An MCP tool (mcp__server__tool) that answers what a run would ask the user.",
+    "TOOL",
 )
 MAX_BUDGET_TOKENS = CliOption(
     "max_budget_tokens",
@@ -141,6 +157,8 @@ RUN_OPTIONS = (
     APPEND_SYSTEM_PROMPT,
     MAX_TURNS,
     OUTPUT_FORMAT,
+    INPUT_FORMAT,
+    PERMISSION_PROMPT_TOOL,
     MAX_BUDGET_TOKENS,
     MAX_BUDGET_USD,
     TOOL_PROTOCOL,
@@ -159,7 +177,16 @@ RUN = CliCommand(
     argument_metavar="PROMPT",
     argument_help="The prompt; `-` or a pipe reads it from stdin.",
 )
-SUBCOMMANDS = {RUN.name: RUN}
+ACP = CliCommand(
+    "acp",
+    tuple(
+        option
+        for option in (*RUN_OPTIONS, HELP)
+        if option not in (OUTPUT_FORMAT, INPUT_FORMAT, PERMISSION_PROMPT_TOOL, CONTINUE, RESUME)
+    ),
+)
+"""`agentcli acp`: the editor chooses the sessions (`session/new`, `session/load`), not the command line."""
+SUBCOMMANDS = {RUN.name: RUN, ACP.name: ACP}
 """The subcommands the light parser reads (the fast path); the others are typer's alone."""
 
 STATS = CliCommand(
@@ -237,4 +264,20 @@ BATCH = CliCommand(
     argument="tasks",
     argument_metavar="TASKS",
     argument_help="A JSONL file of tasks, or a folder of Harbor tasks.",
+)
+
+REWIND = CliCommand(
+    "rewind",
+    (
+        CliOption("list", ("--list",), "flag", "List the session's turns and the files each changed (the default)."),
+        CliOption("to", ("--to",), "text", "Go back to before user turn TURN (its files and conversation).", "TURN"),
+        CliOption("code", ("--code",), "flag", "With --to: the files only."),
+        CliOption("conversation", ("--conversation",), "flag", "With --to: the conversation only."),
+        CliOption("undo", ("--undo",), "flag", "Put back the files as they were before the last code rewind."),
+        CliOption("force", ("--force",), "flag", "Restore even files changed outside agentcli since then."),
+        CliOption("json", ("--json",), "flag", "With --list: one JSON object."),
+        CONTINUE,
+        RESUME,
+        HELP,
+    ),
 )

@@ -1,14 +1,15 @@
 """Project and user instructions: CLAUDE.md, CLAUDE.local.md and AGENTS.md, with @imports.
 
-Discovery order: `$AGENTCLI_HOME/CLAUDE.md`; every `CLAUDE.md` then `CLAUDE.local.md`
-from the filesystem root down to the working directory; then every `AGENTS.md` on the
-same walk. A file may import others with `@path` (relative to itself, `~/` allowed), up to
+Discovery order: Claude Code's `~/.claude/CLAUDE.md`, then `$AGENTCLI_HOME/CLAUDE.md`; every
+`CLAUDE.md` then `CLAUDE.local.md` from the filesystem root down to the working directory; then
+every `AGENTS.md` on the same walk. A file may import others with `@path` (relative to itself, `~/` allowed), up to
 `MAX_IMPORT_DEPTH` levels; imports inside code spans and fenced blocks are ignored.
 Problems (missing file, cycle, too deep) become notes in the text, never exceptions.
 
 An import outside the project is loaded only when approved (context/outside.py); otherwise
 a note takes its place and the file lists it in `withheld`, for the front end to ask about.
-The user's own `$AGENTCLI_HOME/CLAUDE.md` and everything it imports are exempt.
+The user's own files (`~/.claude/CLAUDE.md`, `$AGENTCLI_HOME/CLAUDE.md`) and everything they
+import are exempt.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from agentcli.context.outside import OutsideFile, OutsideFiles, project_top
 from agentcli.regular_file import read_regular_file
-from agentcli.settings import agentcli_home
+from agentcli.settings import agentcli_home, claude_home
 
 MAX_IMPORT_DEPTH = 5
 MAX_FILE_CHARS = 40_000
@@ -48,11 +49,18 @@ class InstructionFile:
     """Why its text could not be read (a FIFO, a permission error): the front end tells the user."""
 
 
+USER_KIND = "the user's private global instructions for all projects"
+
+
+def user_files(home: Path | None = None) -> list[Path]:
+    """The user's own instruction files: Claude Code's, then agentcli's."""
+    return [claude_home() / "CLAUDE.md", (home or agentcli_home()) / "CLAUDE.md"]
+
+
 def candidate_paths(cwd: Path, home: Path | None = None) -> list[tuple[Path, str]]:
     """Every place an instruction file may be, in load order, with its kind."""
-    home = home or agentcli_home()
     walk = [*reversed(cwd.parents), cwd]
-    paths = [(home / "CLAUDE.md", "the user's private global instructions for all projects")]
+    paths = [(path, USER_KIND) for path in user_files(home)]
     for folder in walk:
         paths.append((folder / "CLAUDE.md", "project instructions, checked into the codebase"))
         paths.append((folder / "CLAUDE.local.md", "the user's private project instructions, not checked in"))
@@ -66,14 +74,13 @@ def load_instructions(
     """The instruction files that exist, each followed by what it imports (depth first).
 
     `outside` says which imports outside the project may be read (default: none)."""
-    home = home or agentcli_home()
     outside = outside or OutsideFiles(project_top(cwd))
-    user_file = home / "CLAUDE.md"
+    own = user_files(home)
     loaded: list[InstructionFile] = []
     seen: set[Path] = set()
     for path, kind in candidate_paths(cwd, home):
         if _present(path) and _key(path) not in seen:
-            loaded.extend(_load(path, kind, None, (), seen, None if path == user_file else outside))
+            loaded.extend(_load(path, kind, None, (), seen, None if path in own else outside))
     return loaded
 
 

@@ -92,6 +92,27 @@ class PreparedMessage:
         return replace(self, content=[*before, *(system_reminder(body) for body in bodies), text])
 
 
+@dataclass(frozen=True)
+class TypedCommand:
+    """A `/command` the user typed that expands into a prompt: what the UserPromptExpansion hooks are told."""
+
+    name: str
+    args: str
+    expansion_type: str
+    """`slash_command` (a skill or a command file) or `mcp_prompt`."""
+    source: str
+    """Where it comes from, as Claude Code names it: `projectSettings`, `userSettings` or `mcp`."""
+
+    def hook_fields(self, prompt: str) -> JSON:
+        return {
+            "expansion_type": self.expansion_type,
+            "command_name": self.name,
+            "command_args": self.args,
+            "command_source": self.source,
+            "prompt": prompt,
+        }
+
+
 def parse_command(text: str) -> tuple[str, str] | None:
     """`/git:commit fix typo` → ("git:commit", "fix typo"); None for ordinary text (or `/usr/bin/x …`)."""
     match = _SLASH.fullmatch(text.strip())
@@ -269,6 +290,21 @@ class SessionContext:
             told = f"The user ran /{name}{' ' + args if args else ''}, which runs as a sub-agent. Its report:"
             return PreparedMessage(self.user_message(told), skill, fork=expanded)
         return PreparedMessage(self.user_message(expanded), skill)
+
+    def typed_command(self, text: str) -> TypedCommand | None:
+        """The `/command` in `text` that `prepare` would expand; None for ordinary text, or a
+        command `prepare` refuses (it says why)."""
+        command = parse_command(text)
+        if command is None:
+            return None
+        name, args = command
+        if self.mcp is not None and name in self.mcp.prompts():
+            return TypedCommand(name, args, "mcp_prompt", "mcp")
+        skill = self._reported_skills().get(name)
+        if skill is None or not skill.user_invocable:
+            return None
+        source = "userSettings" if skill.source.startswith("user") else "projectSettings"
+        return TypedCommand(name, args, "slash_command", source)
 
     def forked_content(self, prepared: PreparedMessage, ctx: ToolContext) -> list[JSON]:
         """The message for the main agent: `prepared`'s, after a forked skill's sub-agent ran

@@ -1,8 +1,10 @@
 """Running hook commands: each in its own process group, all of one event at once.
 
-A hook is `/bin/sh -c COMMAND` in the project directory with the event's JSON on stdin and
-the environment every child of agentcli gets (`credentials.child_environment`: no API key)
-plus `CLAUDE_PROJECT_DIR` and `AGENTCLI_PROJECT_DIR`. When its `timeout` passes, its whole
+A hook is `bash -c COMMAND` (`/bin/sh` where there is no bash), or with `args` the program
+COMMAND run with them and no shell (`${CLAUDE_PROJECT_DIR}` filled into each as plain text), in
+the project directory with the event's JSON on stdin and the environment every child of
+agentcli gets (`credentials.child_environment`: no API key) plus `CLAUDE_PROJECT_DIR` and
+`AGENTCLI_PROJECT_DIR`. When its `timeout` passes, its whole
 process group is killed and it counts as a non-blocking failure. What it writes is kept up to
 `MAX_OUTPUT_CHARS` characters per stream, the rest dropped as it is read (`capped_output`): a
 hook printing 200 MB does not grow agentcli's memory.
@@ -10,8 +12,10 @@ hook printing 200 MB does not grow agentcli's memory.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Collection, Sequence
+import shutil
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,34 +43,65 @@ class HookRun:
     failed_to_start: str = ""
 
 
+Started = Callable[[int], None]
+"""Told the process group of each hook as it starts (a background hook's, to stop it at the end)."""
+
+
 def run_hooks(
-    hooks: Sequence[HookCommand], payload: JSON, project: Path, passthrough: Collection[str] = ()
+    hooks: Sequence[HookCommand],
+    payload: JSON,
+    project: Path,
+    passthrough: Collection[str] = (),
+    on_start: Started | None = None,
 ) -> list[HookRun]:
     """Run `hooks` concurrently with `payload` on stdin; their runs in the order given."""
     data = json.dumps(payload).encode()
     env = child_environment(passthrough)
     env["CLAUDE_PROJECT_DIR"] = env["AGENTCLI_PROJECT_DIR"] = str(project)
     if len(hooks) == 1:
-        return [_run_one(hooks[0], data, project, env)]
+        return [_run_one(hooks[0], data, project, env, on_start)]
     with ThreadPoolExecutor(len(hooks), thread_name_prefix="hook") as pool:
-        return list(pool.map(lambda hook: _run_one(hook, data, project, env), hooks))
+        return list(pool.map(lambda hook: _run_one(hook, data, project, env, on_start), hooks))
 
 
-def _run_one(hook: HookCommand, data: bytes, project: Path, env: dict[str, str]) -> HookRun:
+def _run_one(hook: HookCommand, data: bytes, project: Path, env: dict[str, str], on_start: Started | None) -> HookRun:
     try:
         done = run_capped(
-            ["/bin/sh", "-c", hook.command],
+            hook_argv(hook, project),
             cwd=project,
             env=env,
             limit=MAX_OUTPUT_BYTES,
             timeout=hook.timeout,
             stdin=data,
             own_group=True,  # killed whole at the timeout
+            on_start=on_start,
         )
     except OSError as error:
         return HookRun(hook, None, "", "", failed_to_start=error.strerror or str(error))
     stdout, stderr = _capped(done.stdout, done.stdout_cut), _capped(done.stderr, done.stderr_cut)
     return HookRun(hook, done.exit_code, stdout, stderr, timed_out=done.timed_out)
+
+
+PLACEHOLDERS = ("${CLAUDE_PROJECT_DIR}", "${AGENTCLI_PROJECT_DIR}")
+
+
+def hook_argv(hook: HookCommand, project: Path) -> list[str]:
+    """What runs: the command in bash (or sh), or, with `args`, the program itself."""
+    if hook.args is None:
+        return [_shell(), "-c", hook.command]
+    return [_placed(part, project) for part in (hook.command, *hook.args)]
+
+
+@functools.cache
+def _shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+def _placed(text: str, project: Path) -> str:
+    """`text` with the project folder in place of its placeholders (nothing else is expanded)."""
+    for placeholder in PLACEHOLDERS:
+        text = text.replace(placeholder, str(project))
+    return text
 
 
 def _capped(raw: bytes, dropped: int) -> str:

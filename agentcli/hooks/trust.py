@@ -43,7 +43,7 @@ AsksAboutHooks = Callable[[Sequence[HookCommand]], bool]
 
 
 def hooks_digest(hooks: Sequence[HookCommand]) -> str:
-    described = [[h.event, h.matcher, h.command, h.timeout] for h in hooks]
+    described = [h.described for h in hooks]
     return hashlib.sha256(json.dumps(described).encode()).hexdigest()
 
 

@@ -163,6 +163,10 @@ class StreamJsonReporter:
         elif isinstance(event, ToolCallFinished) and event.agent_id == MAIN_AGENT:
             self.subagents.release(event.id)
 
+    def system(self, subtype: str, **fields: object) -> None:
+        """A `system` line of the session's own (`input_error`: a line of stream-json input refused)."""
+        _write_json(self.out, {"type": "system", "subtype": subtype, **fields, "session_id": self.session_id})
+
     def _message(self, kind: str, message: JSON, parent_tool_use_id: str | None) -> None:
         line = {"type": kind, "message": message, "parent_tool_use_id": parent_tool_use_id}
         _write_json(self.out, {**line, "session_id": self.session_id})

@@ -3,7 +3,8 @@
 A call is judged by what its tool declares it will do (`Tool.access`, an `access.Access`):
 the paths it reads and writes, the command it runs, the hosts it contacts, the MCP server it
 acts through. Never by the tool's name, except that rules name tools (`Read(...)` names Read,
-Grep and Glob; `Edit(...)` Edit and Write; `mcp__server` that server's tools). What no mode
+Grep and Glob; `Edit(...)` Edit and Write; `mcp__server` that server's tools; `Task(...)` and
+`Skill(...)` what the call starts, `WebFetch(domain:...)` the hosts it declares). What no mode
 approves, and so is asked about unless a rule allows it or the mode is bypassPermissions: a
 command no allow rule covers, paths outside the project, an MCP call, hosts, and a call whose
 tool does not say what it does (`Access.unknown`, which plan mode also refuses).
@@ -24,7 +25,7 @@ from agentcli.permissions.bash_rules import BashPattern, Coverage, RuleMatch, co
 from agentcli.permissions.modes import Mode
 from agentcli.permissions.paths import real_path, within
 from agentcli.permissions.protected import Protected, bash_targets, pattern_names, protected_writes
-from agentcli.permissions.rules import Rule
+from agentcli.permissions.rules import NAME_FIELDS, Rule
 from agentcli.permissions.sources import RuleSet
 
 CallKind = Literal["read", "edit", "bash", "mcp", "none", "other"]
@@ -67,6 +68,9 @@ class Call:
     """Protected paths the call would write (see `protected`)."""
     origin: McpOrigin | None = None
     """For an MCP tool: its server's and its own names as configured and listed."""
+    more_folders: tuple[Path, ...] = ()
+    """The session's other working folders (`additionalDirectories`), resolved: inside them is
+    judged as inside the project (protected paths there are protected too)."""
 
     @property
     def kind(self) -> CallKind:
@@ -89,11 +93,11 @@ class Call:
         return tuple(p for p in reals if not within(p, self.project_real))
 
     def inside(self, real: Path) -> bool:
-        return within(real, self.project_real)
+        return within(real, self.project_real) or any(within(real, folder) for folder in self.more_folders)
 
     def shown(self, real: Path) -> str:
         """A resolved path as the user reads it: relative to the project when inside it."""
-        if not self.inside(real):
+        if not within(real, self.project_real):
             return str(real)
         rel = real.relative_to(self.project_real).as_posix()
         return rel if rel != "." else "the project"
@@ -156,9 +160,10 @@ def evaluate(call: Call, rules: RuleSet, mode: Mode) -> Verdict:
         uncovered = tuple(p for p in call.real_paths if not _path_allowed(p, call, allow, mode))
         if uncovered:
             return Verdict("ask", uncovered_paths=uncovered)
-    if call.access.hosts and not broad:
-        return Verdict("ask", hosts=call.access.hosts)
-    if call.kind in ("mcp", "other") and not broad:  # no mode approves what it does
+    unnamed_hosts = tuple(h for h in call.access.hosts if not any(r.names_host(h) for r in allow if r.domain))
+    if unnamed_hosts and not broad:
+        return Verdict("ask", hosts=unnamed_hosts)
+    if (call.access.unknown or call.kind == "mcp") and not broad:  # no mode approves what it does
         return Verdict("ask")
     return Verdict("allow")
 
@@ -167,8 +172,10 @@ def _matches(rule: Rule, call: Call) -> RuleMatch | None:
     """For deny and ask rules: does the rule catch any part of this call? (fails closed)"""
     if not rule.names(call.tool, call.origin):
         return None
-    if rule.tool_wide:
+    if rule.tool_wide or rule.opaque:  # an uninterpreted specifier names every call (fails closed)
         return RuleMatch()
+    if rule.name is not None or rule.domain is not None:
+        return RuleMatch() if _narrowly_names(rule, call) else None
     if rule.bash is not None:
         return deny_match(call.command, rule.bash) if call.access.command is not None else None
     pattern = rule.path
@@ -176,6 +183,30 @@ def _matches(rule: Rule, call: Call) -> RuleMatch | None:
     named = zip(call.paths, call.real_paths, strict=True)
     hit = any(pattern.matches(p, call.project) or pattern.matches(r, call.project) for p, r in named)
     return RuleMatch() if hit else None
+
+
+def rule_names_call(rule: Rule, tool: Tool, tool_input: JSON, ctx: ToolContext) -> bool:
+    """Whether `rule` names this call as a deny or ask rule would (a hook's `if`): any part of a
+    Bash command, any path the call touches. A call whose paths cannot be resolved is named by
+    any rule of its tool (the `if` errs on the side of running the hook)."""
+    try:
+        call = describe_call(tool, tool_input, ctx)
+    except (OSError, ValueError, RuntimeError):
+        return rule.names(tool.name)
+    return rule_catches(rule, call)
+
+
+def rule_catches(rule: Rule, call: Call) -> bool:
+    """Whether `rule` names `call` as a deny or ask rule would (any part of it)."""
+    return _matches(rule, call) is not None
+
+
+def _narrowly_names(rule: Rule, call: Call) -> bool:
+    """A Task or Skill rule naming what the call starts, or a WebFetch rule naming a host it declares."""
+    if rule.name is not None:
+        value = call.tool_input.get(NAME_FIELDS.get(rule.tool, ""))
+        return isinstance(value, str) and rule.names_subject(value.removeprefix("/"))
+    return rule.domain is not None and any(rule.names_host(host) for host in call.access.hosts)
 
 
 def _named(protected: Protected, call: Call, allow: list[Rule]) -> bool:

@@ -6,7 +6,9 @@ allow the call. Tools never check permissions themselves.
 
 A PreToolUse hook's word comes on the call's context (`ToolContext.hook_permission`; its deny
 never reaches the gate): `ask` asks even where rules and mode allow; `allow` answers in place of
-the user, but never past a deny or ask rule, plan mode or a protected path.
+the user, but never past a deny or ask rule, plan mode or a protected path. PermissionRequest
+hooks (`request_hooks`) run when the user would be asked (or, with nobody to ask, before the
+denial), and may answer in the user's place within the same bounds.
 """
 
 from __future__ import annotations
@@ -14,20 +16,22 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentcli.contracts import JSON, Decision, PermissionGate, PreviewsChange, Tool, ToolContext
 from agentcli.errors import UsageError
 from agentcli.permissions import messages
-from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate
+from agentcli.permissions.evaluate import Call, Verdict, describe_call, evaluate, rule_catches
 from agentcli.permissions.modes import MODES, Mode, check_mode, next_mode
+from agentcli.permissions.paths import real_path
 from agentcli.permissions.persist import add_allow_rules
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
+from agentcli.permissions.request_hooks import PermissionHooks, Update, read_update
 from agentcli.permissions.rules import SESSION, Rule, RuleError, RuleSource, parse_rule
-from agentcli.permissions.sources import RuleSet, load_rules, resolve_mode
+from agentcli.permissions.sources import RuleSet, additional_directories, bypass_disabled_by, load_rules, resolve_mode
 from agentcli.permissions.suggest import Suggestion, suggest
-from agentcli.settings import Settings, settings_files
+from agentcli.settings import Settings, own_local_settings
 
 __all__ = ["MODES", "AgentGate", "Gate", "build_gate"]
 
@@ -45,8 +49,17 @@ class Gate:
         prompter: Prompter | None = None,
         local_settings: Path | None = None,
         on_notice: Notify | None = None,
+        permission_hooks: PermissionHooks | None = None,
+        more_folders: Sequence[Path] = (),
+        bypass_disabled: bool = False,
     ) -> None:
         self.rules = rules or RuleSet()
+        self.more_folders = tuple(real_path(folder) for folder in more_folders)
+        """Other working folders (`additionalDirectories`): judged as the project is."""
+        self.bypass_disabled = bypass_disabled
+        """`disableBypassPermissionsMode`: nothing may switch to bypassPermissions (a sub-agent's mode)."""
+        self.permission_hooks = permission_hooks
+        """Run before each question (and before a denial for want of anyone to ask)."""
         self._mode: Mode = check_mode(mode)
         self.prompter = prompter
         """None means non-interactive: anything that would be asked is denied."""
@@ -72,11 +85,14 @@ class Gate:
         """An allowed call's Decision carries the real paths judged, which the tool must use."""
         return self.check_granting((), tool, tool_input, ctx)
 
-    def check_granting(self, granted: Sequence[Rule], tool: Tool, tool_input: JSON, ctx: ToolContext) -> Decision:
-        """`check`, with the allow rules `granted` in force for this one call (an `AgentGate`'s)."""
+    def check_granting(
+        self, granted: Sequence[Rule], tool: Tool, tool_input: JSON, ctx: ToolContext, mode: Mode | None = None
+    ) -> Decision:
+        """`check`, with the allow rules `granted` in force for this one call, and in `mode` where
+        the session allows it (`mode_for`): an `AgentGate`'s."""
         with self._lock:  # one question at a time, in call order, also across sub-agents
             try:
-                judged = self._judge(tool, tool_input, ctx, granted)
+                judged = self._judge(tool, tool_input, ctx, granted, self.mode_for(mode))
             except (OSError, ValueError, RuntimeError) as error:  # e.g. a path too long or a symlink loop
                 why = messages.one_line(getattr(error, "strerror", None) or str(error))
                 return Decision(
@@ -89,20 +105,70 @@ class Gate:
                 )
             if isinstance(judged, Decision):
                 return judged
-            call, checked, request = judged
             if ctx.cancel.is_set():  # queued behind a question while the user interrupted
-                return Decision(False, messages.interrupted(call))
+                return Decision(False, messages.interrupted(judged.call))
+            if (answered := self._hooks_answer(judged)) is not None:
+                return answered
+            if judged.unasked is not None:
+                return judged.unasked
             assert self.prompter is not None
-            return self._apply(self.prompter(request), call, checked)
+            return self._apply(self.prompter(judged.request), judged.call, judged.checked)
+
+    def _hooks_answer(self, question: _Question) -> Decision | None:
+        """What the PermissionRequest hooks answer in the user's place; None: no answer."""
+        if self.permission_hooks is None:
+            return None
+        call, verdict = question.call, question.verdict
+        said = self.permission_hooks(question.request, lambda rule: rule_catches(rule, call))
+        if said.interrupt:
+            self.notify("A PermissionRequest hook asked to interrupt the agent; agentcli only denies the call.")
+        if said.behavior == "deny":
+            return Decision(False, messages.hook_denied(call, said.message))
+        if said.behavior != "allow" or verdict.rule is not None or verdict.protected:
+            return None  # a deny or ask rule, or a protected path, is still asked about
+        if said.rewrites_input:
+            self.notify(
+                "A PermissionRequest hook allowed a call with a changed input, which agentcli does not apply: "
+                "asking about the call as it is."
+            )
+            return None
+        for entry in said.updated_permissions:
+            self._update(read_update(entry))
+        return Decision(True, checked_paths=question.checked, access=call.access)
+
+    def _update(self, update: Update) -> None:
+        """Apply a PermissionRequest hook's `updatedPermissions` entry."""
+        if update.unapplied:
+            self.notify(f"Not applied from a PermissionRequest hook: {update.unapplied}.")
+        if update.mode is not None:
+            self._mode = update.mode
+        if update.lasting:  # saved as the user's "don't ask again" answers are
+            self.remember([text for behavior, text in update.rules if behavior == "allow"])
+        for behavior, text in update.rules:
+            if behavior == "allow" and update.lasting:
+                continue
+            try:
+                self.rules.add(parse_rule(text, behavior, SESSION))
+            except RuleError as error:
+                self.notify(f'Not added from a PermissionRequest hook: "{text}" ({error}).')
+
+    def mode_for(self, wanted: Mode | None) -> Mode:
+        """The mode a sub-agent's calls are judged in: the one its definition asks for while the
+        session is in default mode (bypassPermissions not once it is turned off), else the session's."""
+        if wanted is None or self._mode != "default":
+            return self._mode
+        return self._mode if wanted == "bypassPermissions" and self.bypass_disabled else wanted
 
     def _judge(
-        self, tool: Tool, tool_input: JSON, ctx: ToolContext, granted: Sequence[Rule]
-    ) -> Decision | tuple[Call, dict[Path, Path], PermissionRequest]:
+        self, tool: Tool, tool_input: JSON, ctx: ToolContext, granted: Sequence[Rule], mode: Mode
+    ) -> Decision | _Question:
         """The decision, or the question to ask. Describing paths may raise OSError or RuntimeError."""
         call = describe_call(tool, tool_input, ctx)  # resolves each path once: the tool is handed these
+        if self.more_folders:
+            call = replace(call, more_folders=self.more_folders)
         checked = dict(zip(call.paths, call.real_paths, strict=True))
         rules = RuleSet([*self.rules.rules, *granted]) if granted else self.rules
-        verdict = evaluate(call, rules, self._mode)
+        verdict = evaluate(call, rules, mode)
         hook = ctx.hook_permission
         hook_asks = hook is not None and hook.decision == "ask"
         if verdict.outcome == "allow" and not hook_asks:
@@ -114,11 +180,17 @@ class Gate:
         if hook is not None and hook.decision == "allow" and verdict.rule is None and not verdict.protected:
             return Decision(True, checked_paths=checked, access=call.access)
         suggestion = None if verdict.outcome == "allow" else suggest(call, verdict)
-        if self.prompter is None:
+        unasked = None
+        if self.prompter is None or mode == "dontAsk":
+            nobody = messages.NON_INTERACTIVE if self.prompter is None else messages.DONT_ASK
             if verdict.outcome == "allow":
-                return Decision(False, messages.hook_asks_non_interactive(call, hook.reason if hook else ""))
-            return Decision(False, messages.non_interactive(call, verdict, suggestion))
-        return call, checked, self._request(call, verdict, suggestion, tool, replace(ctx, checked_paths=checked))
+                unasked = Decision(False, messages.hook_asks_non_interactive(call, hook.reason if hook else ""))
+            else:
+                unasked = Decision(False, messages.non_interactive(call, verdict, suggestion, nobody))
+            if self.permission_hooks is None:
+                return unasked
+        request = self._request(call, verdict, suggestion, tool, replace(ctx, checked_paths=checked))
+        return _Question(call, checked, request, verdict, unasked)
 
     def remember(self, rule_texts: Sequence[str]) -> list[Rule]:
         """Allow `rule_texts` from now on; Bash and MCP rules are also saved to local settings (and
@@ -205,6 +277,18 @@ class Gate:
             self.on_notice(text)
 
 
+@dataclass(frozen=True)
+class _Question:
+    """A call the user would be asked about."""
+
+    call: Call
+    checked: dict[Path, Path]
+    request: PermissionRequest
+    verdict: Verdict
+    unasked: Decision | None
+    """With nobody to ask: the denial, unless a PermissionRequest hook answers."""
+
+
 class AgentGate:
     """One sub-agent's view of the session's gate: the same rules, mode and questions, plus allow
     rules granted to this agent alone (`temporary_allow`: the allowed-tools of the skills it
@@ -214,8 +298,10 @@ class AgentGate:
 
     Over a gate that takes no granted rules (a test's), its grants are never in force."""
 
-    def __init__(self, gate: PermissionGate) -> None:
+    def __init__(self, gate: PermissionGate, mode: Mode | None = None) -> None:
+        """`mode`: the one its definition asks for (`permissionMode`; see `Gate.mode_for`)."""
         self.gate = gate
+        self.mode = mode
         self.granted = RuleSet()
         self._lock = threading.Lock()
 
@@ -224,7 +310,7 @@ class AgentGate:
             return self.gate.check(tool, tool_input, ctx)
         with self._lock:
             granted = tuple(self.granted.rules)
-        return self.gate.check_granting(granted, tool, tool_input, ctx)
+        return self.gate.check_granting(granted, tool, tool_input, ctx, self.mode)
 
     @contextmanager
     def temporary_allow(self, rule_texts: Sequence[str], label: str = "a skill") -> Iterator[None]:
@@ -270,6 +356,7 @@ def build_gate(
     disallowed: Sequence[str] = (),
     prompter: Prompter | None = None,
     on_notice: Notify | None = None,
+    permission_hooks: PermissionHooks | None = None,
 ) -> Gate:
     """The gate for a session: rules from the three settings files and the flags, and the mode.
 
@@ -277,5 +364,14 @@ def build_gate(
     """
     rules = load_rules(settings, allowed, disallowed)
     mode = resolve_mode(mode_flag, settings)
-    local = next(path for scope, path in settings_files(cwd) if scope == "local")
-    return Gate(rules, mode, prompter=prompter, local_settings=local, on_notice=on_notice)
+    folders = additional_directories(settings, cwd)
+    return Gate(
+        rules,
+        mode,
+        prompter=prompter,
+        local_settings=own_local_settings(cwd),
+        on_notice=on_notice,
+        permission_hooks=permission_hooks,
+        more_folders=folders,
+        bypass_disabled=bypass_disabled_by(settings) is not None,
+    )

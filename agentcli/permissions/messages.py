@@ -73,8 +73,15 @@ def plan_refusal(call: Call, interactive: bool) -> str:
     )
 
 
-def non_interactive(call: Call, verdict: Verdict, suggestion: Suggestion | None) -> str:
-    """A denial for a call that would need the user's answer in a run that cannot ask."""
+NON_INTERACTIVE = "this run is non-interactive"
+DONT_ASK = "the session is in dontAsk mode, which denies what it would ask about"
+
+
+def non_interactive(
+    call: Call, verdict: Verdict, suggestion: Suggestion | None, nobody_asked: str = NON_INTERACTIVE
+) -> str:
+    """A denial for a call that would need the user's answer where nobody is asked (`nobody_asked`
+    says why: a run that cannot ask, or dontAsk mode)."""
     what = describe(call)
     if verdict.rule is not None:
         rule = verdict.rule
@@ -82,7 +89,12 @@ def non_interactive(call: Call, verdict: Verdict, suggestion: Suggestion | None)
         why = f" ({verdict.unverified})" if verdict.unverified else ""
         return (
             f'Permission denied: {what} {how} the ask rule "{rule.text}" in {source_of(rule)}{why}, so it needs the '
-            "user's confirmation, which a non-interactive run cannot give; remove that ask rule to let it run.\n"
+            + (
+                "user's confirmation, which a non-interactive run cannot give"
+                if nobody_asked == NON_INTERACTIVE
+                else f"user's confirmation, and {nobody_asked}"
+            )
+            + "; remove that ask rule to let it run.\n"
             + DO_NOT_RETRY
         )
     if verdict.protected:
@@ -95,10 +107,10 @@ def non_interactive(call: Call, verdict: Verdict, suggestion: Suggestion | None)
         )
         return (
             f"Permission denied: {what} writes {protected_summary(verdict, call)}, which is asked about every "
-            f"time, and this run is non-interactive. {allow}\n{DO_NOT_RETRY}"
+            f"time, and {nobody_asked}. {allow}\n{DO_NOT_RETRY}"
         )
     how = _how_to_allow(call, verdict, suggestion)
-    return f"Permission denied: {what} needs approval, and this run is non-interactive. {how}\n{DO_NOT_RETRY}"
+    return f"Permission denied: {what} needs approval, and {nobody_asked}. {how}\n{DO_NOT_RETRY}"
 
 
 def _how_to_allow(call: Call, verdict: Verdict, suggestion: Suggestion | None) -> str:
@@ -129,6 +141,12 @@ def user_denied(call: Call, reason: str) -> str:
     if reason.strip():
         return f"{head}\nThe user said: {reason.strip()}\nAdjust your approach to what the user said."
     return f"{head}\nStop and ask the user how to proceed; do not retry it."
+
+
+def hook_denied(call: Call, message: str) -> str:
+    """A call a PermissionRequest hook denied in the user's place."""
+    why = f": {message.strip()}" if message.strip() else "."
+    return f"Permission denied by a PermissionRequest hook for {describe(call)}{why}\n" + DO_NOT_RETRY
 
 
 def hook_asks_non_interactive(call: Call, reason: str) -> str:

@@ -3,6 +3,9 @@
 - `Bash`, `Bash(npm run build)`, `Bash(git diff:*)`, `Bash(git diff *)`
 - `Read(./.env)`, `Edit(src/**)`, `Write(//tmp/out.txt)`, `Read(~/notes/**)`
 - `mcp__server` or `mcp__server__*` (every tool of that server), `mcp__server__tool`
+- `Task(Explore)` (Claude Code's `Agent(Explore)`): Task calls starting that agent type
+- `Skill(commit)`, `Skill(review *)`: Skill calls running that skill (a glob on its name)
+- `WebFetch(domain:example.com)`, `WebFetch(domain:*.example.com)`: calls that contact that host
 
 A `Read` rule also covers Grep and Glob; an `Edit` rule also covers Write.
 
@@ -11,11 +14,18 @@ part is what stands between `mcp__` and the next `__`, compared whole and case a
 `mcp__trusted` covers the server `trusted` and nothing else (not `trusted_evil`, not `Trusted`);
 `mcp__server__tool` covers the one tool offered under that name, or the tool of that server
 listed as `tool` whose name had to be shortened.
+
+A rule for a tool agentcli does not know the specifiers of (`WebSearch(...)`, `PowerShell(...)`)
+keeps its specifier uninterpreted (`Rule.opaque`): as an allow rule it allows nothing, as a
+deny or ask rule it names every call of that tool. Rules read from settings files are read the
+same way when they cannot be parsed at all (`permissions.sources`): fail closed.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Literal
 
@@ -33,7 +43,24 @@ FAMILIES: dict[str, frozenset[str]] = {"Read": READ_FAMILY, "Edit": EDIT_FAMILY}
 PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write"})
 """Tools whose rules take a path specifier."""
 
-KNOWN_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "Grep", "Glob", "Task", "Skill")
+KNOWN_TOOLS = (
+    "Read",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "Bash",
+    "Grep",
+    "Glob",
+    "Task",
+    "Skill",
+    "WebFetch",
+)
+NAME_FIELDS = {"Task": "subagent_type", "Skill": "skill"}
+"""Tools whose rules name what a call starts, by this input field."""
+TOOL_ALIASES = {"Agent": "Task"}
+"""Claude Code's names for agentcli's tools (its Task tool is `Agent` since 2.1.63)."""
+DOMAIN_PREFIX = "domain:"
 
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -63,11 +90,30 @@ class Rule:
     source: RuleSource
     bash: BashPattern | None = None
     path: PathPattern | None = None
+    name: str | None = None
+    """For Task and Skill: a glob on the agent type or skill the call names."""
+    domain: str | None = None
+    """For WebFetch: the host (`example.com`, or `*.example.com` for its subdomains)."""
+    opaque: str | None = None
+    """A specifier agentcli cannot interpret: allows nothing; as deny or ask, names every call of the tool."""
 
     @property
     def tool_wide(self) -> bool:
         """True for `Bash`, `Edit`, `mcp__server`: no specifier narrows it."""
-        return self.bash is None and self.path is None
+        return self.bash is None and self.path is None and self.name is None and self.domain is None and not self.opaque
+
+    def names_subject(self, value: str) -> bool:
+        """For a Task or Skill rule: whether it names the agent type or skill `value`."""
+        return self.name is not None and fnmatch.fnmatchcase(value, self.name)
+
+    def names_host(self, host: str) -> bool:
+        """For a WebFetch rule: whether it names `host`."""
+        if self.domain is None:
+            return False
+        host = host.lower().rstrip(".")
+        if self.domain.startswith("*."):
+            return host.endswith(self.domain[1:])
+        return host == self.domain
 
     def names(self, tool_name: str, origin: McpOrigin | None = None) -> bool:
         """Whether this rule is about calls of `tool_name` at all (`origin`: an MCP tool's listed names)."""
@@ -113,9 +159,18 @@ def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
         raise RuleError("the rule is empty")
     tool, specifier = _split(stripped)
     _check_tool_name(tool)
+    tool = TOOL_ALIASES.get(tool, tool)
     if specifier is None:
         return Rule(stripped, tool, behavior, source)
+    if tool in NAME_FIELDS:
+        return Rule(stripped, tool, behavior, source, name=_name_glob(specifier))
+    if tool == "WebFetch":
+        return Rule(stripped, tool, behavior, source, domain=_domain(specifier))
     if tool == "Bash":
+        if behavior != "allow" and "*" in specifier.strip().removesuffix(":*").removesuffix(" *"):
+            # Claude Code's wildcards anywhere (`curl * -d *`, `push -f*`): matched literally here, a
+            # deny or ask rule would miss what it means; `fallback_rule` widens it instead.
+            raise RuleError("a wildcard before the end of the rule")
         try:
             pattern = parse_bash_specifier(specifier)
         except BashRuleError as error:
@@ -128,7 +183,60 @@ def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
             raise RuleError(str(error)) from None
     if tool in READ_FAMILY:
         raise RuleError(f"{tool} takes no specifier; Read(...) rules cover {tool} too")
-    raise RuleError(f"{tool} takes no specifier; write {tool} alone to cover every call")
+    if tool in KNOWN_TOOLS or tool.startswith("mcp__"):
+        raise RuleError(f"{tool} takes no specifier; write {tool} alone to cover every call")
+    return Rule(stripped, tool, behavior, source, opaque=specifier)
+
+
+def fallback_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule | None:
+    """For a deny or ask rule that cannot be parsed: the rule for every call of the tool it names
+    (its specifier kept uninterpreted), so it refuses at least what it could mean; None when no
+    tool name can be made out of it. A tool name in the wrong case is taken as the right one."""
+    tool = text.strip().split("(", 1)[0].strip()
+    known = next((name for name in (*KNOWN_TOOLS, *TOOL_ALIASES) if name.lower() == tool.lower()), None)
+    tool = known or tool
+    if not _TOOL_NAME.fullmatch(tool.removesuffix("__*")) or (tool.startswith("mcp__") and tool.count("__") > 2):
+        return None
+    if tool == "Bash" and (words := _words_before_wildcard(text)):
+        prefix = " ".join(words)
+        return Rule(text.strip(), tool, behavior, source, bash=BashPattern(words, True, f"{prefix}:*"))
+    return Rule(text.strip(), TOOL_ALIASES.get(tool, tool), behavior, source, opaque=text.strip())
+
+
+def _words_before_wildcard(text: str) -> tuple[str, ...]:
+    """`Bash(curl * -d *)` → (`curl`,); `Bash(git push -f*)` → (`git`, `push`): the whole words
+    before the first wildcard, whose prefix rule covers all the rule could mean; () when none."""
+    inner = text.strip().partition("(")[2].removesuffix(")")
+    head, star, _ = inner.partition("*")
+    if not star:
+        return ()
+    try:
+        words = shlex.split(head)
+    except ValueError:
+        return ()
+    if head and not head[-1].isspace() and not head.endswith(":"):
+        words = words[:-1]  # the word the wildcard ends is not whole
+    return tuple(word for word in words if word != ":")
+
+
+def _name_glob(specifier: str) -> str:
+    """`Explore` → `Explore`; `review *`, `review:*` → `review*`: the rest is the call's arguments."""
+    glob = specifier.strip()
+    for suffix in (" *", ":*"):
+        if glob.endswith(suffix):
+            glob = glob[: -len(suffix)] + "*"
+    if not glob:
+        raise RuleError("the parentheses name nothing")
+    return glob
+
+
+def _domain(specifier: str) -> str:
+    if not specifier.startswith(DOMAIN_PREFIX):
+        raise RuleError(f"WebFetch rules name a host: WebFetch({DOMAIN_PREFIX}example.com)")
+    host = specifier[len(DOMAIN_PREFIX) :].strip().lower().rstrip(".")
+    if not re.fullmatch(r"(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d+)?", host):
+        raise RuleError(f"{host!r} is not a host name")
+    return host
 
 
 def _split(text: str) -> tuple[str, str | None]:

@@ -115,6 +115,10 @@ class Repl:
             except ExitRepl:
                 return 0
 
+    def prefill(self, text: str) -> None:
+        """Start the next prompt's line with `text` (the prompt of a turn rewound)."""
+        self._typeahead = text
+
     def handle(self, text: str) -> None:
         """A built-in command runs here; a skill or ordinary text is sent; an unknown `/name` is
         answered with a suggestion and nothing is sent."""
@@ -216,9 +220,12 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
     except AgentcliError as error:
         Console(stderr=True).print(str(error), style="red", markup=False)
         return error.exit_code
+    reason = "other"
     try:
-        return repl.loop()
+        code = repl.loop()
+        reason = "prompt_input_exit"  # /exit or Ctrl-D at the prompt: the SessionEnd hooks' reason
+        return code
     except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
         return stop.exit_code
     finally:
-        repl.session.close()
+        repl.session.close(reason)

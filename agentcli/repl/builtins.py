@@ -214,6 +214,12 @@ def _clip(text: str, lines: int = 2) -> str:
     return clipped + ("\n…" if len(kept) > lines else "")
 
 
+def _rewind(repl: Repl, args: str) -> None:
+    from agentcli.repl.rewind import rewind
+
+    rewind(repl, args, _ask)
+
+
 def _compact(repl: Repl, args: str) -> None:
     session = repl.session
     if not session.agent.messages:
@@ -410,7 +416,8 @@ def _agents(repl: Repl, args: str) -> None:
     repl.console.print(table)
     repl.console.print(
         "[dim]Custom types: .agentcli/agents/*.md or .claude/agents/*.md in the project, "
-        "$AGENTCLI_HOME/agents/*.md for all projects · /agents last shows the latest sub-agent's conversation[/dim]"
+        "$AGENTCLI_HOME/agents/*.md or ~/.claude/agents/*.md for all projects · /agents last shows the latest "
+        "sub-agent's conversation[/dim]"
     )
 
 
@@ -420,15 +427,18 @@ def _hooks(repl: Repl, args: str) -> None:
     if not hooks:
         repl.console.print(
             '[dim]No hooks. Add them under "hooks" in .agentcli/settings.json, .agentcli/settings.local.json '
-            "or $AGENTCLI_HOME/settings.json (Claude Code's format).[/dim]"
+            "or $AGENTCLI_HOME/settings.json, or Claude Code's .claude/settings.json, .claude/settings.local.json "
+            "or ~/.claude/settings.json (Claude Code's format).[/dim]"
         )
         return
     table = Table("event", "matcher", "command", "timeout", "from", box=None)
     for hook in sorted(hooks, key=lambda h: EVENTS.index(h.event)):
+        matcher = (hook.matcher or "*") + (f" if {hook.condition.text}" if hook.condition else "")
+        command = " ".join((hook.command, *(hook.args or ()))) + (" (async)" if hook.background else "")
         table.add_row(
             hook.event,
-            escape(for_terminal(hook.matcher or "*")),
-            escape(for_terminal(hook.command)),
+            escape(for_terminal(matcher)),
+            escape(for_terminal(command)),
             f"{hook.timeout:g} s",
             escape(for_terminal(_shown_path(hook.source, repl.session.cwd))),
         )
@@ -484,7 +494,7 @@ def _show_servers(repl: Repl, statuses: list[ServerStatus]) -> None:
     from agentcli.mcp.names import server_parts
 
     parts, _ = server_parts(status.name for status in statuses)
-    table = Table("server", "scope", "state", "tools", "", box=None)
+    table = Table("server", "scope", "state", "tools", "from", "", box=None)
     colours = {"connected": "green", "failed": "red", "connecting": "yellow"}
     for status in statuses:
         tools = str(len(status.tools)) if status.state == "connected" else ""
@@ -494,6 +504,7 @@ def _show_servers(repl: Repl, statuses: list[ServerStatus]) -> None:
             status.config.scope,
             f"[{colour}]{status.state}[/{colour}]",
             tools,
+            escape(for_terminal(_shown_path(status.config.source, repl.session.cwd))),
             escape(for_terminal(status.error)),
         )
     repl.console.print(table)
@@ -559,6 +570,12 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("help", "Show commands, skills and keys", _help),
         Builtin("clear", "Clear the screen and start a new conversation (and transcript)", _clear),
         Builtin("resume", "Pick a recent session of this project and continue it", _resume, "[number|id]"),
+        Builtin(
+            "rewind",
+            "Back to before an earlier turn: its code, its conversation or both (also Esc Esc)",
+            _rewind,
+            "[turn [both|conversation|code]|undo]",
+        ),
         Builtin(
             "compact",
             "Shrink the conversation: clear old tool results, then summarise",

@@ -17,6 +17,8 @@ from agentcli.safe_text import for_terminal
 from agentcli.ui.status import MODE_LOOKS, Status
 
 SHIFT_TAB_HINT = "(shift-tab)"
+REWIND_COMMAND = "/rewind"
+"""What Esc Esc on an empty prompt runs."""
 
 
 def toolbar_style() -> Style:
@@ -55,6 +57,12 @@ def key_bindings(on_shift_tab: Callable[[], None], on_ctrl_o: Callable[[], None]
             buffer.insert_text("\n")
         else:
             buffer.validate_and_handle()
+
+    @bindings.add("escape", "escape")
+    def _rewind(event: KeyPressEvent) -> None:
+        """Esc Esc on an empty prompt: /rewind (as in Claude Code); with text typed, nothing."""
+        if not event.current_buffer.text:
+            event.app.exit(result=REWIND_COMMAND)
 
     @bindings.add("c-c")
     def _clear_or_interrupt(event: KeyPressEvent) -> None:

@@ -6,9 +6,9 @@ hooks (the checked-in settings' only once trusted, `hooks.trust`), the permissio
 the front end's prompter, which runs the Notification hooks before each question), the MCP
 servers (started later, `mcp.servers`), the model client (`SessionModel`, made at the first
 request), the built-in tools, the agent types, which outside files and skills are trusted, and
-the loop's configuration for a model (`loop_config`). Building starts nothing but the
-workspace it makes (entered last, closed with the parts; the local one holds nothing): no MCP
-server, no connection, no thread. So a batch runner may compose many sessions, each with a
+the loop's configuration for a model (`loop_config`), and the project's checkpoints. Building
+starts nothing but the workspace it makes (entered last, closed with the parts; the local one
+holds nothing): no MCP server, no connection, no thread. So a batch runner may compose many sessions, each with a
 workspace of its own that it made and will close (`compose(..., workspace=...)`), cheaply.
 
 The conversation (`conversation.Conversation`) uses the parts; `session.Session` holds the
@@ -26,26 +26,32 @@ from agentcli.agents.sources import ToolList, builtin_source
 from agentcli.agents.task import AgentTypes
 from agentcli.asking import AsksTheUser
 from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info
+from agentcli.checkpoints.config import CheckpointConfig
+from agentcli.checkpoints.store import CheckpointStore
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
 from agentcli.context.paths import project_state_dir
 from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, StreamListener
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
+from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice, SerializedSink
-from agentcli.hooks import Hooks, load_hooks
+from agentcli.hooks import HookOutcome, Hooks, NamesCall, load_hooks
 from agentcli.hooks.trust import ENABLE_ALL_KEY as ENABLE_ALL_HOOKS_KEY
 from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import LoopConfig
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent
 from agentcli.mcp.servers import SessionServers
+from agentcli.model_aliases import ALIASES_SETTING, check_aliases_setting, resolve_alias, unmapped
 from agentcli.model_settings import budget_usd, check_model_table, token_budget, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
+from agentcli.permissions.request_hooks import request_fields
 from agentcli.permissions.rules import split_rule_list
 from agentcli.providers import (
     DEFAULT_PROVIDER,
     MODEL_SETTING,
     PROVIDER_SETTING,
+    PROVIDERS,
     Choice,
     ProviderSettings,
     choose,
@@ -56,7 +62,7 @@ from agentcli.providers.text_tools import ToolProtocol, with_tool_protocol
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.sessions.autocompact import auto_compact_percent
 from agentcli.sessions.store import LoadedTranscript, find_session, latest_session, load_transcript
-from agentcli.settings import Settings, agentcli_home, load_settings, settings_files
+from agentcli.settings import Settings, agentcli_home, load_settings, own_local_settings
 from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
 from agentcli.workspace.contract import Workspace
@@ -230,6 +236,10 @@ class SessionParts:
     """The folder this session's transcripts go to (the project's state folder, or a batch task's)."""
     auto_compact_percent: float | None
     retry_base_delay: float
+    checkpoints: CheckpointStore
+    """The project's checkpoints (`agentcli.checkpoints`): recorded unless the `checkpoints` setting is
+    false, and read by rewinds either way."""
+    checkpoint_config: CheckpointConfig
 
     @property
     def cwd(self) -> Path:
@@ -290,16 +300,22 @@ def compose(
 
     settings = load_settings(cwd)
     passthrough = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
-    local_settings = next(path for scope, path in settings_files(cwd) if scope == "local")
     hook_config = trusted_config(
         load_hooks(settings.raw),
         settings.get(TRUST_KEY),
-        local_settings,
+        own_local_settings(cwd),
         approvals.hooks,
         notice,
         trusted=options.trust_project_hooks or settings.get(ENABLE_ALL_HOOKS_KEY) is True,
     )
     hooks = Hooks(hook_config, cwd, about=about, passthrough=passthrough, on_notice=notice)
+    for text in hook_config.notices:  # hook events, types or fields agentcli skipped
+        notice(text)
+
+    def permission_request(request: PermissionRequest, names_call: NamesCall) -> HookOutcome:
+        """Run the PermissionRequest hooks about a call the user would be asked about."""
+        return hooks.run("PermissionRequest", request_fields(request), request.tool, names_call=names_call)
+
     prompter = approvals.prompter
     if prompter is not None and hook_config.matching("Notification", "permission_prompt"):
         prompter = _NotifyingPrompter(prompter, hooks)
@@ -311,14 +327,17 @@ def compose(
         split_rules(options.disallowed_tools),
         prompter=prompter,
         on_notice=notice,
+        permission_hooks=permission_request if hook_config.matching("PermissionRequest") else None,
     )
     for text in settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
         notice(text)
     check_model_table(settings)
+    check_aliases_setting(settings.get(ALIASES_SETTING), settings.sources.get(ALIASES_SETTING))
     protocol = tool_protocol(options.tool_protocol, settings)
     budget = budget_usd(options.max_budget_usd, settings)
     tokens = token_budget(options.max_budget_tokens, settings)
     compact_percent = auto_compact_percent(settings)
+    checkpoint_config = CheckpointConfig.from_settings(settings)
     timeouts = Timeouts.from_setting(settings.get(IDLE_SETTING), settings.sources.get(IDLE_SETTING))
     outside_files = OutsideFiles.for_session(
         settings, cwd, save_to=gate.local_settings, ask=approvals.outside, on_notice=notice
@@ -335,7 +354,8 @@ def compose(
         on_notice=notice,
     )
     earlier = earlier_transcript(options, cwd)
-    provider, first_model = choose_provider(options, settings, earlier)
+    provider, named = choose_provider(options, settings, earlier)
+    first_model = model_or_error(named, provider, settings)
 
     def native_tools(name: str) -> bool:
         return model_info(name, settings.get(MODELS_SETTING)).native_tools
@@ -367,7 +387,24 @@ def compose(
         transcripts=transcripts or project_state_dir(cwd),
         auto_compact_percent=compact_percent,
         retry_base_delay=retry_base_delay,
+        checkpoints=checkpoint_config.store(cwd, agentcli_home()),
+        checkpoint_config=checkpoint_config,
     )
+
+
+def resolved_model(name: str, provider: str, settings: Settings) -> str | None:
+    """The model `name` stands for with `provider` (an alias resolved, `agentcli.model_aliases`);
+    None for an alias the provider has no model for."""
+    default = PROVIDERS[provider].default_model if provider in PROVIDERS else None
+    return resolve_alias(name, provider, settings.get(ALIASES_SETTING), default_model=default)
+
+
+def model_or_error(name: str, provider: str, settings: Settings) -> str:
+    """`name` resolved for `provider`; a UsageError when it is an alias with no model there."""
+    resolved = resolved_model(name, provider, settings)
+    if resolved is None:
+        raise UsageError(unmapped(name, provider))
+    return resolved
 
 
 class _NotifyingPrompter:

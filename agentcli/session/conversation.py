@@ -6,7 +6,10 @@ exactly, so the prompt cache hits). It owns what belongs to one conversation, an
 agent only through the agent's methods:
 
 - the context (`context.session.SessionContext`: the system prompt, reminders, skills) and
-  the tools' context (`ToolContext`: the session's workspace, the files read, the user turn);
+  the tools' context (`ToolContext`: the session's workspace wrapped in a
+  `workspace.checkpointed.CheckpointedWorkspace`, the files read, the user turn);
+- its checkpoints (`checkpoints.turns.TurnCheckpoints`): the work tree before the first change
+  of each user turn and when the turn ends;
 - the agent, from `build_agent` with the built-in tools, its own (Skill, TodoWrite), the
   user's (AskUserQuestion, ExitPlanMode: they ask through the front end's `ask_user`), Task
   (`agents.task`: its sub-agents get the built-in and MCP tools) and the MCP servers' (which
@@ -29,20 +32,25 @@ from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import task_source
 from agentcli.budget import Budget
 from agentcli.catalog import ModelInfo
+from agentcli.checkpoints.store import CheckpointStore
+from agentcli.checkpoints.turns import TurnCheckpoints
+from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import ToolContext, Usage
-from agentcli.errors import StoppedByHook
+from agentcli.errors import ModelAPIError, StoppedByHook
 from agentcli.hooks import Hooks
 from agentcli.loop import LoopConfig, RunResult
 from agentcli.mcp.content import mentions_mcp
+from agentcli.model_aliases import unmapped
 from agentcli.permissions.gate import Gate
-from agentcli.session.composition import SessionModel, SessionParts
+from agentcli.session.composition import SessionModel, SessionParts, resolved_model
 from agentcli.sessions.autocompact import AutoCompaction
 from agentcli.sessions.compact import Compacted, ConversationSize
 from agentcli.sessions.compactor import adopt, compact_agent, context_size
 from agentcli.sessions.recorder import TranscriptRecorder
 from agentcli.sessions.store import LoadedTranscript
 from agentcli.sessions.transcript import TranscriptWriter, now
+from agentcli.workspace.checkpointed import CheckpointedWorkspace
 
 
 class Conversation:
@@ -107,8 +115,13 @@ class Conversation:
             parts.gate, parts.builtins, ForkedSkills(parts.agent_types, self.subagents)
         )
         asking = self.context.asking_source(parts.gate, parts.ask_user)
-        self.ctx = ToolContext(parts.workspace)
-        """The tools' context: the session's workspace, this conversation's files read and user turns."""
+        recording = parts.checkpoints if parts.checkpoint_config.enabled else None
+        self.checkpoints = TurnCheckpoints(recording, self.id, parts.notice, prune=self._prune)
+        """The work tree before (and after) each user turn that changes it."""
+        self.ctx = ToolContext(
+            CheckpointedWorkspace(parts.workspace, self.checkpoints), user_turn=loaded.last_turn if loaded else 0
+        )
+        """The tools' context: the session's workspace (checkpointed), this conversation's files read and user turns."""
         if loaded is not None:
             self.ctx.read_files.restore(loaded.read_files)  # checked against the file before any edit
         self.agent = build_agent(
@@ -141,10 +154,15 @@ class Conversation:
             if note := loaded.describe_repairs():
                 parts.notice(note)
 
+    def _prune(self, store: CheckpointStore) -> None:
+        """Before this process's first checkpoint: drop old sessions' checkpoints (`cleanupPeriodDays`)."""
+        store.prune(self._parts.checkpoint_config.cleanup_days, project_state_dir(self._parts.cwd))
+
     def start(self, source: str) -> None:
         """Run the SessionStart hooks (`source`: startup, resume, clear, compact); what they say
         goes to the model with the next user message."""
-        for text in self._parts.hooks.run("SessionStart", {"source": source}, source).context:
+        fields = {"source": source, "model": self.agent.model_name}
+        for text in self._parts.hooks.run("SessionStart", fields, source).context:
             self.context.reminders.add_once(text)
 
     # ------------------------------------------------------------------ what a sub-agent takes (`subagent.Parent`)
@@ -168,6 +186,15 @@ class Conversation:
     def loop_config(self, model: str) -> LoopConfig:
         return self._parts.loop_config(model)
 
+    def resolve_model(self, name: str) -> str | None:
+        """The model `name` stands for with this session's provider (an alias resolved); None,
+        after a notice saying how to map it, for an alias the provider has no model for (the
+        caller goes on with the model it has)."""
+        resolved = resolved_model(name, self.provider, self._parts.settings)
+        if resolved is None:
+            self._parts.notice(unmapped(name, self.provider) + f" Going on with {self.agent.model_name}.")
+        return resolved
+
     # ------------------------------------------------------------------ a user message
 
     def prepare(self, text: str) -> PreparedMessage:
@@ -181,9 +208,26 @@ class Conversation:
             raise StoppedByHook(f"A UserPromptSubmit hook blocked this prompt, so nothing was sent: {why}")
         if mentions_mcp(text):
             self.tools_ready()  # its servers approved and connected (as for the first request) before they are asked
-        prepared = self.context.prepare(text, self.ctx).with_reminders(said.context)
+        expanding = self._expansion_hooks(text)
+        heard = [*self._parts.hooks.take_background(), *said.context, *expanding]  # background hooks: since the last
+        prepared = self.context.prepare(text, self.ctx).with_reminders(heard)
         self.recorder.offer_title(text)
         return prepared
+
+    def _expansion_hooks(self, text: str) -> tuple[str, ...]:
+        """Run the UserPromptExpansion hooks about the `/command` in `text`, before it is expanded
+        (its `!` commands run); their context. StoppedByHook when one blocks it."""
+        hooks = self._parts.hooks
+        if not hooks.config.matching("UserPromptExpansion"):
+            return ()
+        typed = self.context.typed_command(text)
+        if typed is None:
+            return ()
+        said = hooks.run("UserPromptExpansion", typed.hook_fields(text), typed.name)
+        if said.stop or said.blocked:
+            why = said.stop or said.reason
+            raise StoppedByHook(f"A UserPromptExpansion hook blocked /{typed.name}, so nothing was sent: {why}")
+        return said.context
 
     def tools_ready(self) -> None:
         """Fix this conversation's tools before its first request: the MCP servers connected by
@@ -196,18 +240,22 @@ class Conversation:
     def run(self, prepared: PreparedMessage) -> RunResult:
         """`prepared` through the loop to the final answer (with the skill's model, if it names one)."""
         self.tools_ready()
-        self.recorder.prompt_reminders(self.context.reminders.snapshot())
+        model = self.resolve_model(prepared.model) if prepared.model else None
+        self.recorder.prompt_reminders(self.context.reminders.snapshot(), self.ctx.user_turn)
         try:
             with self.context.turn(prepared):
-                result = self.agent.run(self.context.forked_content(prepared, self.ctx), model=prepared.model)
+                result = self.agent.run(self.context.forked_content(prepared, self.ctx), model=model)
         except BaseException as stopped:  # an interrupt too: the run record says why it ended
             self.recorder.record_run(stopped)
+            if isinstance(stopped, ModelAPIError):
+                self._stop_failure(stopped)
             if isinstance(stopped, Exception):
                 self.transcript.discard()  # only while the model has never answered: no file to clutter /resume
             raise
         else:
             self.recorder.record_run(None)
         finally:
+            self.checkpoints.after(self.ctx.user_turn)
             self.transcript.sync()
         self.transcript.keep()
         return result
@@ -274,7 +322,10 @@ class Conversation:
         clearing did not bring the conversation under 3/4 of the threshold. Recorded in the
         transcript as a boundary followed by the new conversation."""
         trigger = "auto" if auto else "manual"
-        self._parts.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, trigger)
+        said = self._parts.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, trigger)
+        if said.blocked:
+            size = self.context_size()
+            return Compacted(list(self.agent.messages), size, size, blocked=said.reason)
         threshold = self.auto_compact_threshold()
         summarise_above = (threshold or self.model_info.context_window) * 3 // 4 if auto else None
         result = compact_agent(
@@ -289,5 +340,26 @@ class Conversation:
         if result.changed:
             adopt(self.agent, result)
             self.recorder.record_compaction(result, auto=auto, reminders=self.context.reminders.snapshot())
+            self._parts.hooks.run("PostCompact", {"trigger": trigger, "compact_summary": result.summary}, trigger)
             self.start("compact")
         return result
+
+    def _stop_failure(self, error: ModelAPIError) -> None:
+        """Run the StopFailure hooks for a turn an API error ended (for their effects only)."""
+        kind = STOP_FAILURE_KINDS.get(error.status or 0, "server_error" if (error.status or 0) >= 500 else "unknown")
+        message = f"API Error: {str(error).splitlines()[0]}"
+        fields = {"error": kind, "error_details": str(error), "last_assistant_message": message}
+        self._parts.hooks.run("StopFailure", fields, kind)
+
+
+STOP_FAILURE_KINDS = {
+    400: "invalid_request",
+    401: "authentication_failed",
+    402: "billing_error",
+    403: "authentication_failed",
+    404: "model_not_found",
+    413: "invalid_request",
+    429: "rate_limit",
+    529: "overloaded",
+}
+"""The StopFailure hooks' `error` (their matcher's subject) for an API error's HTTP status."""

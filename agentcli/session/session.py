@@ -7,10 +7,13 @@ transcript and compaction). `/clear` and `/resume` end the conversation and star
 another; `/model` switches the model for the rest of the session.
 
 Hooks (`agentcli.hooks`) come from the settings files; the session runs SessionEnd (clear,
-close), its conversation UserPromptSubmit, SessionStart (startup, resume, clear, compact) and
-PreCompact, its gate Notification (before each permission question); its agent and sub-agents
-run the tool and stop events. The checked-in settings' hooks run only once the user trusts
-them (`hooks.trust`): asked through `approve_hooks` (the REPL), else left out unless trusted before.
+resume, close), its conversation UserPromptSubmit, SessionStart (startup, resume, clear,
+compact; resume again after a conversation rewind), PreCompact (which may block it), PostCompact
+and StopFailure (a turn ended by an API error), its gate Notification (before each permission
+question) and PermissionRequest; its agent and sub-agents run the tool and stop events. What
+background (`async`) hooks said goes to the model with the next message. The checked-in
+settings' hooks run only once the user trusts them (`hooks.trust`): asked through
+`approve_hooks` (the REPL), else left out unless trusted before.
 
 Close a session when done (`with Session(...)`, or `close()`): its transcript, the agent's
 tool threads, the MCP servers, the model's connections and the workspace it made are released then.
@@ -25,6 +28,8 @@ from agentcli.agents.subagent import SubagentRunner
 from agentcli.agents.task import AgentTypes
 from agentcli.asking import AsksTheUser
 from agentcli.catalog import MODELS_SETTING, ModelInfo, unknown_model_notice
+from agentcli.checkpoints.rewind import TurnSummary, rewind_record, summaries
+from agentcli.checkpoints.store import CheckpointStore
 from agentcli.context.outside import AsksAboutOutsideFiles
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, Model, Usage
@@ -40,7 +45,7 @@ from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.providers import choose, credential_problem
 from agentcli.providers.admission import Admission
-from agentcli.session.composition import Approvals, SessionOptions, SessionParts, compose
+from agentcli.session.composition import Approvals, SessionOptions, SessionParts, compose, model_or_error
 from agentcli.session.conversation import Conversation
 from agentcli.sessions.compact import Compacted
 from agentcli.sessions.recorder import TranscriptRecorder
@@ -226,7 +231,8 @@ class Session:
         (`openai:gpt-5`) switches to it (the old client is closed, the new one made at the next
         request). The transcript records the change, so `--continue` goes on with it. UsageError
         for an unknown provider or one whose credentials are missing; then nothing changes."""
-        provider, model_name = choose(name, self.provider)
+        provider, named = choose(name, self.provider)
+        model_name = model_or_error(named, provider, self.settings)
         if provider != self.provider:
             if problem := credential_problem(provider):
                 raise UsageError(problem)
@@ -238,7 +244,7 @@ class Session:
     def clear(self) -> None:
         """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
         self.conversation.end()
-        self.hooks.run("SessionEnd", {"reason": "clear"})
+        self.hooks.run("SessionEnd", {"reason": "clear"}, "clear")
         self._begin(None, None, "clear")
 
     def resume(self, earlier: SessionInfo) -> None:
@@ -246,15 +252,46 @@ class Session:
         loaded = load_transcript(earlier.path)
         writer = TranscriptWriter.existing(loaded.path, self.parts.notice)  # UsageError while another process has it
         self.conversation.end()
+        self.hooks.run("SessionEnd", {"reason": "resume"}, "resume")
         self._begin(loaded, writer, "resume")
 
-    def close(self) -> None:
+    # ------------------------------------------------------------------ rewinding (`agentcli.checkpoints.rewind`)
+
+    @property
+    def checkpoints(self) -> CheckpointStore:
+        return self.parts.checkpoints
+
+    def rewind_turns(self) -> list[TurnSummary]:
+        """The current conversation's user turns, with the files each changed (empty before its
+        transcript has any)."""
+        if not self.transcript.kept:
+            return []
+        loaded = load_transcript(self.transcript.path)
+        return summaries(self.checkpoints, self.id, loaded.turns)
+
+    def rewind_conversation(self, turn: int, *, code: bool) -> None:
+        """Take the conversation back to before user turn `turn` (`code`: the files went back too):
+        the transcript records the rewind (so `--continue` goes on from there) and the conversation
+        goes on from it as a resumed one would. UsageError for a turn no longer in the conversation."""
+        if turn not in [t.number for t in load_transcript(self.transcript.path).turns]:
+            raise UsageError(f"Turn {turn} is not in this conversation (compacted or rewound already).")
+        self.transcript.write(rewind_record(turn, code=code, conversation=True))
+        self.transcript.sync()
+        path = self.transcript.path
+        self.conversation.end()
+        loaded = load_transcript(path)
+        self._begin(loaded, TranscriptWriter.existing(path, self.parts.notice), "resume")
+
+    def close(self, reason: str = "other") -> None:
         """Release the transcript (and its lock), the tool threads, the MCP servers, the model's
-        connections and the workspace the session made; the session is not used after. Safe to call again."""
+        connections and the workspace the session made; the session is not used after. Safe to call
+        again. `reason` is the SessionEnd hooks' (`prompt_input_exit` when the user left the REPL
+        at its prompt)."""
         self.conversation.end()
         if not self._ended:
             self._ended = True
-            self.hooks.run("SessionEnd", {"reason": "other"})
+            self.hooks.run("SessionEnd", {"reason": reason}, reason)
+            self.hooks.close()
         self.parts.close()
 
     def __enter__(self) -> Session:

@@ -86,12 +86,18 @@ class Compacted:
     cleared: int = 0
     summarised: bool = False
     usage: Usage = field(default_factory=Usage)
+    blocked: str = ""
+    """Why a PreCompact hook stopped it (then nothing changed)."""
+    summary: str = ""
+    """The summary the model wrote, when it summarised."""
 
     @property
     def changed(self) -> bool:
         return self.cleared > 0 or self.summarised
 
     def describe(self, auto: bool = False) -> str:
+        if self.blocked:
+            return f"Not compacted: a PreCompact hook blocked it ({self.blocked})."
         if not self.changed:
             return f"Nothing to compact (~{_k(self.tokens_before)} tokens)."
         done = []

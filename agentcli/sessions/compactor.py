@@ -102,6 +102,7 @@ def _summarise(
     mid_task = mid_loop and keep is None and messages[-1]["role"] == "user"
     result.messages = summarised_conversation(summary, reminders.next_blocks(), keep=keep, mid_task=mid_task)
     result.summarised = True
+    result.summary = summary
     result.usage = usage
 
 

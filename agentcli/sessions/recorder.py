@@ -1,8 +1,8 @@
 """Recording a conversation in its transcript, as a subscriber to its agent's events.
 
 Each `MessageAdded` becomes a `message` line (format: `sessions.transcript`) carrying what goes
-with that message: the prompt's reminders, the tokens spent since the last line that said
-(`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
+with that message: the prompt's reminders and user turn number, the tokens spent since the last
+line that said (`usage`), an answer's `context_tokens`, and a tool-results message's `todos` and `read_files`
 when that turn changed them, and its `subagents` (Task call id → the sub-agent's transcript, from
 `SubagentFinished`). The first prompt goes before it as the `title`, and a plan the user
 approved in that turn (ExitPlanMode) as a `plan` record. An answer makes the transcript worth
@@ -62,6 +62,8 @@ class TranscriptRecorder:
         """The first prompt, written with the next message."""
         self._prompt_reminders: dict[str, str] | None = None
         """Reminder state after the prompt being sent, recorded with it."""
+        self._prompt_turn = 0
+        """The number of the user turn the prompt being sent starts, recorded with it."""
         self._subagents: dict[str, str] = {}
         """Task call id → its sub-agent's transcript, recorded with the next tool results."""
         self._requests: list[JSON] = []
@@ -98,9 +100,11 @@ class TranscriptRecorder:
         if self._title_due:
             self._title = prompt.strip()
 
-    def prompt_reminders(self, snapshot: dict[str, str]) -> None:
-        """The reminder state (`ReminderTracker.snapshot`) to record with the next user message."""
+    def prompt_reminders(self, snapshot: dict[str, str], turn: int) -> None:
+        """The reminder state (`ReminderTracker.snapshot`) and the user turn's number
+        (`ToolContext.user_turn`) to record with the next user message, the prompt."""
         self._prompt_reminders = snapshot
+        self._prompt_turn = turn
 
     def record(self, message: JSON) -> None:
         """The transcript line for a message that just joined the conversation."""
@@ -116,6 +120,7 @@ class TranscriptRecorder:
         else:
             if self._prompt_reminders is not None:
                 record["reminders"] = self._prompt_reminders
+                record["turn"] = self._prompt_turn
                 self._prompt_reminders = None
             if self.todos.version != self._todos_recorded:  # TodoWrite ran in the turn these results answer
                 self._todos_recorded = self.todos.version

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.bounds import TOKEN_COUNTS
+from agentcli.bounds import TOKEN_COUNTS, shown
 from agentcli.context.paths import is_this_project, legacy_state_dir, project_state_dir
 from agentcli.contracts import JSON, FileRecord, Usage
 from agentcli.conversation import block_text, is_text, text_block, user_message
@@ -28,6 +28,25 @@ MAX_ID_CHARS = 200
 """Longer than any session id (36) by far, and short enough to be a file name."""
 _USAGE_KEYS = frozenset(Usage().as_dict())
 KILLED = "Not finished: the session ended (the program was stopped) before this call returned."
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """A user turn of the conversation, as its transcript recorded it."""
+
+    number: int
+    """Its number (`ToolContext.user_turn`), which names its checkpoints."""
+    prompt: str
+    """The user's words."""
+    time: str
+    entry: int
+    """The index of its prompt in `LoadedTranscript.entries`."""
+    reminders: dict[str, str]
+    """The reminder state before it (restored when the conversation is rewound to before it)."""
+    todos: tuple[Todo, ...]
+    """The task list before it."""
+    plan: ApprovedPlan | None
+    """The plan approved before it."""
 
 
 @dataclass
@@ -64,6 +83,10 @@ class LoadedTranscript:
     """The readable messages since the last compaction boundary, before repair."""
     system_line: int | None = None
     """The line of the last record that set the system prompt."""
+    turns: list[TurnRecord] = field(default_factory=list)
+    """The user turns of the current conversation (since the last compaction, after rewinds), oldest first."""
+    last_turn: int = 0
+    """The highest turn number recorded (dropped turns included): the next turn is numbered after it."""
 
     def describe_repairs(self) -> str:
         """A notice for the user, or "" when nothing was repaired."""
@@ -160,11 +183,14 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
             loaded.model, loaded.provider = record["model"], record["provider"]
     elif kind == "title":
         loaded.title = loaded.title or str(record.get("title") or "")
+    elif kind == "rewind":
+        _rewind(loaded, record, line)
     elif kind == "plan":
         plan, mode = record.get("plan"), record.get("mode")
         if isinstance(plan, str) and plan and mode in ("acceptEdits", "default"):  # a damaged one is skipped
             loaded.plan = ApprovedPlan(plan, mode)
     elif kind == "compact":
+        loaded.turns = []
         loaded.entries = []
         loaded.repaired = []  # what was wrong before the boundary is no longer part of the conversation
         loaded.context_tokens = 0
@@ -173,6 +199,8 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
         if message is None:
             loaded.repaired.append(f"line {line} holds no readable message and was left out")
         else:
+            if message["role"] == "user" and TOKEN_COUNTS.holds(record.get("turn")) and record["turn"] > 0:
+                _begin_turn(loaded, record, message)
             loaded.entries.append(Entry(line, message))
             if not loaded.title:
                 loaded.title = _prompt_text(message)
@@ -188,6 +216,43 @@ def _apply(loaded: LoadedTranscript, record: JSON, line: int) -> None:
     if "todos" in record:
         with contextlib.suppress(ValueError, TypeError):  # a hand-edited list is dropped, not fatal
             loaded.todos = parse_todos(record["todos"])
+
+
+def _begin_turn(loaded: LoadedTranscript, record: JSON, message: JSON) -> None:
+    """The prompt `message` (recorded in `record`) starts a user turn; what was before it is kept for a rewind."""
+    number = int(record["turn"])
+    turn = TurnRecord(
+        number,
+        _prompt_text(message),
+        str(record.get("time") or ""),
+        len(loaded.entries),
+        loaded.reminders,
+        loaded.todos,
+        loaded.plan,
+    )
+    loaded.turns.append(turn)
+    loaded.last_turn = max(loaded.last_turn, number)
+
+
+def _rewind(loaded: LoadedTranscript, record: JSON, line: int) -> None:
+    """A `rewind` record: the conversation goes back to before the turn it names."""
+    if record.get("conversation") is not True:
+        return  # the files only
+    number = record.get("turn")
+    index = next((i for i, turn in enumerate(loaded.turns) if turn.number == number), None)
+    if index is None:
+        loaded.repaired.append(
+            f"line {line}: a rewind to turn {shown(number)}, which is not in the conversation, was ignored"
+        )
+        return
+    turn = loaded.turns[index]
+    del loaded.entries[turn.entry :]
+    del loaded.turns[index:]
+    loaded.reminders = turn.reminders
+    loaded.todos = turn.todos
+    loaded.plan = turn.plan
+    loaded.read_files.clear()  # the model must read a file again before it edits it
+    loaded.context_tokens = 0
 
 
 def _system_blocks(value: object) -> list[JSON] | None:

@@ -8,13 +8,19 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
   `system`: the exact system blocks sent, reused on resume so the prompt cache still hits.
 - `title`: the first prompt as the user typed it (for the session picker).
 - `message`: one conversation message, exactly as sent or received. The user message that
-  starts a turn carries `reminders` (what `ReminderTracker.snapshot()` said after it was
-  prepared); an assistant message carries `context_tokens` (its turn's context size).
+  starts a turn (the prompt) carries `reminders` (what `ReminderTracker.snapshot()` said after it
+  was prepared) and `turn`: the user turn's number (1 for the first; numbers go on rising after a
+  rewind and on resume, so each names one turn of the session, and its checkpoints); an
+  assistant message carries `context_tokens` (its turn's context size).
 - `system`: the system blocks changed (e.g. `--append-system-prompt` given on resume).
 - `model`: `/model` changed the `provider` and `model` from the next turn on; a resumed session
   goes on with the last one named.
 - `compact`: a compaction boundary. The `message` records after it form the new
   conversation; earlier lines are never rewritten.
+- `rewind`: the conversation went back to before user turn `turn` (`conversation`: true): the
+  `message` records from that turn's prompt on are no longer part of it (earlier lines are never
+  rewritten). `code`: true when the files were restored too (a rewind of the files alone is
+  recorded in the checkpoints, not here).
 - `plan`: the user approved the model's plan (ExitPlanMode): `plan` (its Markdown) and `mode`
   (`acceptEdits` or `default`, what the work went on in). It precedes the tool results that tell
   the model; the latest one is the conversation's approved plan, across compactions too.

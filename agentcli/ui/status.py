@@ -38,6 +38,7 @@ MODE_LOOKS = {
     "default": ModeLook("green", badge=False),
     "acceptEdits": ModeLook("magenta", badge=False),
     "plan": ModeLook("cyan", badge=True),
+    "dontAsk": ModeLook("yellow", badge=True),
     "bypassPermissions": ModeLook("red", badge=True),
 }
 

@@ -53,7 +53,8 @@ class SubagentLine:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         name, description = task_title(self.tool_input, self.run)
         dot = {None: "bold", True: "bold red", False: "bold green"}[self.failed]
-        text = Text.assemble(("● ", dot), (name, "bold"), f"({description})")
+        colour = self.run.started.color if self.run is not None else ""
+        text = Text.assemble(("● ", dot), (name, f"bold {colour}".strip()), f"({description})")
         run = self.run
         if run is not None and self.failed is None:
             text.append(f" · {subagent_counts(run.tool_calls, run.usage)}", style="dim")

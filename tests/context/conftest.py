@@ -12,6 +12,7 @@ def own_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     """HOME is a new empty folder: `~/.claude/skills` and `~/.claude/commands` are the test's, not the machine's."""
     home = tmp_path_factory.mktemp("user-home")
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)  # ~/.claude is then HOME's
     return home
 
 

@@ -137,18 +137,24 @@ def test_reading_outside_the_project_needs_an_absolute_rule(
         assert "is_error" not in result and "top secret" in result["content"]
 
 
-def test_malformed_rules_are_a_usage_error_naming_file_and_rule(
+def test_malformed_rules_in_a_file_fail_closed_and_in_a_flag_are_a_usage_error(
     run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
     (project / ".agentcli").mkdir()
     settings = project / ".agentcli" / "settings.json"
-    settings.write_text(json.dumps({"permissions": {"allow": ["Read", "Bash(git diff:*"]}}))
+    rules = {"allow": ["Read", "Bash(git diff:*", "Bash(touch:*)"], "deny": ["Bash(rm -rf /"]}
+    settings.write_text(json.dumps({"permissions": rules}))
+    model.script(reply(tool_use("Bash", {"command": "touch made.txt"}, id="toolu_1")), reply(text("done")))
 
     done = run_agent("hi")
 
-    assert done.returncode == 2
-    assert f'Invalid permission rule "Bash(git diff:*" in {settings} (permissions.allow[1])' in done.stderr
-    assert model.requests == []
+    assert done.returncode == 0, done.stderr
+    shown = " ".join(done.stderr.split())
+    assert f'Skipped the allow rule "Bash(git diff:*" in {settings} (permissions.allow[1])' in shown
+    assert f'The deny rule "Bash(rm -rf /" in {settings} (permissions.deny[0]) cannot be read' in shown
+    assert "it denies every Bash call" in shown
+    [result] = results(model, 1)
+    assert result["is_error"] is True and not (project / "made.txt").exists()  # the allow rule is outdone
 
     settings.unlink()
     done = run_agent("hi", disallowed_tools=["Edit(../x)"])

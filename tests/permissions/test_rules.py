@@ -61,7 +61,7 @@ def test_a_tool_rule_names_one_tool_by_its_offered_or_its_full_listed_name() -> 
         ("bash(ls)", "did you mean Bash"),
         ("Grep(src/**)", "Read\\(...\\) rules cover Grep"),
         ("mcp__srv(x)", "takes no specifier"),
-        ("Task(x)", "takes no specifier"),
+        ("WebFetch(example.com)", "name a host"),
         ("mcp__", "mcp__server"),
         ("mcp__*", "mcp__server"),
         ("mcp__srv__", "mcp__server"),

@@ -111,11 +111,11 @@ def test_no_settings_means_default_mode_and_no_rules(places: dict[str, Path]) ->
 @pytest.mark.parametrize(
     ("permissions", "expected"),
     [
-        ({"allow": ["Bash(git diff:*"]}, 'Invalid permission rule "Bash(git diff:*" in {path} (permissions.allow[0])'),
-        ({"deny": ["Read", "bash(ls)"]}, 'Invalid permission rule "bash(ls)" in {path} (permissions.deny[1])'),
+        ({"deny": ["Read", "(ls)"]}, 'Invalid permission rule "(ls)" in {path} (permissions.deny[1]): no tool name'),
         ({"ask": [7]}, 'Invalid permission rule "7" in {path} (permissions.ask[0]): a rule must be a string'),
         ({"allow": "Bash"}, "{path}: permissions.allow must be a list"),
-        ({"allowed": ["Bash"]}, "{path}: unknown key 'allowed'"),
+        ({"additionalDirectories": "../lib"}, "{path}: permissions.additionalDirectories must be a list"),
+        ({"disableBypassPermissionsMode": True}, '{path}: permissions.disableBypassPermissionsMode must be "disable"'),
         ({"defaultMode": "yolo"}, "Unknown permission mode 'yolo' in {path} (permissions.defaultMode)"),
         ({"defaultMode": 1}, "{path}: permissions.defaultMode must be a string"),
         (["Bash"], '{path}: "permissions" must be an object'),

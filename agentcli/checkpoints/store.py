@@ -1,0 +1,129 @@
+"""A project's checkpoints, by session and step, as refs of its shadow repository.
+
+Each session's checkpoints are refs `refs/agentcli/<session id>/<step>/<kind>`:
+
+- a user turn that changed something has the step `<turn>` (six digits, so they sort): `before`
+  is the work tree just before its first change, `after` the work tree when it ended (absent
+  when the process was killed during the turn);
+- a code rewind has the step `<turn>.r<n>` (the n-th rewind after that turn): `before` is the
+  work tree it replaced (so the rewind can itself be undone), `after` what it left.
+
+Between one step's `after` and the next one's `before`, only something other than agentcli
+changed the work tree: those are the files "changed outside agentcli" a rewind shows first.
+
+Refs point at commits of snapshots (`shadow.Snapshot`); many refs may share one commit (a tree
+that did not change). Pruning (`prune`) deletes the refs of sessions older than
+`cleanupPeriodDays`, then what nothing reaches any more.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli.checkpoints.shadow import CheckpointError, ShadowRepo, Snapshot
+
+REF_ROOT = "refs/agentcli"
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
+_STEP = re.compile(r"(\d{6,})(?:\.r(\d+))?")
+PRUNE_EVERY_S = 86_400
+"""Pruning walks the whole repository: at most once a day per project."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One turn's or one rewind's checkpoints."""
+
+    turn: int
+    rewind: int
+    """0 for a turn; n for the n-th code rewind after turn `turn`."""
+    before: str | None
+    after: str | None
+    time: int
+    """When its newest snapshot was first recorded (seconds since the epoch)."""
+
+    @property
+    def name(self) -> str:
+        return step_name(self.turn, self.rewind)
+
+
+def step_name(turn: int, rewind: int = 0) -> str:
+    return f"{turn:06d}" + (f".r{rewind}" if rewind else "")
+
+
+class CheckpointStore:
+    """The checkpoints of the project of `repo`."""
+
+    def __init__(self, repo: ShadowRepo) -> None:
+        self.repo = repo
+
+    def record(self, session_id: str, step: str, kind: str) -> Snapshot:
+        """Snapshot the work tree as `kind` (`before`, `after`) of `step` (under `repo.locked()`)."""
+        return self.repo.snapshot([self.ref(session_id, step, kind)])
+
+    def ref(self, session_id: str, step: str, kind: str) -> str:
+        return f"{_checked(session_id)}/{step}/{kind}"
+
+    def steps(self, session_id: str) -> list[Step]:
+        """The session's steps, oldest first."""
+        session_id = _checked(session_id).rsplit("/", 1)[-1]
+        found: dict[tuple[int, int], dict[str, tuple[str, int]]] = {}
+        for ref, commit, when in self.repo.refs(f"{REF_ROOT}/{session_id}/"):
+            parts = ref.split("/")
+            match = _STEP.fullmatch(parts[-2]) if len(parts) == 5 else None
+            if match is None or parts[-1] not in ("before", "after"):
+                continue
+            key = (int(match[1]), int(match[2] or 0))
+            found.setdefault(key, {})[parts[-1]] = (commit, when)
+        steps = []
+        for (turn, rewind), kinds in sorted(found.items()):
+            before, after = kinds.get("before"), kinds.get("after")
+            when = max(entry[1] for entry in kinds.values())
+            steps.append(Step(turn, rewind, before and before[0], after and after[0], when))
+        return steps
+
+    def sessions(self) -> dict[str, int]:
+        """Each session with checkpoints → the time of its newest one."""
+        newest: dict[str, int] = {}
+        for ref, _, when in self.repo.refs(f"{REF_ROOT}/"):
+            session = ref.split("/")[2]
+            newest[session] = max(newest.get(session, 0), when)
+        return newest
+
+    def prune(self, period_days: float, transcripts: Path, *, force: bool = False) -> list[str]:
+        """Delete the checkpoints of sessions whose newest checkpoint and transcript are both
+        older than `period_days` (under `repo.locked()`); at most once a day unless `force`.
+        Returns the sessions pruned."""
+        marker = self.repo.folder / "last-prune"
+        now = time.time()
+        try:
+            if not force and now - marker.stat().st_mtime < PRUNE_EVERY_S:
+                return []
+        except OSError:
+            pass
+        cutoff = now - period_days * 86_400
+        old = []
+        for session, newest in self.sessions().items():
+            try:
+                seen = os.stat(transcripts / f"{session}.jsonl").st_mtime
+            except OSError:
+                seen = 0
+            if max(newest, seen) < cutoff:
+                old.append(session)
+        if old:
+            self.repo.delete_refs(
+                [ref for ref, _, _ in self.repo.refs(f"{REF_ROOT}/") if ref.split("/")[2] in set(old)]
+            )
+            self.repo.prune()
+        marker.touch()
+        return old
+
+
+def _checked(session_id: str) -> str:
+    """The ref folder of a session; CheckpointError for an id that is not one (from a damaged transcript)."""
+    if not SESSION_ID.fullmatch(session_id):
+        raise CheckpointError(f"{session_id[:60]!r} is not a session id")
+    return f"{REF_ROOT}/{session_id}"

@@ -1,0 +1,92 @@
+"""One conversation's checkpoints: the work tree before the first change of each user turn, and after it.
+
+`before(turn)` is called (through `workspace.checkpointed.CheckpointedWorkspace.before_change`)
+before each call that may change something; only the first of a turn records, and every other
+call of that turn (a concurrent one, a sub-agent's) waits until it has, so nothing changes the
+tree before its checkpoint exists. `after(turn)` is called when the turn's run ends, whatever
+ended it; it records only for a turn that recorded a `before`. A turn that changed nothing
+costs nothing.
+
+A checkpoint that cannot be recorded (git missing, the disk full, a file that cannot be read)
+never stops the turn: it is said in one notice (git missing: once for the session) and the
+turn goes on. Files left out of a checkpoint (over the size limit, unreadable, another
+repository) are said once each.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from agentcli.checkpoints.shadow import CheckpointError, GitMissing, Snapshot
+from agentcli.checkpoints.store import CheckpointStore, step_name
+
+MAX_SKIPPED_SHOWN = 10
+
+
+class TurnCheckpoints:
+    """Records the checkpoints of the conversation `session_id` in `store` (None: checkpoints are off)."""
+
+    def __init__(
+        self,
+        store: CheckpointStore | None,
+        session_id: str,
+        on_notice: Callable[[str], None],
+        prune: Callable[[CheckpointStore], None] | None = None,
+    ) -> None:
+        """`prune` runs once, before the first checkpoint (`CheckpointStore.prune`)."""
+        self._store = store
+        self._session_id = session_id
+        self._on_notice = on_notice
+        self._prune = prune
+        self._lock = threading.Lock()
+        self._recorded: set[int] = set()
+        """Turns whose `before` was recorded (or tried: a failure is not retried in the same turn)."""
+        self._skipped_said: set[str] = set()
+
+    @property
+    def store(self) -> CheckpointStore | None:
+        return self._store
+
+    def before(self, turn: int) -> None:
+        """A call of user turn `turn` is about to change something."""
+        with self._lock:
+            if self._store is None or turn in self._recorded:
+                return
+            self._recorded.add(turn)
+            if self._prune is not None:
+                prune, self._prune = self._prune, None
+                self._record(prune, "Old checkpoints were not cleaned up")
+            self._record(lambda store: self._say_skipped(store.record(self._session_id, step_name(turn), "before")))
+
+    def after(self, turn: int) -> None:
+        """User turn `turn`'s run ended."""
+        with self._lock:
+            if self._store is None or turn not in self._recorded:
+                return
+            self._record(lambda store: self._say_skipped(store.record(self._session_id, step_name(turn), "after")))
+
+    def _record(self, action: Callable[[CheckpointStore], object], failed: str = "") -> None:
+        store = self._store
+        assert store is not None
+        try:
+            with store.repo.locked():
+                action(store)
+        except CheckpointError as error:
+            if isinstance(error, GitMissing):
+                self._store = None  # said once; no checkpoint is tried again in this session
+            self._on_notice(
+                f"{failed}: {error}."
+                if failed
+                else f"Checkpoint not recorded: {error}. The turn goes on; a rewind cannot restore the files "
+                "as they were before it."
+            )
+
+    def _say_skipped(self, snapshot: Snapshot) -> None:
+        new = [line for line in snapshot.skipped if line not in self._skipped_said]
+        if not new:
+            return
+        self._skipped_said.update(new)
+        shown = "; ".join(new[:MAX_SKIPPED_SHOWN])
+        more = f"; and {len(new) - MAX_SKIPPED_SHOWN} more" if len(new) > MAX_SKIPPED_SHOWN else ""
+        self._on_notice(f"Left out of checkpoints (a rewind will not restore them): {shown}{more}.")
