@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.cli import commands
-from agentcli.cli.options import ACP, MAIN, REWIND, RUN, STATS, CliCommand, CliOption
+from agentcli.cli.options import ACP, BATCH, MAIN, RAY_LOCAL, REWIND, RUN, STATS, CliCommand, CliOption
 from agentcli.cli.shared import Subcommand, keep_for_subcommand
 from agentcli.option_typos import check_options
 
@@ -59,6 +59,18 @@ Examples:
   agentcli run "summarise README.md"
   agentcli run -c --allowed-tools "Edit,Bash(pytest:*)" "now make the tests pass"
   agentcli run --output-format json - < prompt.txt
+"""
+
+BATCH_EPILOG = """TASKS is a JSONL file (one task a line: id, prompt, workdir or repo [+ commit], setup,
+check, model, max_turns, timeout, permission_mode, allowed_tools) or a folder of Harbor tasks.
+The options `run` takes are every task's defaults; a task's own fields win. Running the same
+command again runs only the tasks without a result in DIR/results.jsonl. Exit codes: 0 every
+task passed · 1 some did not, or were not started · 2 usage error · 130 interrupted.
+
+\b
+Examples:
+  agentcli batch tasks.jsonl --out runs/nightly --workers 4 --max-budget-usd 20
+  agentcli batch harbor-tasks/ --out runs/eval --ray auto --retries 2
 """
 
 
@@ -181,6 +193,32 @@ def acp(ctx: typer.Context, **values: Any) -> None:
 def stats(ctx: typer.Context, **values: Any) -> None:
     """Figures from your sessions' transcripts: turns per task, tool failures, stops, tokens, cost, latency."""
     _finish(commands.stats_command, values)
+
+
+class BatchCommand(Subcommand):
+    """`agentcli batch`, whose `--ray` may come without its ADDRESS: alone (last, before another
+    option, or before TASKS, a file or folder that exists) it means a local cluster."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _ray_alone(args))
+
+
+def _ray_alone(args: list[str]) -> list[str]:
+    import os
+
+    given: list[str] = []
+    for index, arg in enumerate(args):
+        after = args[index + 1] if index + 1 < len(args) else None
+        alone = after is None or after.startswith("-") or os.path.exists(after)
+        given.append(f"--ray={RAY_LOCAL}" if arg == "--ray" and alone else arg)
+    return given
+
+
+@app.command("batch", cls=BatchCommand, add_help_option=False, epilog=BATCH_EPILOG)
+@_declared(BATCH)
+def batch(ctx: typer.Context, **values: Any) -> None:
+    """Run many tasks, each in a workspace of its own, on this machine or a Ray cluster; resumable."""
+    _finish(commands.batch_command, values)
 
 
 @app.command("rewind", cls=Subcommand, add_help_option=False)

@@ -95,11 +95,37 @@ def stats_command(values: Values) -> int:
             since=values["since"],
             as_json=values["json"],
             width=width,
+            batch=None if values["folder"] is None else Path(values["folder"]),
         )
     except UsageError as error:
         write_err(sys.stderr, f"Error: {error}")
         return error.exit_code
     return echo(text)
+
+
+def batch_command(values: Values) -> int:
+    """`agentcli batch TASKS --out DIR`: run many tasks (`agentcli.batch`)."""
+    if values["tasks"] is None:
+        raise CliUsageError("give the tasks: a JSONL file, or a folder of Harbor tasks.", "TASKS")
+    if values["out"] is None:
+        raise CliUsageError("give the batch's folder: --out DIR (made if needed; run again to resume).", "--out")
+    session_values = {**values, "continue_session": False, "resume": None, "max_budget_usd": None}
+    if not _has_credential(session_values):
+        return 1
+    options = _session_options(session_values)
+    from agentcli.batch.command import BatchRequest, run_batch_command
+
+    request = BatchRequest(
+        tasks=Path(values["tasks"]),
+        out=Path(values["out"]),
+        session=options,
+        workers=values["workers"],
+        ray=values["ray"],
+        budget_usd=values["max_budget_usd"],
+        task_budget_usd=values["task_budget_usd"],
+        retries=values["retries"],
+    )
+    return run_batch_command(request)
 
 
 def _run_once(base: SessionOptions, prompt: str | None, values: Values) -> int:

@@ -207,6 +207,71 @@ STATS = CliCommand(
         CliOption("json", ("--json",), "flag", "Print the figures as one JSON object."),
         HELP,
     ),
+    argument="folder",
+    argument_metavar="[DIR]",
+    argument_help="A batch's folder (agentcli batch --out DIR): the figures of its tasks' sessions.",
+)
+
+RAY_LOCAL = "local"
+"""`--ray` given alone: a Ray cluster started on this machine (`agentcli.cli.app.BatchCommand`)."""
+WORKERS_LIMIT = 256
+RETRIES_LIMIT = 10
+NOT_FOR_A_BATCH = (OUTPUT_FORMAT, MAX_BUDGET_USD, VERBOSE, CONTINUE, RESUME)
+"""`run`'s options a batch does not take (it has a budget of its own and its own output)."""
+BATCH = CliCommand(
+    "batch",
+    (
+        CliOption("out", ("--out",), "text", "The batch's folder: results.jsonl, tasks/ID/ (required).", "DIR"),
+        CliOption(
+            "workers",
+            ("--workers",),
+            "number",
+            "Tasks run at once on this machine (default: 2 per CPU, at most 8).",
+            "N",
+            minimum=1,
+            maximum=WORKERS_LIMIT,
+        ),
+        CliOption(
+            "ray",
+            ("--ray",),
+            "text",
+            "Run the tasks on a Ray cluster: ADDRESS (host:port, auto), or alone a local one "
+            "(pip install 'agentcli[ray]').",
+            "ADDRESS",
+        ),
+        CliOption(
+            "max_budget_usd",
+            ("--max-budget-usd",),
+            "amount",
+            "Start no more tasks once the batch has spent this many dollars.",
+            "USD",
+            minimum=0,
+            maximum=MAX_USD,
+        ),
+        CliOption(
+            "task_budget_usd",
+            ("--task-budget-usd",),
+            "amount",
+            "Stop a task once it has spent this many dollars (status budget).",
+            "USD",
+            minimum=0,
+            maximum=MAX_USD,
+        ),
+        CliOption(
+            "retries",
+            ("--retries",),
+            "number",
+            "Run a task again up to N times when it fails for the infrastructure (default 1).",
+            "N",
+            minimum=0,
+            maximum=RETRIES_LIMIT,
+        ),
+        *(option for option in RUN_OPTIONS if option not in NOT_FOR_A_BATCH),
+        HELP,
+    ),
+    argument="tasks",
+    argument_metavar="TASKS",
+    argument_help="A JSONL file of tasks, or a folder of Harbor tasks.",
 )
 
 REWIND = CliCommand(

@@ -31,6 +31,7 @@ from agentcli.catalog import MODELS_SETTING, ModelInfo, model_info
 from agentcli.checkpoints.config import CheckpointConfig
 from agentcli.checkpoints.store import CheckpointStore
 from agentcli.context.outside import AsksAboutOutsideFiles, OutsideFiles
+from agentcli.context.paths import project_state_dir
 from agentcli.contracts import JSON, Model, ModelRequest, ModelResponse, StreamListener
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
@@ -58,6 +59,7 @@ from agentcli.providers import (
     choose,
     resolve,
 )
+from agentcli.providers.admission import Admission
 from agentcli.providers.text_tools import ToolProtocol, with_tool_protocol
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.session.sandbox import SandboxStatus, session_workspace
@@ -168,14 +170,16 @@ class SessionModel:
         native_tools: Callable[[str], bool],
         timeouts: Timeouts,
         given: Model | None = None,
+        admission: Admission | None = None,
     ) -> None:
         """`given`: a client to use instead of resolving `provider`'s (tests' scripted model),
-        closed with this one."""
+        closed with this one; `admission`: what each request waits on before it is sent."""
         self._provider = provider
         self._protocol = protocol
         self._native_tools = native_tools
         self._timeouts = timeouts
         self._client = given
+        self._admission = admission
         self._speaking: Model | None = None
         """`_client` speaking `_protocol` (itself for native)."""
 
@@ -185,7 +189,10 @@ class SessionModel:
         return self._provider
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
-        return self._current().stream(request, listener)
+        if self._admission is None:
+            return self._current().stream(request, listener)
+        with self._admission.admit():
+            return self._current().stream(request, listener)
 
     def switch(self, provider: str) -> None:
         """Send requests to `provider` from now on: the old client is closed, the new one made at the next request."""
@@ -254,6 +261,8 @@ class SessionParts:
     """The front end's, for AskUserQuestion and ExitPlanMode (None: nobody can answer)."""
     budget_usd: float | None
     token_budget: int
+    transcripts: Path
+    """The folder this session's transcripts go to (the project's state folder, or a batch task's)."""
     auto_compact_percent: float | None
     retry_base_delay: float
     checkpoints: CheckpointStore
@@ -303,6 +312,8 @@ def compose(
     model: Model | None = None,
     workspace: Workspace | None = None,
     retry_base_delay: float = LoopConfig.retry_base_delay,
+    admission: Admission | None = None,
+    transcripts: Path | None = None,
 ) -> SessionParts:
     """The parts of a session at `cwd`. Raises UsageError (exit 2) on malformed settings or
     rules, or an earlier session (`--resume`) that is not there, before anything is sent.
@@ -310,7 +321,9 @@ def compose(
     `about` gives the fields every hook's input carries about the session as it is now;
     `model`, a client to use instead of the provider's; `workspace`, where the agent works (its
     root `cwd`; the caller keeps and closes it), else a local one made here; `retry_base_delay`
-    paces the loop's retries of a broken stream (tests make it short)."""
+    paces the loop's retries of a broken stream (tests make it short); `admission`, what every
+    model request waits on (a batch's shared rate limiter and budget); `transcripts`, the folder
+    the transcripts go to instead of the project's state folder (a batch task's own)."""
     sink: EventSink = SerializedSink(on_event)
 
     def notice(text: str) -> None:
@@ -401,7 +414,7 @@ def compose(
         opened=opened,
         hooks=hooks,
         gate=gate,
-        model=SessionModel(provider, protocol, native_tools, timeouts, model),
+        model=SessionModel(provider, protocol, native_tools, timeouts, model, admission),
         first_model=first_model,
         earlier=earlier,
         builtins=builtin_source(unsandboxed_commands=status.active and sandbox.allow_unsandboxed),
@@ -415,6 +428,7 @@ def compose(
         ask_user=approvals.user,
         budget_usd=budget,
         token_budget=tokens,
+        transcripts=transcripts or project_state_dir(cwd),
         auto_compact_percent=compact_percent,
         retry_base_delay=retry_base_delay,
         checkpoints=checkpoint_config.store(cwd, agentcli_home()),

@@ -88,7 +88,7 @@ class Conversation:
         if loaded is None:
             self.id = str(uuid.uuid4())
             self.transcript = TranscriptWriter.new(
-                project_state_dir(cwd) / f"{self.id}.jsonl",
+                parts.transcripts / f"{self.id}.jsonl",
                 session_id=self.id,
                 cwd=cwd,
                 provider=parts.model.provider,
@@ -123,7 +123,7 @@ class Conversation:
             [parts.builtins, self.web.source(), self.mcp_tools],
             self.context.skill_tools(parts.builtins),
             self.context.facts,
-            project_state_dir(cwd) / self.id / "subagents",
+            parts.transcripts / self.id / "subagents",
             parts.on_event,
             self.budget,
             asker=parts.ask_user,

@@ -45,6 +45,7 @@ from agentcli.mcp.servers import SessionServers
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.providers import choose, credential_problem
+from agentcli.providers.admission import Admission
 from agentcli.session.composition import Approvals, SessionOptions, SessionParts, compose, model_or_error
 from agentcli.session.conversation import Conversation
 from agentcli.session.sandbox import SandboxStatus
@@ -81,6 +82,8 @@ class Session:
         elicitor: Elicitor | None = None,
         retry_base_delay: float = LoopConfig.retry_base_delay,
         workspace: Workspace | None = None,
+        admission: Admission | None = None,
+        transcripts: Path | None = None,
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
@@ -93,7 +96,8 @@ class Session:
         `retry_base_delay` paces the loop's retries of a broken stream (tests make it short).
         A `model` given is the session's from then on: `close` closes it. A `workspace` given
         (rooted at `cwd`) is where the agent works; its owner closes it (else the session makes
-        a local one)."""
+        a local one). `admission` is what each model request waits on (a batch's shared rate
+        limiter and budget); `transcripts`, the folder for the transcripts (a batch task's own)."""
         self.parts: SessionParts = compose(
             options,
             cwd,
@@ -103,6 +107,8 @@ class Session:
             model=model,
             workspace=workspace,
             retry_base_delay=retry_base_delay,
+            admission=admission,
+            transcripts=transcripts,
         )
         self.model_name = self.parts.first_model
         """The model new conversations start with (`/model` changes it)."""

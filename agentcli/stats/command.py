@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 
 from agentcli.catalog import MODELS_SETTING, model_info
 from agentcli.contracts import JSON
+from agentcli.errors import UsageError
 from agentcli.model_settings import check_model_table
 from agentcli.settings import load_settings
 from agentcli.stats.collect import Tally, figures
 from agentcli.stats.render import card, report
-from agentcli.stats.scope import parse_since, transcripts
+from agentcli.stats.scope import batch_transcripts, parse_since, transcripts
 
 if TYPE_CHECKING:
     from rich.console import Group
@@ -31,18 +32,28 @@ def tally_of(paths: Iterable[Path], cwd: Path, since: datetime.datetime | None =
     return tally
 
 
-def stats_text(cwd: Path, *, all_projects: bool, since: str | None, as_json: bool, width: int) -> str:
-    """What `agentcli stats` prints. UsageError for a bad `--since` or malformed settings."""
+def stats_text(
+    cwd: Path, *, all_projects: bool, since: str | None, as_json: bool, width: int, batch: Path | None = None
+) -> str:
+    """What `agentcli stats` prints: this project's sessions, every project's, or those of the
+    batch whose folder is `batch`. UsageError for a bad `--since`, a folder that is not a
+    batch's, or malformed settings."""
     start = None if since is None else parse_since(since)
-    found = figures(tally_of(transcripts(cwd, all_projects=all_projects), cwd, start))
+    if batch is not None and all_projects:
+        raise UsageError("give --all or a batch's folder, not both.")
+    paths = batch_transcripts(batch) if batch is not None else transcripts(cwd, all_projects=all_projects)
+    found = figures(tally_of(paths, cwd, start))
     if as_json:
         return json.dumps(found, indent=2)
-    where = "all projects" if all_projects else str(cwd)
+    where = f"the batch in {batch}" if batch is not None else "all projects" if all_projects else str(cwd)
     period = "" if start is None else f" since {start.astimezone():%Y-%m-%d %H:%M}"
     if not found["sessions"]:
-        hint = "" if all_projects else " Run agentcli here first, or see every project's with --all."
+        hint = (
+            "" if all_projects or batch is not None else " Run agentcli here first, or see every project's with --all."
+        )
         return f"No sessions recorded for {where}{period} yet.{hint}"
-    heading = f"agentcli stats: {where}{period}, {found['sessions']} sessions in {found['projects']} folders"
+    folders = "tasks" if batch is not None else "folders"
+    heading = f"agentcli stats: {where}{period}, {found['sessions']} sessions in {found['projects']} {folders}"
     return rendered(report(found, heading), width)
 
 

@@ -33,6 +33,24 @@ def transcripts(cwd: Path, *, all_projects: bool) -> list[Path]:
     return found
 
 
+def batch_transcripts(folder: Path) -> list[Path]:
+    """The sessions of a batch's tasks (`agentcli batch --out folder`): `tasks/ID/transcripts/`.
+    UsageError when `folder` is not a batch's."""
+    from agentcli.batch.results import RESULTS
+
+    if not (folder / RESULTS).is_file():
+        raise UsageError(
+            f"{folder} is not a batch's folder (it has no {RESULTS}): give the folder of "
+            "`agentcli batch --out DIR`, or no folder for this project's sessions."
+        )
+    found: list[Path] = []
+    with contextlib.suppress(OSError):
+        for task in sorted((folder / "tasks").iterdir()):
+            with contextlib.suppress(OSError):
+                found += sorted(path for path in (task / "transcripts").iterdir() if path.suffix == SUFFIX)
+    return found
+
+
 def parse_since(text: str, now: datetime.datetime | None = None) -> datetime.datetime:
     """`7d`, `24h`, `30m`, `2w` ago, or a date (`2026-03-01`, local midnight) or ISO time.
     UsageError for anything else, and for a time the calendar cannot hold (before the year 2 or
