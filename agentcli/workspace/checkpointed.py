@@ -12,65 +12,18 @@ goes on. Closing it closes nothing: the wrapped workspace belongs to the session
 
 from __future__ import annotations
 
-import threading
-from contextlib import AbstractContextManager
-from pathlib import Path
-from types import TracebackType
-from typing import Self
-
 from agentcli.checkpoints.turns import TurnCheckpoints
-from agentcli.workspace.contract import (
-    OUTPUT_LIMIT,
-    Change,
-    Command,
-    Finished,
-    Folder,
-    OpenFile,
-    Process,
-    Verb,
-    Workspace,
-)
+from agentcli.workspace.contract import Change, Workspace
+from agentcli.workspace.wrapper import WorkspaceWrapper
 
 
-class CheckpointedWorkspace:
+class CheckpointedWorkspace(WorkspaceWrapper):
     """`inner`, with `checkpoints` recording the work tree before each user turn's first change."""
 
     def __init__(self, inner: Workspace, checkpoints: TurnCheckpoints) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._checkpoints = checkpoints
-
-    @property
-    def root(self) -> Path:
-        return self._inner.root
-
-    def confines(self, shell_command: str) -> bool:
-        return self._inner.confines(shell_command)
-
-    def run(
-        self, command: Command, *, timeout: float, cancel: threading.Event, output_limit: int = OUTPUT_LIMIT
-    ) -> Finished:
-        return self._inner.run(command, timeout=timeout, cancel=cancel, output_limit=output_limit)
-
-    def start(self, command: Command) -> AbstractContextManager[Process]:
-        return self._inner.start(command)
-
-    def read_file(self, real: Path) -> AbstractContextManager[OpenFile]:
-        return self._inner.read_file(real)
-
-    def open_folder(self, real: Path, verb: Verb, *, create: bool = False) -> AbstractContextManager[Folder]:
-        return self._inner.open_folder(real, verb, create=create)
 
     def before_change(self, change: Change) -> None:
         self._inner.before_change(change)  # a refusal there stops the call before anything is recorded
         self._checkpoints.before(change.user_turn)
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
