@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -88,6 +89,10 @@ class Layout:
     """Paths the settings name that do not exist (nothing to mount), for /sandbox."""
 
 
+PRIVATE_TMP = Path("/tmp")
+"""Where the sandbox mounts its own folder instead of the machine's."""
+
+
 def plan_layout(project: Path, settings: SandboxSettings, home: Path, homes: Sequence[Path]) -> Layout:
     """The layout for `project` (its real path), with `homes` (agentcli's, Claude Code's) hidden too."""
     missing: list[str] = []
@@ -108,6 +113,7 @@ def plan_layout(project: Path, settings: SandboxSettings, home: Path, homes: Seq
     writable = [project, *(p for p in existing(settings.allow_write) if p != project)]
     pinned, read_only = nested_protected(project)
     read_only += [p for p in existing(settings.deny_write) if any(_within(p, w) for w in writable)]
+    read_only += [p for p in own_install() if not _within(p, project)]
     shown = [p for p in existing(settings.allow_read) if any(_within(p, h) and p != h for h in hidden)]
     return Layout(
         project=project,
@@ -118,6 +124,16 @@ def plan_layout(project: Path, settings: SandboxSettings, home: Path, homes: Seq
         read_only=tuple(dict.fromkeys(read_only)),
         unresolved=tuple(missing),
     )
+
+
+def own_install() -> list[Path]:
+    """agentcli's interpreter and package where the sandbox's private `/tmp` would hide them (a
+    checkout or virtual environment under /tmp): the supervisor inside runs from them."""
+    import agentcli
+
+    places = (sys.prefix, sys.base_prefix, sys.exec_prefix, Path(agentcli.__file__).parent.parent)
+    real = [p for p in (_real(Path(place)) for place in places) if p is not None]
+    return [p for p in dict.fromkeys(real) if _within(p, PRIVATE_TMP)]
 
 
 def setting_path(text: str, project: Path, home: Path) -> Path | None:

@@ -9,12 +9,14 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agentcli.workspace.contract import Command
+from agentcli.workspace.sandbox_layout import own_install, plan_layout
 from agentcli.workspace.sandbox_settings import SandboxSettings
 from agentcli.workspace.sandboxed import SandboxedWorkspace
 from tests.sandbox_support import NEVER, PYTHON, require_sandbox, run_in
@@ -232,3 +234,20 @@ def test_agentcli_s_own_programs_and_excluded_commands_run_outside(
 
     assert done.exit_code == 0
     assert precious.read_text() == "changed\n"
+
+
+def test_agentcli_installed_under_tmp_stays_visible_inside_and_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout or virtual environment under /tmp (which the sandbox replaces with its own) is
+    where the supervisor inside runs from: it is mounted read-only, the project itself stays writable."""
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setattr(sys, "prefix", str(venv))
+
+    layout = plan_layout(project.resolve(), SandboxSettings(enabled=True), tmp_path / "home", [])
+
+    assert venv.resolve() in layout.read_only and project.resolve() in layout.writable
+    assert not any(path == project.resolve() or project.resolve() in path.parents for path in own_install())
