@@ -10,8 +10,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from types import TracebackType
-from typing import Self, TypeVar
+from typing import TypeVar
 
 import pytest
 
@@ -33,17 +32,18 @@ from agentcli.workspace.contract import (
     WorkspaceError,
 )
 from agentcli.workspace.local import LocalWorkspace
+from agentcli.workspace.wrapper import WorkspaceWrapper
 from tests.fake_anthropic import validation_error
 
 T = TypeVar("T")
 
 
-class Recording:
+class Recording(WorkspaceWrapper):
     """A workspace around the local one that records what goes through it; it refuses the
     changes of the tools named in `refuse`."""
 
     def __init__(self, root: Path, refuse: frozenset[str] = frozenset()) -> None:
-        self.inner = LocalWorkspace(root)
+        super().__init__(LocalWorkspace(root))
         self.refuse = refuse
         self.started: list[tuple[str, str]] = []
         """(program, origin) of every process, in order."""
@@ -53,30 +53,23 @@ class Recording:
         self.closed = False
         self._lock = threading.Lock()
 
-    @property
-    def root(self) -> Path:
-        return self.inner.root
-
-    def confines(self, shell_command: str) -> bool:
-        return self.inner.confines(shell_command)
-
     def run(
         self, command: Command, *, timeout: float, cancel: threading.Event, output_limit: int = OUTPUT_LIMIT
     ) -> Finished:
         self._note(self.started, (Path(command.argv[0]).name, command.origin))
-        return self.inner.run(command, timeout=timeout, cancel=cancel, output_limit=output_limit)
+        return self._inner.run(command, timeout=timeout, cancel=cancel, output_limit=output_limit)
 
     def start(self, command: Command) -> AbstractContextManager[Process]:
         self._note(self.started, (Path(command.argv[0]).name, command.origin))
-        return self.inner.start(command)
+        return self._inner.start(command)
 
     def read_file(self, real: Path) -> AbstractContextManager[OpenFile]:
         self._note(self.files, ("read", real.name))
-        return self.inner.read_file(real)
+        return self._inner.read_file(real)
 
     def open_folder(self, real: Path, verb: Verb, *, create: bool = False) -> AbstractContextManager[Folder]:
         self._note(self.files, ("folder", real.name))
-        return self.inner.open_folder(real, verb, create=create)
+        return self._inner.open_folder(real, verb, create=create)
 
     def before_change(self, change: Change) -> None:
         self._note(self.changes, change)
@@ -85,14 +78,6 @@ class Recording:
 
     def close(self) -> None:
         self.closed = True
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _note(self, log: list[T], item: T) -> None:
         with self._lock:
