@@ -14,7 +14,7 @@ session's own agent is offered Task: sub-agents are built without it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentcli.access import NOTHING, Access
@@ -22,6 +22,7 @@ from agentcli.agents.definitions import AgentCatalog, definition_files, load_age
 from agentcli.agents.sources import ToolList
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.contracts import JSON, Concurrency, ToolContext, ToolResult
+from agentcli.plugins.manifest import Plugin
 
 TASK = "task"
 """The name of the Task tool's source."""
@@ -48,9 +49,12 @@ class AgentTypes:
     A definition file that cannot be used, or whose frontmatter was read leniently, is reported
     once (`on_notice`), not at every request."""
 
-    def __init__(self, cwd: Path, home: Path | None, on_notice: Callable[[str], None]) -> None:
+    def __init__(
+        self, cwd: Path, home: Path | None, on_notice: Callable[[str], None], plugins: Sequence[Plugin] = ()
+    ) -> None:
         self.cwd = cwd
         self.home = home
+        self.plugins = tuple(plugins)
         self.on_notice = on_notice
         self._catalog: AgentCatalog | None = None
         self._signature: tuple[tuple[str, int, int], ...] | None = None
@@ -59,7 +63,7 @@ class AgentTypes:
     def catalog(self) -> AgentCatalog:
         signature = self._files_signature()
         if self._catalog is None or signature != self._signature:
-            self._catalog, self._signature = load_agent_catalog(self.cwd, self.home), signature
+            self._catalog, self._signature = load_agent_catalog(self.cwd, self.home, self.plugins), signature
             notices = [f"Skipped an agent definition: {invalid.problem}" for invalid in self._catalog.invalid]
             notices.extend(
                 f"The agent type {agent_type.name!r} ({agent_type.source}): {'; '.join(agent_type.notes)}."
@@ -75,7 +79,7 @@ class AgentTypes:
     def _files_signature(self) -> tuple[tuple[str, int, int], ...]:
         """Each definition file's path, modification time and size: any edit changes it."""
         signature = []
-        for path in definition_files(self.cwd, self.home):
+        for path in definition_files(self.cwd, self.home, self.plugins):
             with contextlib.suppress(OSError):  # removed meanwhile
                 status = path.stat()
                 signature.append((str(path), status.st_mtime_ns, status.st_size))

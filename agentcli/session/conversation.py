@@ -81,6 +81,7 @@ class Conversation:
             on_notice=parts.notice,
             mcp=parts.mcp_content,
             skill_notices=parts.skill_notices,
+            plugins=parts.plugins,
         )
         self.resumed = loaded
         """The transcript this conversation continues, if it does."""
