@@ -13,8 +13,9 @@ from tests.plugins.helpers import REVIEWER_PROMPT, commands, market_with_greeter
 
 
 def _result(model: ScriptedModel, request: int) -> JSON:
-    [found] = [b for b in model.requests[request].messages[-1]["content"] if b.get("type") == "tool_result"]
-    return found
+    found: list[JSON] = [b for b in model.requests[request].messages[-1]["content"] if b.get("type") == "tool_result"]
+    [result] = found
+    return result
 
 
 def test_one_install_brings_a_command_a_skill_an_agent_a_hook_and_an_mcp_server(
