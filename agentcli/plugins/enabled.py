@@ -82,7 +82,7 @@ def active_plugins(settings: Settings, home: Path | None = None, claude: Path | 
             )
             continue
         try:
-            plugin = read_plugin(record.path, marketplace=record.marketplace, name=record.name)
+            plugin = read_plugin(record.path, marketplace=record.marketplace, name=record.name, entry=record.entry)
         except PluginError as error:
             notices.append(f"The plugin {key} is left out: {error}")
             continue

@@ -119,7 +119,7 @@ class PluginCommands:
         record = installed_anywhere(self.home).get(key)
         if record is None:
             raise PluginError(f"{key} is not installed; install it with: agentcli plugin install {key}")
-        plugin = read_plugin(record.path, marketplace=record.marketplace, name=record.name)
+        plugin = read_plugin(record.path, marketplace=record.marketplace, name=record.name, entry=record.entry)
         self._confirm(describe(plugin, self.cwd, str(record.path), record.commit), "Enable it?", "Not enabled")
         self._set_enabled(key, True, scope)
         self.say(f"Enabled {key} ({scope}).")
@@ -186,7 +186,9 @@ class PluginCommands:
         """The staged plugin, once the user said yes to what it brings; discarded otherwise."""
         name, _, market = staged.key.rpartition("@")
         try:
-            plugin = read_plugin(staged.folder, marketplace=market, name=None if name == "?" else name)
+            plugin = read_plugin(
+                staged.folder, marketplace=market, name=None if name == "?" else name, entry=staged.entry
+            )
             self._confirm(describe(plugin, self.cwd, shown_source(staged.source), staged.commit), question, refused)
         except BaseException:
             self.store.discard(staged)

@@ -38,6 +38,7 @@ MAX_JSON_BYTES = 1 << 20
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 ROOT_VARIABLE = "CLAUDE_PLUGIN_ROOT"
 PATH_KEYS = ("commands", "agents", "skills")
+COMPONENT_KEYS = frozenset({*PATH_KEYS, "hooks", "mcpServers"})
 DEFAULT_FOLDERS = {"commands": "commands", "agents": "agents", "skills": "skills"}
 DEFAULT_HOOKS = Path("hooks") / "hooks.json"
 DEFAULT_MCP = Path(".mcp.json")

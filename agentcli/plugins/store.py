@@ -22,13 +22,13 @@ import datetime
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from agentcli.permissions.persist import write_json_atomically
 from agentcli.plugins.fetch import clone, content_digest, copy_folder, head_commit
-from agentcli.plugins.manifest import PluginError, check_name, read_json_object
+from agentcli.plugins.manifest import COMPONENT_KEYS, PluginError, check_name, read_json_object
 from agentcli.plugins.marketplace import GITHUB_REPO, GitSource, Marketplace, git_source, github_url, read_marketplace
 
 KNOWN_FILE = "known_marketplaces.json"
@@ -55,6 +55,8 @@ class Installed:
     version: str = ""
     source: dict[str, Any] | None = None
     """How to fetch it again (`update`)."""
+    entry: dict[str, Any] | None = None
+    """Its marketplace entry's components (`strict: false`, or more than its manifest names)."""
 
     @property
     def name(self) -> str:
@@ -76,6 +78,8 @@ class Staged:
     source: dict[str, Any]
     work: Path
     """The staging folder to remove (or move from)."""
+    entry: dict[str, Any] | None = None
+    """Its marketplace entry's components, if it names any."""
 
 
 def now() -> str:
@@ -85,6 +89,8 @@ def now() -> str:
 def parse_source(text: str) -> dict[str, Any]:
     """A marketplace or plugin source as the user typed it: a local folder, a git URL, or GitHub's owner/repo."""
     path = Path(text).expanduser()
+    if path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir():  # a bare repository
+        return {"source": "git", "url": str(path.resolve())}
     if path.exists():
         return {"source": "directory", "path": str(path.resolve())}
     if "://" in text or text.startswith("git@") or text.endswith(".git"):
@@ -219,12 +225,13 @@ class PluginStore:
                 f"The plugin {name!r} of the marketplace {market.name!r} cannot be installed: {entry.problem}"
             )
         source = {"marketplace": market.name}
+        components = {key: value for key, value in entry.fields.items() if key in COMPONENT_KEYS} or None
         if entry.folder is not None:
             ours = self.root / "marketplaces" in market.root.parents  # a clean clone: its commit pins it
             commit = head_commit(market.root) if ours else ""
-            return self._stage_folder(f"{name}@{market.name}", entry.folder, source, commit)
+            return replace(self._stage_folder(f"{name}@{market.name}", entry.folder, source, commit), entry=components)
         assert entry.git is not None
-        return self._stage_git(f"{name}@{market.name}", entry.git, source)
+        return replace(self._stage_git(f"{name}@{market.name}", entry.git, source), entry=components)
 
     def stage_direct(self, source: dict[str, Any]) -> Staged:
         """Fetch a plugin from a folder or git URL (`parse_source`); its key is `NAME@local`, NAME from its files."""
@@ -278,7 +285,7 @@ class PluginStore:
                 shutil.move(str(final), str(staged.work / "old"))
             final.parent.mkdir(parents=True, exist_ok=True)
             staged.folder.rename(final)
-            installed = Installed(staged.key, final, staged.commit, version, staged.source)
+            installed = Installed(staged.key, final, staged.commit, version, staged.source, staged.entry)
             records = self._read(INSTALLED_FILE)
             plugins = records.get("plugins") if isinstance(records.get("plugins"), dict) else {}
             assert isinstance(plugins, dict)
@@ -291,6 +298,7 @@ class PluginStore:
                     "installedAt": now(),
                     "lastUpdated": now(),
                     "source": staged.source,
+                    **({"entry": staged.entry} if staged.entry else {}),
                 }
             ]
             self._write(INSTALLED_FILE, {"version": 2, "plugins": plugins})
@@ -362,6 +370,7 @@ def read_installed(path: Path) -> dict[str, Installed]:
             str(record.get("gitCommitSha") or ""),
             str(record.get("version") or ""),
             record.get("source") if isinstance(record.get("source"), dict) else None,
+            record.get("entry") if isinstance(record.get("entry"), dict) else None,
         )
     return found
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from agentcli.plugins.manage import PluginCommands
 from tests.context.helpers import GIT_ENV, write
-from tests.mcp.helpers import DEMO_SERVER
+from tests.mcp.helpers import RAW_SERVER
 
 GUARD = """\
 import json, os, sys
@@ -58,8 +58,11 @@ def make_plugin(folder: Path, name: str = "greeter", **manifest: Any) -> Path:
     write(
         folder / "hooks" / "hooks.json", json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}})
     )
-    shutil.copy(DEMO_SERVER, folder / "server.py")
-    server = {"command": sys.executable, "args": ["${CLAUDE_PLUGIN_ROOT}/server.py"]}
+    shutil.copy(RAW_SERVER, folder / "server.py")  # standard library only: it starts as fast as Python
+    write(
+        folder / "spec.json", json.dumps({"tools": [{"name": "echo", "readOnly": True, "reply": {"text": "echo: hi"}}]})
+    )
+    server = {"command": sys.executable, "args": ["${CLAUDE_PLUGIN_ROOT}/server.py", "${CLAUDE_PLUGIN_ROOT}/spec.json"]}
     write(folder / ".mcp.json", json.dumps({"mcpServers": {"demo": server}}))
     return folder
 
