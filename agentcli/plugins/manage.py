@@ -27,6 +27,7 @@ from agentcli.permissions.persist import update_settings
 from agentcli.plugins.describe import describe
 from agentcli.plugins.enabled import ENABLED_KEY, MARKETPLACES_KEY, enabled_states, installed_anywhere, recommended
 from agentcli.plugins.manifest import Plugin, PluginError, read_plugin
+from agentcli.plugins.marketplace import GITHUB_REPO
 from agentcli.plugins.store import DIRECT, PluginStore, Staged, parse_source, shown_source
 from agentcli.settings import agentcli_home, load_settings, own_local_settings
 
@@ -164,10 +165,27 @@ class PluginCommands:
             return self.store.stage_direct(parse_source(spec))
         name, at, market = spec.rpartition("@")
         if at:
+            if market not in self.store.marketplaces():
+                self._add_suggested(market)
             return self.store.stage_from_marketplace(name, self.store.marketplace(market))
         if "/" in spec:
             return self.store.stage_direct(parse_source(spec))
         return self._stage_by_name(spec)
+
+    def _add_suggested(self, market: str) -> None:
+        """Add the marketplace `market` if a settings file (`extraKnownMarketplaces`) says where it is:
+        the user asked for a plugin of it, and is asked about the plugin next."""
+        settings = load_settings(self.cwd)
+        _, suggested = recommended(settings)
+        value = {**suggested, **(settings.get(MARKETPLACES_KEY) or {})}.get(market)
+        if value is None:
+            return
+        source = suggested_source(value, self.cwd)
+        added = self.store.add_marketplace(source)
+        if added.name != market:
+            self.store.remove_marketplace(added.name)
+            raise PluginError(f"{shown_source(source)} is the marketplace {added.name!r}, not {market!r}; not added.")
+        self.say(f"Added the marketplace {market} from {shown_source(source)} ({MARKETPLACES_KEY}).")
 
     def _stage_by_name(self, name: str) -> Staged:
         holding = []
@@ -231,6 +249,23 @@ def _forget(data: dict[str, Any], key: str) -> None:
     plugins = data.get(ENABLED_KEY)
     if isinstance(plugins, dict):
         plugins.pop(key, None)
+
+
+def suggested_source(value: object, cwd: Path) -> dict[str, Any]:
+    """The source an `extraKnownMarketplaces` entry names (`{"source": {"source": "github", "repo": ...}}`),
+    checked as one typed on the command line is."""
+    source = value.get("source") if isinstance(value, dict) else None
+    kind = source.get("source") if isinstance(source, dict) else None
+    if isinstance(source, dict) and kind == "github" and isinstance(source.get("repo"), str):
+        repo = source["repo"]
+        if GITHUB_REPO.fullmatch(repo) and ".." not in repo:
+            return {"source": "github", "repo": repo}
+    if isinstance(source, dict) and kind == "git" and isinstance(source.get("url"), str):
+        if source["url"] and not source["url"].startswith("-"):
+            return {"source": "git", "url": source["url"]}
+    if isinstance(source, dict) and kind == "directory" and isinstance(source.get("path"), str):
+        return {"source": "directory", "path": str((cwd / source["path"]).resolve())}
+    raise PluginError(f"agentcli cannot add the marketplace {value!r} (github, git and directory sources only).")
 
 
 def _direct_spec(source: dict[str, Any] | None) -> str:

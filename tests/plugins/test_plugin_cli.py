@@ -32,6 +32,11 @@ def test_install_asks_and_without_a_terminal_or_yes_installs_nothing(
     assert done.returncode == 0, done.stderr
     listed = run_main("plugin", "list")
     assert listed.stdout.startswith("greeter@test-market 1.0.0 · enabled · pin ")
+    servers = run_main("mcp", "list")
+    assert (
+        "plugin:greeter:demo (mcp__plugin_greeter_demo) · plugin greeter@test-market · stdio · connected"
+        in servers.stdout
+    )
     settings = json.loads((home / ".agentcli" / "settings.json").read_text())
     assert settings["enabledPlugins"] == {"greeter@test-market": True}
 
@@ -69,3 +74,21 @@ def test_the_owner_repo_form_is_github_and_update_moves_the_pin(run_main: RunMai
     assert second != first and (second / "commands" / "greet.md").read_text() == "Say goodbye to $ARGUMENTS.\n"
     again = run_main("plugin", "update", "--yes", env=env)
     assert "greeter@test-market is up to date" in again.stdout
+
+
+def test_a_marketplace_the_settings_suggest_is_added_when_you_install_from_it(
+    run_main: RunMain, project: Path, home: Path, tmp_path: Path
+) -> None:
+    _, remote = market_with_greeter(tmp_path)
+    suggested = {"test-market": {"source": {"source": "git", "url": f"file://{remote}"}}}
+    write(project / ".agentcli" / "settings.json", json.dumps({"extraKnownMarketplaces": suggested}))
+
+    listed = run_main("plugin", "marketplace", "list")
+    assert f"test-market · file://{remote} · not added" in listed.stdout
+    assert not (home / ".agentcli" / "plugins").exists()  # suggesting adds nothing
+
+    done = run_main("plugin", "install", "greeter@test-market", "--yes")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"Added the marketplace test-market from file://{remote} (extraKnownMarketplaces).")
+    assert "Installed greeter@test-market" in done.stdout
