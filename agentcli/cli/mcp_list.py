@@ -10,9 +10,9 @@
     Permission rules name a server's tools as shown: mcp__SERVER__TOOL, or mcp__SERVER for all of them.
 
 The servers are those a session in this directory would have (`SessionServers`): the
-enabled plugins' and the same files (with `--mcp-config` and `--strict-mcp-config` as a session takes them), approvals and
-connect timeout; none is asked about, and all are stopped before the
-report is printed.
+enabled plugins' and the same files (with `--mcp-config` and `--strict-mcp-config` as a
+session takes them), approvals and connect timeout; none is asked about, and all are stopped
+before the report is printed.
 """
 
 from __future__ import annotations

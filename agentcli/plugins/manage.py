@@ -255,16 +255,14 @@ def suggested_source(value: object, cwd: Path) -> dict[str, Any]:
     """The source an `extraKnownMarketplaces` entry names (`{"source": {"source": "github", "repo": ...}}`),
     checked as one typed on the command line is."""
     source = value.get("source") if isinstance(value, dict) else None
-    kind = source.get("source") if isinstance(source, dict) else None
-    if isinstance(source, dict) and kind == "github" and isinstance(source.get("repo"), str):
-        repo = source["repo"]
-        if GITHUB_REPO.fullmatch(repo) and ".." not in repo:
-            return {"source": "github", "repo": repo}
-    if isinstance(source, dict) and kind == "git" and isinstance(source.get("url"), str):
-        if source["url"] and not source["url"].startswith("-"):
-            return {"source": "git", "url": source["url"]}
-    if isinstance(source, dict) and kind == "directory" and isinstance(source.get("path"), str):
-        return {"source": "directory", "path": str((cwd / source["path"]).resolve())}
+    fields = source if isinstance(source, dict) else {}
+    kind, repo, url, path = (fields.get(key) for key in ("source", "repo", "url", "path"))
+    if kind == "github" and isinstance(repo, str) and GITHUB_REPO.fullmatch(repo) and ".." not in repo:
+        return {"source": "github", "repo": repo}
+    if kind == "git" and isinstance(url, str) and url and not url.startswith("-"):
+        return {"source": "git", "url": url}
+    if kind == "directory" and isinstance(path, str):
+        return {"source": "directory", "path": str((cwd / path).resolve())}
     raise PluginError(f"agentcli cannot add the marketplace {value!r} (github, git and directory sources only).")
 
 
