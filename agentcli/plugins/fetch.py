@@ -31,7 +31,7 @@ def git(args: list[str], cwd: Path | None = None) -> str:
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
     try:
         done = subprocess.run(
-            ["git", *args],
+            ["git", "-c", "protocol.ext.allow=never", *args],  # a URL never runs a command (`ext::`)
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
