@@ -4,7 +4,8 @@ git runs with the user's git configuration (their credentials helpers, `url.*.in
 terminal prompt (`GIT_TERMINAL_PROMPT=0`: an unreachable or private repository fails at once
 instead of waiting for a password), without agentcli's API keys in its environment, and never
 with a value from a marketplace where an option could go (`--` before the URL; refs and shas
-are checked in `marketplace`). A failure is a `PluginError` of one line: git's own last line.
+are checked in `marketplace`), and only over `PROTOCOLS` (never `ext::`, whatever the git
+configuration says). A failure is a `PluginError` of one line: git's own last line.
 
 A copy keeps symlinks as links, leaves out `.git`, and is refused when a link leads out of the
 copied folder (`check_links`): an installed plugin's files are all its own.
@@ -22,16 +23,19 @@ from agentcli.credentials import child_environment
 from agentcli.plugins.manifest import PluginError
 
 GIT_TIMEOUT_S = 300.0
+PROTOCOLS = "file:git:http:https:ssh"
+"""What git may fetch with: never `ext::`, whose URL is a command to run."""
 
 
 def git(args: list[str], cwd: Path | None = None) -> str:
     """Run git; its stdout, or a PluginError with the last line it wrote to stderr."""
     env = child_environment()
     env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_ALLOW_PROTOCOL"] = PROTOCOLS
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
     try:
         done = subprocess.run(
-            ["git", "-c", "protocol.ext.allow=never", *args],  # a URL never runs a command (`ext::`)
+            ["git", *args],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,

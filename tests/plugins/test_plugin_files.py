@@ -227,3 +227,20 @@ def test_a_plugins_broken_hooks_are_left_out_with_a_notice(tmp_path: Path) -> No
     [notice] = loaded.notices
     assert notice.startswith("The hooks of plugin p@m are left out:") and "hooks.PreToolUse" in notice
     assert os.sep in notice
+
+
+def test_a_git_url_that_would_run_a_command_is_refused_whatever_the_git_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    allowing = write(tmp_path / "gitconfig", '[protocol "ext"]\n\tallow = always\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(allowing))
+    proof = tmp_path / "ran"
+    market = _market(tmp_path, [{"name": "ext", "source": {"source": "url", "url": f"ext::sh -c touch% {proof}"}}])
+    ops, _ = commands(tmp_path, tmp_path / "home")
+    ops.marketplace_add(str(market))
+
+    with pytest.raises(PluginError, match="Cannot get ext::"):
+        ops.install("ext@test-market")
+
+    assert not proof.exists()
+    _nothing_installed(tmp_path / "home")
