@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.plugins.manifest import Plugin, PluginError, read_plugin
-from agentcli.plugins.store import INSTALLED_FILE, Installed, PluginStore, read_installed
 from agentcli.setting_keys import setting
 from agentcli.settings import OWN_SCOPES, Settings, agentcli_home, claude_home
+
+if TYPE_CHECKING:
+    from agentcli.plugins.store import Installed
 
 ENABLED_KEY = setting("enabledPlugins")
 MARKETPLACES_KEY = setting("extraKnownMarketplaces")
@@ -63,6 +65,8 @@ def recommended(settings: Settings) -> tuple[list[str], dict[str, Any]]:
 
 def installed_anywhere(home: Path | None = None, claude: Path | None = None) -> dict[str, Installed]:
     """Every installed plugin: Claude Code's, then agentcli's (which wins for a key both have)."""
+    from agentcli.plugins.store import INSTALLED_FILE, PluginStore, read_installed  # not on the start-up path
+
     found = read_installed((claude or claude_home()) / "plugins" / INSTALLED_FILE)
     found.update(PluginStore(home or agentcli_home()).installed())
     return found
@@ -71,7 +75,10 @@ def installed_anywhere(home: Path | None = None, claude: Path | None = None) -> 
 def active_plugins(settings: Settings, home: Path | None = None, claude: Path | None = None) -> ActivePlugins:
     """The plugins to load, and what to say about those that cannot be (see the module's docstring)."""
     states = enabled_states(settings)
-    installed = installed_anywhere(home, claude)
+    wanted, marketplaces = recommended(settings)
+    if not states and not wanted and not marketplaces:
+        return ActivePlugins()  # the usual case: nothing read, nothing imported
+    installed = installed_anywhere(home, claude) if any(states.values()) else {}
     plugins: list[Plugin] = []
     notices: list[str] = []
     for key in sorted(key for key, on in states.items() if on):
@@ -88,14 +95,15 @@ def active_plugins(settings: Settings, home: Path | None = None, claude: Path | 
             continue
         plugins.append(plugin)
         notices.extend(plugin.warnings)
-    wanted, marketplaces = recommended(settings)
     unanswered = [key for key in wanted if key not in states]
     if unanswered:
         notices.append(
             f"This project recommends the plugin{'s' if len(unanswered) > 1 else ''} {', '.join(unanswered)}; "
             "agentcli enables a plugin only when you say so: agentcli plugin install NAME@MARKETPLACE"
         )
-    known = PluginStore(home or agentcli_home()).marketplaces()
+    from agentcli.plugins.store import PluginStore
+
+    known = PluginStore(home or agentcli_home()).marketplaces() if marketplaces else {}
     if missing := [name for name in marketplaces if name not in known]:
         notices.append(
             f"This project recommends the marketplace{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
