@@ -23,7 +23,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from agentcli.plugins.manifest import Plugin
+from agentcli.plugins.manifest import ROOT_VARIABLE, Plugin
 from agentcli.regular_file import read_regular_file
 from agentcli.settings import agentcli_home, claude_home
 from agentcli.skills.catalog import Skill, SkillCatalog
@@ -83,13 +83,13 @@ def load_skills(
             _add(catalog, path.parent.name, path, source, skill_folder=True)
     for plugin in plugins:
         for name, path in plugin_skill_files(plugin):
-            _add(catalog, name, path, plugin.label, True, plugin.name)
+            _add(catalog, name, path, plugin.label, True, plugin)
     for folder, source in command_folders(cwd, home, claude):
         for path in _markdown_files(folder):
             _add(catalog, ":".join(path.relative_to(folder).with_suffix("").parts), path, source, skill_folder=False)
     for plugin in plugins:
         for name, path in plugin_command_files(plugin):
-            _add(catalog, name, path, plugin.label, False, plugin.name)
+            _add(catalog, name, path, plugin.label, False, plugin)
     catalog.add_short_names()
     return catalog
 
@@ -115,7 +115,7 @@ def plugin_command_files(plugin: Plugin) -> list[tuple[str, Path]]:
 
 
 def _add(
-    catalog: SkillCatalog, name: str, path: Path, source: str, skill_folder: bool, plugin: str | None = None
+    catalog: SkillCatalog, name: str, path: Path, source: str, skill_folder: bool, plugin: Plugin | None = None
 ) -> None:
     if catalog.taken(name):
         winner = catalog.claims(name)
@@ -130,13 +130,20 @@ def _add(
         catalog.errors[name] = error
 
 
-def read_skill(path: Path, name: str, source: str, *, skill_folder: bool = False, plugin: str | None = None) -> Skill:
-    """The skill in `path` (a SKILL.md when `skill_folder`, else a command file); SkillFileError if unusable."""
+def read_skill(
+    path: Path, name: str, source: str, *, skill_folder: bool = False, plugin: Plugin | None = None
+) -> Skill:
+    """The skill in `path` (a SKILL.md when `skill_folder`, else a command file); SkillFileError if
+    unusable. A plugin's has `${CLAUDE_PLUGIN_ROOT}` replaced by the plugin's folder everywhere
+    (its text, its `!` commands, its `allowed-tools` rules), as Claude Code does."""
     try:
         data = read_regular_file(path, MAX_SKILL_BYTES)  # a FIFO is refused, not waited on
     except OSError as error:
         raise SkillFileError(f"Cannot read skill file {path}: {error.strerror}.") from None
-    front = read_frontmatter(data.decode("utf-8", errors="replace"), str(path))
+    text = data.decode("utf-8", errors="replace")
+    if plugin is not None:
+        text = text.replace(f"${{{ROOT_VARIABLE}}}", str(plugin.root))
+    front = read_frontmatter(text, str(path))
     fields, body = front.fields, front.body
     description = _text_field(fields, "description", path) or _first_line(body)
     model = _text_field(fields, "model", path)
@@ -157,7 +164,7 @@ def read_skill(path: Path, name: str, source: str, *, skill_folder: bool = False
         folder=path.parent if skill_folder else None,
         warning=front.warning,
         digest=hashlib.sha256(data).hexdigest(),
-        plugin=plugin,
+        plugin=plugin.name if plugin else None,
     )
 
 

@@ -244,3 +244,19 @@ def test_a_git_url_that_would_run_a_command_is_refused_whatever_the_git_config(
 
     assert not proof.exists()
     _nothing_installed(tmp_path / "home")
+
+
+def test_a_plugins_command_knows_its_folder_as_claude_plugin_root(tmp_path: Path) -> None:
+    folder = make_plugin(tmp_path / "p", name="p")
+    write(
+        folder / "commands" / "loop.md",
+        '---\nallowed-tools: ["Bash(${CLAUDE_PLUGIN_ROOT}/scripts/setup.sh:*)"]\n---\n'
+        '"${CLAUDE_PLUGIN_ROOT}/scripts/setup.sh" $ARGUMENTS\n',
+    )
+    root = folder.resolve()
+
+    loop = load_skills(tmp_path, tmp_path / "h", tmp_path / "c", [read_plugin(folder, marketplace="m")]).get("loop")
+
+    assert loop is not None
+    assert loop.body == f'"{root}/scripts/setup.sh" $ARGUMENTS\n'
+    assert loop.allowed_tools == (f"Bash({root}/scripts/setup.sh:*)",)
