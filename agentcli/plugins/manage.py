@@ -94,7 +94,10 @@ class PluginCommands:
         staged = self._stage(spec)
         if staged.key in self.store.installed():
             self.store.discard(staged)
-            raise PluginError(f"{staged.key} is already installed; update it with: agentcli plugin update {staged.key}")
+            raise PluginError(
+                f"{staged.key} is already installed: agentcli plugin update {staged.key} fetches it again, "
+                f"agentcli plugin enable {staged.key} enables it"
+            )
         plugin = self._approved(staged, "Install and enable it?", "Not installed")
         installed = self.store.commit(staged, plugin.version)
         self._set_enabled(installed.key, True, scope)
@@ -130,6 +133,10 @@ class PluginCommands:
         self.say(f"Disabled {key} ({scope}).")
 
     def uninstall(self, key: str) -> None:
+        if key not in self.store.installed() and key in installed_anywhere(self.home):
+            raise PluginError(
+                f"{key} was installed by Claude Code, which uninstalls it; agentcli plugin disable {key} stops it here."
+            )
         self.store.uninstall(key)
         for scope in ("user", "local"):
             path = self._settings_file(scope)
@@ -139,6 +146,8 @@ class PluginCommands:
 
     def update(self, key: str | None) -> None:
         keys = [key] if key else sorted(self.store.installed())
+        if not keys:
+            self.say("No plugins installed by agentcli; nothing to update.")
         updated_markets: set[str] = set()
         for each in keys:
             record = self.store.installed().get(each)
