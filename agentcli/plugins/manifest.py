@@ -107,8 +107,9 @@ def shown_name(name: object) -> str:
 def read_plugin(
     root: Path, *, marketplace: str = "", name: str | None = None, entry: Mapping[str, Any] | None = None
 ) -> Plugin:
-    """The plugin in `root`. `name` is the marketplace entry's (it must match the manifest's, if
-    there is one); `entry`'s component keys (a marketplace entry with `strict: false`, or one that
+    """The plugin in `root`. `name` is the marketplace entry's: it is the plugin's name (what
+    `enabledPlugins` and its commands' `/name:` say), with a warning when the manifest says
+    another; `entry`'s component keys (a marketplace entry with `strict: false`, or one that
     adds components) count as the manifest's do."""
     real = root.resolve()
     if not real.is_dir():
@@ -124,16 +125,17 @@ def read_plugin(
     own_name = fields.get("name")
     if manifest is not None and own_name is None:
         raise PluginError(f'{manifest_path} has no "name": give the plugin\'s name, e.g. "name": "my-plugin".')
-    plugin_name = check_name(own_name if own_name is not None else (name or real.name))
+    if own_name is not None:
+        check_name(own_name)  # a manifest naming itself `../x` is hostile, whatever the marketplace says
+    plugin_name = check_name(name if name is not None else own_name if own_name is not None else real.name)
     warnings: list[str] = []
-    if name is not None and name != plugin_name:
-        warnings.append(f"the marketplace lists it as {name!r}; its manifest names it {plugin_name!r}")
+    if own_name is not None and own_name != plugin_name:
+        warnings.append(f"its manifest names it {own_name!r}; it is {plugin_name!r}, as the marketplace lists it")
     for key, value in (entry or {}).items():
         if key not in ENTRY_ONLY and key not in METADATA:
             fields.setdefault(key, value)
     where = manifest_path if manifest is not None else real
-    unknown = sorted(k for k in fields if k not in METADATA and k not in NOT_DONE and k not in (*PATH_KEYS, "hooks"))
-    unknown = [k for k in unknown if k != "mcpServers"]
+    unknown = sorted(k for k in fields if k not in METADATA and k not in NOT_DONE and k not in COMPONENT_KEYS)
     not_done = sorted(k for k in fields if k in NOT_DONE)
     if unknown:
         warnings.append(f"skipped {', '.join(unknown)} (not plugin keys agentcli knows)")

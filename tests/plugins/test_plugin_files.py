@@ -260,3 +260,13 @@ def test_a_plugins_command_knows_its_folder_as_claude_plugin_root(tmp_path: Path
     assert loop is not None
     assert loop.body == f'"{root}/scripts/setup.sh" $ARGUMENTS\n'
     assert loop.allowed_tools == (f"Bash({root}/scripts/setup.sh:*)",)
+
+
+def test_the_marketplace_entry_names_the_plugin_when_its_manifest_says_otherwise(tmp_path: Path) -> None:
+    folder = make_plugin(tmp_path / "p", name="other-name")
+
+    plugin = read_plugin(folder, marketplace="m", name="greeter")
+
+    assert (plugin.key, plugin.label) == ("greeter@m", "plugin greeter@m")
+    assert "its manifest names it 'other-name'; it is 'greeter', as the marketplace lists it" in plugin.warnings[0]
+    assert load_skills(tmp_path, tmp_path / "h", tmp_path / "c", [plugin]).get("greeter:greet") is not None
