@@ -275,38 +275,43 @@ class PluginStore:
         return Staged(key, work / "plugin", commit, source, work)
 
     def commit(self, staged: Staged, version: str) -> Installed:
-        """Move `staged` into place and record it (replacing an earlier pin of the same plugin)."""
+        """Move `staged` into place and record it (replacing an earlier pin of the same plugin).
+        Should the record not be written, the files go back out: nothing is half-installed."""
         name, _, market = staged.key.rpartition("@")
         check_name(name)
         final = self.root / "cache" / market / name / staged.commit[:16]
         earlier = self.installed().get(staged.key)
+        record = {
+            "scope": "user",
+            "installPath": str(final),
+            "version": version,
+            "gitCommitSha": staged.commit,
+            "installedAt": now(),
+            "lastUpdated": now(),
+            "source": staged.source,
+            **({"entry": staged.entry} if staged.entry else {}),
+        }
         try:
-            if final.exists():  # the same pin again (reinstalled): replace it
-                shutil.move(str(final), str(staged.work / "old"))
+            if final.exists():  # the same pin again: the new copy replaces it
+                final.rename(staged.work / "old")
             final.parent.mkdir(parents=True, exist_ok=True)
             staged.folder.rename(final)
-            installed = Installed(staged.key, final, staged.commit, version, staged.source, staged.entry)
-            records = self._read(INSTALLED_FILE)
-            plugins = records.get("plugins") if isinstance(records.get("plugins"), dict) else {}
-            assert isinstance(plugins, dict)
-            plugins[staged.key] = [
-                {
-                    "scope": "user",
-                    "installPath": str(final),
-                    "version": version,
-                    "gitCommitSha": staged.commit,
-                    "installedAt": now(),
-                    "lastUpdated": now(),
-                    "source": staged.source,
-                    **({"entry": staged.entry} if staged.entry else {}),
-                }
-            ]
-            self._write(INSTALLED_FILE, {"version": 2, "plugins": plugins})
+            try:
+                records = self._read(INSTALLED_FILE)
+                plugins = records.get("plugins")
+                plugins = plugins if isinstance(plugins, dict) else {}
+                plugins[staged.key] = [record]
+                self._write(INSTALLED_FILE, {"version": 2, "plugins": plugins})
+            except BaseException:
+                final.rename(staged.work / "unrecorded")
+                raise
+        except OSError as error:
+            raise PluginError(f"Cannot install {staged.key} under {self.root}: {error.strerror or error}.") from None
         finally:
             shutil.rmtree(staged.work, ignore_errors=True)
         if earlier is not None and earlier.path != final and self.root in earlier.path.parents:
             shutil.rmtree(earlier.path, ignore_errors=True)
-        return installed
+        return Installed(staged.key, final, staged.commit, version, staged.source, staged.entry)
 
     def discard(self, staged: Staged) -> None:
         shutil.rmtree(staged.work, ignore_errors=True)

@@ -270,3 +270,17 @@ def test_the_marketplace_entry_names_the_plugin_when_its_manifest_says_otherwise
     assert (plugin.key, plugin.label) == ("greeter@m", "plugin greeter@m")
     assert "its manifest names it 'other-name'; it is 'greeter', as the marketplace lists it" in plugin.warnings[0]
     assert load_skills(tmp_path, tmp_path / "h", tmp_path / "c", [plugin]).get("greeter:greet") is not None
+
+
+def test_a_record_that_cannot_be_written_takes_the_files_back_out(tmp_path: Path) -> None:
+    market = _market(tmp_path, [{"name": "good", "source": "./plugins/good"}])
+    home = tmp_path / "home"
+    ops, _ = commands(tmp_path, home)
+    ops.marketplace_add(str(market))
+    (home / "plugins" / "installed_plugins.json").mkdir()  # the record cannot replace it
+
+    with pytest.raises(PluginError, match=r"Cannot read .*installed_plugins.json: it is a folder"):
+        ops.install("good@test-market")
+
+    assert not list((home / "plugins" / "cache").rglob("plugin.json"))
+    assert not list((home / "plugins" / ".staging").iterdir())
