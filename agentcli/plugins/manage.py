@@ -66,7 +66,8 @@ class PluginCommands:
                 count = f"{len(self.store.marketplace(name).entries)} plugins"
             except PluginError as error:
                 count = f"unreadable: {error}"
-            self.say(f"{name} · {shown_source(item.source)} · {count}")
+            whose = " (Claude Code's)" if item.claude else ""
+            self.say(f"{name} · {shown_source(item.source)} · {count}{whose}")
         settings = load_settings(self.cwd)
         _, suggested = recommended(settings)
         own = settings.get(MARKETPLACES_KEY) or {}
@@ -79,7 +80,7 @@ class PluginCommands:
             self.say("No marketplaces yet; add one with: agentcli plugin marketplace add SOURCE")
 
     def marketplace_update(self, name: str | None) -> None:
-        names = [name] if name else sorted(self.store.marketplaces())
+        names = [name] if name else sorted(n for n, known in self.store.marketplaces().items() if not known.claude)
         for each in names:
             market = self.store.update_marketplace(each)
             self.say(f"Updated the marketplace {each} ({len(market.entries)} plugins).")

@@ -7,8 +7,9 @@
       cache/MKT/NAME/PIN/         an installed plugin's files, PIN its commit (or content digest)
       .staging/                   work in progress, never read
 
-The two JSON files have the shape of Claude Code's own (`~/.claude/plugins/`), which are read too
-(`claude_installed`): a plugin installed with Claude Code and enabled in its settings loads here.
+The two JSON files have the shape of Claude Code's own (`~/.claude/plugins/`), which are read too,
+never written: Claude Code's marketplaces are known here (`PluginStore.marketplaces`), and a plugin
+installed with Claude Code and enabled in the settings loads (`read_installed`).
 
 Nothing is half-installed: files are fetched and checked in `.staging/` and moved into `cache/`
 with one rename, and the records are replaced atomically only then; a failure removes the staged
@@ -30,6 +31,7 @@ from agentcli.permissions.persist import write_json_atomically
 from agentcli.plugins.fetch import clone, content_digest, copy_folder, head_commit
 from agentcli.plugins.manifest import COMPONENT_KEYS, PluginError, check_name, read_json_object
 from agentcli.plugins.marketplace import GITHUB_REPO, GitSource, Marketplace, git_source, github_url, read_marketplace
+from agentcli.settings import claude_home
 
 KNOWN_FILE = "known_marketplaces.json"
 INSTALLED_FILE = "installed_plugins.json"
@@ -44,6 +46,8 @@ class KnownMarketplace:
     """`{"source": "directory", "path": ...}`, `{"source": "git", "url": ...}` or
     `{"source": "github", "repo": ...}`."""
     location: Path
+    claude: bool = False
+    """Claude Code's (`~/.claude/plugins/known_marketplaces.json`): read, never updated or removed here."""
 
 
 @dataclass(frozen=True)
@@ -118,18 +122,28 @@ def shown_source(source: dict[str, Any]) -> str:
 
 
 class PluginStore:
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, claude: Path | None = None) -> None:
+        """`home`: `$AGENTCLI_HOME`; `claude`: Claude Code's folder (`~/.claude`), whose
+        marketplaces are known here too, read where Claude Code keeps them and never changed."""
         self.root = home / "plugins"
+        self.claude_root = (claude or claude_home()) / "plugins"
 
     # ------------------------------------------------------------------ marketplaces
 
     def marketplaces(self) -> dict[str, KnownMarketplace]:
+        """agentcli's marketplaces, and Claude Code's that agentcli has not added itself."""
         known: dict[str, KnownMarketplace] = {}
-        for name, record in self._read(KNOWN_FILE).items():
-            if isinstance(record, dict) and isinstance(record.get("source"), dict):
-                location = record.get("installLocation")
-                if isinstance(location, str):
-                    known[name] = KnownMarketplace(name, record["source"], Path(location))
+        claude_file = self.claude_root / KNOWN_FILE
+        try:
+            claude_records = read_json_object(claude_file) if claude_file.exists() else {}
+        except PluginError:
+            claude_records = {}  # Claude Code's file, read leniently: unreadable is as good as absent
+        for records, claude in ((claude_records, True), (self._read(KNOWN_FILE), False)):
+            for name, record in records.items():
+                if isinstance(record, dict) and isinstance(record.get("source"), dict):
+                    location = record.get("installLocation")
+                    if isinstance(location, str):
+                        known[name] = KnownMarketplace(name, record["source"], Path(location), claude)
         return known
 
     def marketplace(self, name: str) -> Marketplace:
@@ -161,9 +175,7 @@ class PluginStore:
 
     def update_marketplace(self, name: str) -> Marketplace:
         """Fetch the marketplace `name` again (a local folder is read where it is)."""
-        known = self.marketplaces().get(name)
-        if known is None:
-            raise PluginError(f"No marketplace {name!r}.")
+        known = self._own(name)
         repo = source_git(known.source)
         if repo is None:
             return read_marketplace(known.location)
@@ -182,9 +194,7 @@ class PluginStore:
         return market
 
     def remove_marketplace(self, name: str) -> None:
-        known = self.marketplaces().get(name)
-        if known is None:
-            raise PluginError(f"No marketplace {name!r}.")
+        known = self._own(name)
         records = self._read(KNOWN_FILE)
         records.pop(name, None)
         self._write(KNOWN_FILE, records)
@@ -192,13 +202,21 @@ class PluginStore:
         if clones in known.location.parents:
             shutil.rmtree(known.location, ignore_errors=True)
 
+    def _own(self, name: str) -> KnownMarketplace:
+        known = self.marketplaces().get(name)
+        if known is None:
+            raise PluginError(f"No marketplace {name!r}.")
+        if known.claude:
+            raise PluginError(f"The marketplace {name} is Claude Code's: update or remove it with Claude Code.")
+        return known
+
     def _claim_marketplace(self, name: str, source: dict[str, Any]) -> None:
         if name == DIRECT:
             raise PluginError(
                 f"A marketplace cannot be called {DIRECT!r}: agentcli keeps that name for plugins installed directly."
             )
         known = self.marketplaces().get(name)
-        if known is not None:
+        if known is not None and not known.claude:
             raise PluginError(
                 f"A marketplace named {name!r} is already added (from {shown_source(known.source)}); "
                 f"update it with: agentcli plugin marketplace update {name}"

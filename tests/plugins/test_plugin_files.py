@@ -284,3 +284,25 @@ def test_a_record_that_cannot_be_written_takes_the_files_back_out(tmp_path: Path
 
     assert not list((home / "plugins" / "cache").rglob("plugin.json"))
     assert not list((home / "plugins" / ".staging").iterdir())
+
+
+def test_claude_codes_marketplaces_are_known_and_left_as_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    market = _market(tmp_path, [{"name": "good", "source": "./plugins/good"}])
+    record = {"source": {"source": "github", "repo": "team/market"}, "installLocation": str(market)}
+    write(claude / "plugins" / "known_marketplaces.json", json.dumps({"test-market": record}))
+    home = tmp_path / "home"
+    ops, said = commands(tmp_path, home)
+
+    ops.marketplace_list()
+    ops.install("good@test-market")
+
+    assert said[0] == "test-market · team/market · 1 plugins (Claude Code's)"
+    assert said[-1].startswith("Installed good@test-market")
+    for change in (ops.marketplace_update, ops.marketplace_remove):
+        with pytest.raises(PluginError, match="is Claude Code's: update or remove it with Claude Code"):
+            change("test-market")
+    assert (market / ".claude-plugin" / "marketplace.json").exists()
