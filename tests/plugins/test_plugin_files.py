@@ -16,7 +16,7 @@ from agentcli.plugins.manifest import PluginError, read_plugin
 from agentcli.settings import load_settings
 from agentcli.skills.loader import load_skills
 from tests.context.helpers import write
-from tests.plugins.helpers import commands, make_marketplace, make_plugin
+from tests.plugins.helpers import commands, commit_all, make_marketplace, make_plugin
 
 
 def test_unknown_keys_and_a_missing_folder_are_one_warning_and_the_rest_loads(tmp_path: Path) -> None:
@@ -306,3 +306,21 @@ def test_claude_codes_marketplaces_are_known_and_left_as_they_are(
         with pytest.raises(PluginError, match="is Claude Code's: update or remove it with Claude Code"):
             change("test-market")
     assert (market / ".claude-plugin" / "marketplace.json").exists()
+
+
+def test_a_plugin_folder_or_git_url_installs_directly_as_name_at_local(tmp_path: Path) -> None:
+    folder = make_plugin(tmp_path / "src" / "greeter")
+    work = make_plugin(tmp_path / "repo", name="waver")
+    commit_all(work)
+    home = tmp_path / "home"
+    ops, said = commands(tmp_path, home)
+
+    ops.install(str(folder))
+    ops.install(f"file://{work}")
+
+    assert said[-1].startswith("Installed waver@local (pin ")
+    assert sorted(ops.store.installed()) == ["greeter@local", "waver@local"]
+    write(folder / "commands" / "greet.md", "Changed.\n")
+    ops.update("greeter@local")
+    assert said[-1].startswith("Updated greeter@local: pin ")
+    assert (ops.store.installed()["greeter@local"].path / "commands" / "greet.md").read_text() == "Changed.\n"
