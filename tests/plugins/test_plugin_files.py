@@ -324,3 +324,26 @@ def test_a_plugin_folder_or_git_url_installs_directly_as_name_at_local(tmp_path:
     ops.update("greeter@local")
     assert said[-1].startswith("Updated greeter@local: pin ")
     assert (ops.store.installed()["greeter@local"].path / "commands" / "greet.md").read_text() == "Changed.\n"
+
+
+@pytest.mark.parametrize(
+    ("manifest", "why"),
+    [
+        ("{not json", "is not valid JSON"),
+        ("[1, 2]", "must hold a JSON object, not list"),
+        ('{"version": "1.0.0"}', 'has no "name"'),
+        ('{"name": "good", "commands": 7}', '"commands" must be a path'),
+    ],
+)
+def test_a_manifest_that_cannot_be_used_installs_nothing(tmp_path: Path, manifest: str, why: str) -> None:
+    market = _market(tmp_path, [{"name": "good", "source": "./plugins/good"}])
+    write(market / "plugins" / "good" / ".claude-plugin" / "plugin.json", manifest)
+    home = tmp_path / "home"
+    ops, _ = commands(tmp_path, home)
+    ops.marketplace_add(str(market))
+
+    with pytest.raises(PluginError, match=why) as refused:
+        ops.install("good@test-market")
+
+    assert "\n" not in str(refused.value)
+    _nothing_installed(home)
