@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import difflib
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -29,7 +30,7 @@ from typing import Any
 
 from agentcli.permissions.persist import write_json_atomically
 from agentcli.plugins.fetch import clone, content_digest, copy_folder, head_commit
-from agentcli.plugins.manifest import COMPONENT_KEYS, PluginError, check_name, read_json_object
+from agentcli.plugins.manifest import COMPONENT_KEYS, PluginError, check_name, read_json_object, read_plugin
 from agentcli.plugins.marketplace import GITHUB_REPO, GitSource, Marketplace, git_source, github_url, read_marketplace
 from agentcli.settings import claude_home
 
@@ -236,8 +237,9 @@ class PluginStore:
         """Fetch the plugin `name` of `market` into the staging folder."""
         entry = market.entries.get(name)
         if entry is None:
-            listed = ", ".join(sorted(market.entries)) or "none"
-            raise PluginError(f"The marketplace {market.name!r} has no plugin {name!r} (it has: {listed}).")
+            close = difflib.get_close_matches(name, list(market.entries), n=3)
+            hint = f"did you mean {', '.join(close)}?" if close else f"it lists {len(market.entries)}"
+            raise PluginError(f"The marketplace {market.name!r} has no plugin {name!r} ({hint}).")
         if entry.problem:
             raise PluginError(
                 f"The plugin {name!r} of the marketplace {market.name!r} cannot be installed: {entry.problem}"
@@ -253,8 +255,6 @@ class PluginStore:
 
     def stage_direct(self, source: dict[str, Any]) -> Staged:
         """Fetch a plugin from a folder or git URL (`parse_source`); its key is `NAME@local`, NAME from its files."""
-        from agentcli.plugins.manifest import read_plugin
-
         repo = source_git(source)
         if repo is None:
             folder = Path(source["path"])
