@@ -63,6 +63,7 @@ Key = Annotated[str, typer.Argument(metavar="NAME@MARKETPLACE")]
 
 
 def _run(action: Callable[[PluginCommands], None], yes: bool = False) -> None:
+    from agentcli.errors import UsageError
     from agentcli.plugins.manage import PluginCommands
     from agentcli.plugins.manifest import PluginError
     from agentcli.safe_text import for_terminal
@@ -70,9 +71,14 @@ def _run(action: Callable[[PluginCommands], None], yes: bool = False) -> None:
     commands = PluginCommands(Path.cwd(), lambda line: print(for_terminal(line), flush=True), _asker(yes))
     try:
         action(commands)
-    except PluginError as error:
-        write_err(sys.stderr, f"Error: {for_terminal(str(error))}")
-        raise typer.Exit(1) from None
+    except (PluginError, UsageError, OSError) as error:  # a settings file, the store's folder
+        said = (
+            str(error)
+            if not isinstance(error, OSError) or not error.strerror
+            else f"{error.strerror}: {error.filename}"
+        )
+        write_err(sys.stderr, f"Error: {for_terminal(said)}")
+        raise typer.Exit(2 if isinstance(error, UsageError) else 1) from None
     raise typer.Exit(0)
 
 

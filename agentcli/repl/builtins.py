@@ -469,7 +469,7 @@ def _plugin(repl: Repl, args: str) -> None:
     try:
         words = shlex.split(args)
         run_words(PluginCommands(repl.session.cwd, say, ask), words)
-    except (PluginError, UsageError, ValueError) as error:
+    except (PluginError, UsageError, ValueError, OSError) as error:
         repl.console.print(for_terminal(str(error)), style="yellow", markup=False)
         return
     if words and words[0] in ("install", "enable", "disable", "uninstall", "update"):

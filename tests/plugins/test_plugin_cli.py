@@ -92,3 +92,13 @@ def test_a_marketplace_the_settings_suggest_is_added_when_you_install_from_it(
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"Added the marketplace test-market from file://{remote} (extraKnownMarketplaces).")
     assert "Installed greeter@test-market" in done.stdout
+
+
+def test_a_settings_file_agentcli_cannot_use_is_a_usage_error_not_a_traceback(run_main: RunMain, project: Path) -> None:
+    write(project / ".agentcli" / "settings.json", '{"enabledPlugins": ["greeter@test-market"]}')
+
+    done = run_main("plugin", "list")
+
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("enabledPlugins must be an object, not a list.")
+    assert "Traceback" not in done.stderr
