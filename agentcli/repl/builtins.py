@@ -28,7 +28,7 @@ from agentcli.permissions.rules import BEHAVIORS, SESSION, Rule, RuleError, Rule
 from agentcli.regular_file import read_regular_file
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
-from agentcli.skills.catalog import BUILTIN_NAMES, Skill
+from agentcli.skills.catalog import BUILT_IN_HOLDER, BUILTIN_NAMES, Skill
 from agentcli.tools.todo import progress_line
 from agentcli.ui.tool_render import TodoListView
 
@@ -81,9 +81,10 @@ def _help(repl: Repl, args: str) -> None:
             f" {escape(str(winner.path))}[/dim]",
         )
     for lost, holder in catalog.short_names_lost:
+        taken = "a built-in command" if holder == BUILT_IN_HOLDER else f"/{escape(holder)}"
         table.add_row(
             escape(f"/{lost.name}"),
-            f"[dim]({escape(_where(lost))}) only by this name: /{escape(lost.short_name)} is /{escape(holder)}[/dim]",
+            f"[dim]({escape(_where(lost))}) only by this name: /{escape(lost.short_name)} is {taken}[/dim]",
         )
     for name, error in sorted(catalog.errors.items()):
         table.add_row(escape(f"/{name}"), f"[red]unusable: {escape(str(error))}[/red]")

@@ -28,6 +28,8 @@ BUILTIN_NAMES = frozenset(
 )  # fmt: skip
 """The REPL's built-in commands (repl/builtins.py checks it has these): a plugin's short name is
 never one of them, so `/help` stays the REPL's in every front end."""
+BUILT_IN_HOLDER = ""
+"""In `short_names_lost`: the short name is a built-in command's."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ class SkillCatalog:
                 continue
             holder = short if self.taken(short) else self.short_names.get(short)
             if holder is None and skill.plugin and short in BUILTIN_NAMES:
-                holder = f"{short} (built in)"
+                holder = BUILT_IN_HOLDER
             if holder is None:
                 self.short_names[short] = skill.name
             else:

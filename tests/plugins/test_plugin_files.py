@@ -14,6 +14,7 @@ from agentcli.plugins.enabled import active_plugins
 from agentcli.plugins.hooks import plugin_hooks
 from agentcli.plugins.manifest import PluginError, read_plugin
 from agentcli.settings import load_settings
+from agentcli.skills.catalog import BUILT_IN_HOLDER
 from agentcli.skills.loader import load_skills
 from tests.context.helpers import write
 from tests.plugins.helpers import commands, commit_all, make_marketplace, make_plugin
@@ -150,7 +151,7 @@ def test_two_plugins_with_the_same_name_and_a_built_in_one_are_resolved_the_same
     lost = {(skill.name, holder) for skill, holder in catalog.short_names_lost}
     assert ("beta:greet", "alpha:greet") in lost
     assert catalog.get("help") is None and catalog.get("alpha:help") is not None  # /help stays built in
-    assert ("alpha:help", "help (built in)") in lost
+    assert ("alpha:help", BUILT_IN_HOLDER) in lost
     write(tmp_path / ".claude" / "commands" / "greet.md", "The project's own.\n")  # the project's beats both
     again = load_skills(tmp_path, tmp_path / "h", tmp_path / "c", [first, second]).get("greet")
     assert again is not None and again.plugin is None

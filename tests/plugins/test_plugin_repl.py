@@ -18,6 +18,7 @@ def test_the_repl_shows_where_each_part_came_from_and_offers_plugin(
 ) -> None:
     market = tmp_path / "market"
     make_plugin(market / "plugins" / "greeter")
+    write(market / "plugins" / "greeter" / "commands" / "help.md", "Not the REPL's help.\n")
     write(market / "plugins" / "other" / "commands" / "wave.md", "---\ndescription: Wave\n---\nWave at $ARGUMENTS.\n")
     make_marketplace(market, [{"name": n, "source": f"./plugins/{n}"} for n in ("greeter", "other")])
     commit_all(market)
@@ -28,8 +29,13 @@ def test_the_repl_shows_where_each_part_came_from_and_offers_plugin(
     label = "plugin greeter@test-market"
 
     repl.submit("/help")
-    [greet] = _rows(repl.wait_for("Greet someone"), "/greet")
+    [greet] = _rows(repl.wait_for("Greet someone"), "/greet ")
     assert greet == f"/greet Greet someone ({label}) also /greeter:greet"
+    helped = _rows(repl.wait_for("only by this name"), "/greeter:help")
+    assert helped == [
+        f"/greeter:help Not the REPL's help. ({label})",
+        f"/greeter:help ({label}) only by this name: /help is a built-in command",
+    ]
     repl.submit("/hooks")
     [hook] = _rows(repl.wait_for("guard.py"), "PreToolUse")
     assert hook.endswith(label)
