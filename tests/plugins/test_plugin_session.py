@@ -45,12 +45,14 @@ def test_one_install_brings_a_command_a_skill_an_agent_a_hook_and_an_mcp_server(
         reply(text("One line: fine.")),  # the sub-agent
         reply(tool_use("Bash", {"command": "echo forbidden"}, id="toolu_hook")),
         reply(tool_use("mcp__plugin_greeter_demo__echo", {"text": "hi"}, id="toolu_mcp")),
+        reply(tool_use("Write", {"file_path": f"{root}/hooks/guard.py", "content": "pass\n"}, id="toolu_write")),
         reply(text("Done.")),
     )
 
     script = f"python3 {root}/skills/tally/scripts/count.py"
     # the plugin's files are protected: only a rule naming the script runs it (here, the user's --allowed-tools)
-    ran = run_agent("/greet Ann", allowed_tools=[f"Bash({script})", "Bash(echo:*)", "mcp__plugin_greeter_demo"])
+    allowed = [f"Bash({script})", "Bash(echo:*)", "mcp__plugin_greeter_demo", "Write"]
+    ran = run_agent("/greet Ann", allowed_tools=allowed, permission_mode="acceptEdits")
 
     assert ran.returncode == 0, ran.stderr
     first = model.requests[0]
@@ -67,3 +69,7 @@ def test_one_install_brings_a_command_a_skill_an_agent_a_hook_and_an_mcp_server(
     assert hooked["is_error"] is True and "the greeter plugin forbids this" in hooked["content"]
     assert (project / "guard-saw.txt").read_text().splitlines()[0] == str(root)  # CLAUDE_PLUGIN_ROOT
     assert _result(model, 6)["content"] == "echo: hi"  # the plugin's MCP server
+    # its files are protected: neither a Write rule nor acceptEdits lets the model change them
+    refused = _result(model, 7)
+    assert refused["is_error"] is True and "forbids this" in (root / "hooks" / "guard.py").read_text()
+    assert "asked about every time" in refused["content"], refused["content"]
