@@ -205,6 +205,10 @@ class SessionContext:
         self._skill_tools: SkillTools | None = None
         self._reported_unreadable: set[Path] = set()
 
+    def instruction_files(self) -> list[InstructionFile]:
+        """The instruction files (CLAUDE.md and the rest) as they are on disk now, with their imports."""
+        return load_instructions(self.cwd, self.home, self.outside)
+
     def skills(self) -> SkillCatalog:
         """Skills as they are on disk now (files are re-read, so edits show up)."""
         return load_skills(self.cwd, self.home, self.claude)
