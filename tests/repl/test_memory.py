@@ -126,9 +126,7 @@ def test_a_project_claude_md_linking_out_of_the_project_is_not_written_through(
     assert (tmp_path / "project" / ".git" / "config").read_text() == before
 
 
-def test_a_claude_md_linking_to_agents_md_in_the_project_gets_the_note(
-    repl_with: MakeRepl, tmp_path: Path
-) -> None:
+def test_a_claude_md_linking_to_agents_md_in_the_project_gets_the_note(repl_with: MakeRepl, tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "AGENTS.md").write_text("Shared rules.\n")
     (project / "CLAUDE.md").symlink_to("AGENTS.md")
