@@ -99,7 +99,7 @@ def _help(repl: Repl, args: str) -> None:
         repl.console.print(f"[dim]WebSearch searches with {escape(web.search.backend.label)}.[/dim]")
     repl.console.print(
         "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "
-        "Ctrl-O shows cut-short tool output · Ctrl-C interrupts · Ctrl-D exits[/dim]"
+        "Ctrl-O shows cut-short tool output · # note adds to memory · Ctrl-C interrupts · Ctrl-D exits[/dim]"
     )
 
 
