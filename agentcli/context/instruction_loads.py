@@ -3,7 +3,7 @@
 The instructions reminder (`context.session`) renders the files through `InstructionLoads.render`
 and tells it when the reminder was sent (`sent`). A file is *loaded* when its content goes to
 the model: every file the first time the reminder is sent in a conversation (`session_start`)
-and again after a compaction dropped it (`compact`, see `compacting`); a file whose text
+and again after a compaction dropped it (`compact`: sent while `compacting`); a file whose text
 changed during the session (edited, or given a line with `# text`), or that appeared, when the
 reminder carrying it is sent (as `session_start`: Claude Code names no reason of its own for a
 file read again). A file another one imports with `@path` is always `include`,
@@ -17,7 +17,8 @@ managed (`Managed`) memory: those reasons and that type never occur.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,15 +61,19 @@ class InstructionLoads:
         self._shown = files
         return render_instructions(files)
 
-    def compacting(self) -> None:
-        """A compaction is under way: a whole reminder sent next is sent because of it."""
+    @contextmanager
+    def compacting(self) -> Iterator[None]:
+        """While a compaction runs: a whole reminder sent then (its new first message) is sent because of it."""
         self._fresh_reason = "compact"
+        try:
+            yield
+        finally:
+            self._fresh_reason = "session_start"
 
     def sent(self, fresh: bool) -> None:
         """The reminder of the last render was sent: whole (`fresh`), or as a change."""
         known = set() if fresh else self._sent
         reason = self._fresh_reason if fresh else "session_start"
-        self._fresh_reason = "session_start"
         self._sent = set()
         loads: list[InstructionsLoad] = []
         for item in self._shown:

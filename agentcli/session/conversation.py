@@ -381,19 +381,19 @@ class Conversation:
             size = self.context_size()
             return Compacted(list(self.agent.messages), size, size, blocked=said.reason)
         instructions = "\n\n".join(part for part in (instructions.strip(), *said.context) if part)
-        self.context.instruction_loads.compacting()
         threshold = self.auto_compact_threshold()
         summarise_above = (threshold or self.model_info.context_window) * 3 // 4 if auto else None
-        result = compact_agent(
-            self.agent,
-            self._parts.model,
-            self.context.reminders,
-            self.model_info,
-            instructions=instructions,
-            summarise_above=summarise_above,
-            on_notice=self._parts.notice,
-            carry=self._carry,
-        )
+        with self.context.instruction_loads.compacting():
+            result = compact_agent(
+                self.agent,
+                self._parts.model,
+                self.context.reminders,
+                self.model_info,
+                instructions=instructions,
+                summarise_above=summarise_above,
+                on_notice=self._parts.notice,
+                carry=self._carry,
+            )
         if result.changed:
             adopt(self.agent, result)
             self.recorder.record_compaction(result, auto=auto, reminders=self.context.reminders.snapshot())
