@@ -7,10 +7,11 @@ instructions reminder of the next user message then carries the file's new conte
 
 Writing memory is the user's action, not the model's, so no permission is asked; it writes
 only to the chosen file. A repository could make its `CLAUDE.md` a symlink to `~/.bashrc` or
-`.git/config`: a memory file that is a symlink is followed only to a regular file in the same
-place (the project, or `$AGENTCLI_HOME`) that is not a protected path of the project, and the file is then
-opened there without following any symlink (`workspace.beneath`), so the file checked is the
-file written. Anything else is a `MemoryNotWritten` saying why and what to do; nothing is written.
+`.git/config`: a project memory file that is a symlink is followed only to a file in the
+project that is not a protected path (the user's own file may link anywhere: only the user or
+something already allowed to write their home could have made it). The file is then opened
+without following any symlink (`workspace.beneath`), so the file checked is the file written.
+Anything else is a `MemoryNotWritten` saying why; nothing is written.
 """
 
 from __future__ import annotations
@@ -43,10 +44,9 @@ class MemoryTarget:
     path: Path
     shared: str
     """Who sees it: "checked in, shared with your team", …"""
-    root: Path
-    """The folder a symlink at `path` must stay within."""
-    in_project: bool = True
-    """A project file: a symlink may not lead to a protected path of the project."""
+    project: Path | None
+    """For a project file, the project: a symlink at `path` must lead to a file in it that is
+    not a protected path. None for the user's own file."""
 
 
 def memory_note(text: str) -> str | None:
@@ -67,7 +67,7 @@ def memory_targets(cwd: Path, home: Path) -> list[MemoryTarget]:
     return [
         MemoryTarget("Project memory", cwd / "CLAUDE.md", "checked in, shared with your team", top),
         MemoryTarget("Project memory (local)", cwd / "CLAUDE.local.md", "private to you, this project only", top),
-        MemoryTarget("User memory", home / "CLAUDE.md", "private to you, every project", home, in_project=False),
+        MemoryTarget("User memory", home / "CLAUDE.md", "private to you, every project", None),
     ]
 
 
@@ -100,20 +100,22 @@ def remember(target: MemoryTarget, note: str) -> Path:
 
 
 def _checked_path(target: MemoryTarget) -> Path:
-    """The real file to append to: `target.path` itself, or where its symlink leads when that
-    is a file in the same place and not a protected path."""
+    """The real file to append to: `target.path` itself, or where its symlink leads (for a
+    project file: when that is in the project and not a protected path)."""
     folder = target.path.parent.resolve()
     direct = folder / target.path.name
     if not os.path.islink(direct):
         return direct
     real = direct.resolve()
-    root = target.root.resolve()
-    if root not in real.parents:
+    if target.project is None:
+        return real
+    project = target.project.resolve()
+    if project not in real.parents:
         raise MemoryNotWritten(
-            f"{target.path} is a symlink to {real}, outside {root}: memory is not written through it. "
+            f"{target.path} is a symlink to {real}, outside the project: memory is not written through it. "
             "Edit that file yourself if you mean to."
         )
-    protected = protection(real, root) if target.in_project else None
+    protected = protection(real, project)
     if protected is not None:
         raise MemoryNotWritten(
             f"{target.path} is a symlink to {real}, a protected path ({protected.reason}): memory is not written "

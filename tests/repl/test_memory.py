@@ -139,6 +139,19 @@ def test_a_claude_md_linking_to_agents_md_in_the_project_gets_the_note(repl_with
     assert (project / "CLAUDE.md").is_symlink()
 
 
+def test_the_users_own_memory_file_may_link_to_their_dotfiles(repl_with: MakeRepl, tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "claude.md").write_text("Mine.\n")
+    (tmp_path / "home" / ".agentcli" / "CLAUDE.md").symlink_to(dotfiles / "claude.md")
+    repl, keys = repl_with()
+
+    keys.send_text("3\r")
+    repl.handle("# use British spelling")
+
+    assert (dotfiles / "claude.md").read_text() == "Mine.\n- use British spelling\n"
+
+
 def test_memory_lists_the_files_loaded_and_opens_the_one_picked(
     repl_with: MakeRepl,
     fake_api: FakeAnthropic,
