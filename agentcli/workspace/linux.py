@@ -1,5 +1,5 @@
 """The few Linux system calls the sandbox's supervisor makes that Python 3.11's `os` lacks:
-new namespaces, bind mounts, dropping capabilities, and being undumpable.
+new namespaces (and going back to one), bind mounts, dropping capabilities, and being undumpable.
 
 Standard library only (ctypes): imported inside the sandbox by the supervisor.
 """
@@ -50,6 +50,11 @@ def unshare(flags: int) -> None:
     _check(_libc.unshare(flags), "unshare")
 
 
+def setns(fd: int, kind: int) -> None:
+    """Join the namespace `fd` refers to (for a PID namespace: the one the next children are born in)."""
+    _check(_libc.setns(fd, kind), "setns")
+
+
 def mount(source: str | None, target: str, fstype: str | None, flags: int) -> None:
     def c(text: str | None) -> bytes | None:
         return None if text is None else os.fsencode(text)
@@ -83,14 +88,22 @@ class _Data(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
-def drop_capabilities() -> None:
-    """Give up every capability for good: none now, none for any program executed later (the
-    bounding set is emptied, so even uid 0 gains none on execve). Raises OSError when any is left."""
+def drop_bounding_set() -> None:
+    """Empty the bounding set (and the ambient one): no program executed later gains a
+    capability, even as uid 0. What the process holds now, it keeps (`drop_capabilities`)."""
     with open("/proc/sys/kernel/cap_last_cap") as file:
         last = int(file.read())
     for capability in range(last + 1):
         _libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
     _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(PR_CAP_AMBIENT)")
+
+
+def drop_capabilities(*, bounding_set: bool = True) -> None:
+    """Give up every capability for good: none now, none for any program executed later (the
+    bounding set is emptied first, unless `drop_bounding_set` did it already). Raises OSError
+    when any is left."""
+    if bounding_set:
+        drop_bounding_set()
     data = (_Data * 2)()
     _check(_libc.capset(ctypes.byref(_Header(_CAPABILITY_VERSION_3, 0)), data), "capset")
     with open("/proc/self/status") as file:

@@ -17,11 +17,12 @@ onto itself (`Layout.pinned`), so it cannot be renamed away and replaced.
 
 Where agentcli's and Claude Code's configuration folders are missing at the root
 (`GUARDED_WHEN_MISSING`, and `.git/hooks`), a command could create them and so approve itself:
-for as long as a command runs, an empty folder holds each such name (read-only inside), and is
-removed after unless something was put in it meanwhile (from outside the sandbox: an approved
-Write). An empty folder is invisible to git, so `git status` and `git add -A` in the sandbox
-see the project as it is. A missing `.mcp.json` is not held: a command may create one, and its
-servers then wait for your approval as a checked-in file's do.
+for as long as a command runs, a placeholder holds each such name (mounted onto itself inside,
+so it can be neither removed nor replaced), and is removed after. The placeholder is a named
+pipe: git ignores it, so `git status` and `git add -A` in the sandbox see the project as it is,
+and making and removing one costs the file system no block (an empty folder's removal waited
+milliseconds on the journal). A missing `.mcp.json` is not held: a command may create one, and
+its servers then wait for your approval as a checked-in file's do.
 """
 
 from __future__ import annotations
@@ -214,12 +215,12 @@ class RootProtection:
 
     pinned: tuple[str, ...]
     read_only: tuple[str, ...]
-    """The protected paths there, and the held folders of the missing ones."""
+    """The protected paths there, and the placeholders of the missing ones."""
 
 
 class RootGuard:
     """The protected paths at the project's root, judged again for every command; holds the
-    placeholder folders of the missing ones while commands run (counted: commands may overlap)."""
+    placeholders of the missing ones while commands run (counted: commands may overlap)."""
 
     def __init__(self, project: Path, writable: Sequence[Path]) -> None:
         self._project = project
@@ -271,7 +272,7 @@ class RootGuard:
         return RootProtection(tuple(pinned), tuple(dict.fromkeys(read_only)))
 
     def _hold(self, path: Path) -> bool:
-        """Take `path`'s placeholder folder (made now if it is missing); False when something else is there."""
+        """Take `path`'s placeholder (made now if it is missing); False when something else is there."""
         if path in self._held:
             inode, count = self._held[path]
             if _inode(path) == inode:
@@ -279,7 +280,7 @@ class RootGuard:
                 return True
             del self._held[path]
         try:
-            os.mkdir(path, 0o755)  # never follows a symlink: one in its place makes this fail
+            os.mkfifo(path, 0o600)  # never follows a symlink: one in its place makes this fail
         except OSError:
             return False
         made = _inode(path)
@@ -298,9 +299,9 @@ class RootGuard:
             info = os.lstat(path)
         except OSError:
             return
-        if info.st_ino == inode and stat.S_ISDIR(info.st_mode):
-            with contextlib.suppress(OSError):  # not empty: something was put there from outside, and stays
-                os.rmdir(path)
+        if info.st_ino == inode and stat.S_ISFIFO(info.st_mode):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def _inode(path: Path) -> int | None:

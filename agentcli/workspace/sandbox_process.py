@@ -4,9 +4,9 @@
 `Sandbox.start` launches bwrap and waits for the supervisor's `ready`; when bwrap fails it
 raises `SandboxUnavailable` with one line saying why (`bwrap.diagnose`). `Sandbox.spawn` takes
 a starter the supervisor made ahead of time, sends it the command with its output pipes, and
-hands back the process at once. Leaving `spawn`'s block kills the command if it still runs,
-waits for the report that nothing of it is left, and has the next starter made (while the
-model thinks rather than while a command runs).
+hands back the process at once. Leaving `spawn`'s block kills the command if it still runs
+(through the supervisor, its parent), waits for the supervisor's report that nothing of it is
+left, and has the next starter made (while the model thinks rather than while a command runs).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -35,7 +35,7 @@ READY_TIMEOUT_S = 20.0
 ANSWER_TIMEOUT_S = 20.0
 """For a starter, when the supervisor is asked for one."""
 END_TIMEOUT_S = 30.0
-"""For a killed command's starter to report that nothing of it is left."""
+"""For the supervisor to report that nothing of a killed command is left."""
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 PACKAGE_ROOT = Path(agentcli.__file__).resolve().parent.parent
 RUN_INSIDE_PROXY = str(bwrap.RUN_INSIDE / "proxy.sock")
@@ -52,6 +52,8 @@ class Sandbox:
         self._proc = proc
         self._control = control
         self._lock = threading.Lock()
+        self._sending = threading.Lock()
+        """Held while writing to the control socket (a kill may come while a starter is awaited)."""
         self._asked = False
         """A starter was asked for and not yet received."""
         self._stopped: str | None = None
@@ -121,7 +123,7 @@ class Sandbox:
         self, command: Command, env: Mapping[str, str], cwd: Path, protection: RootProtection
     ) -> Iterator[SandboxProcess]:
         """Run `command` inside (see the module's docstring). Raises WorkspaceError when the sandbox is gone."""
-        starter = self._starter()
+        starter, number = self._starter()
         fds: list[int] = []
         ours: list[int] = []
         try:
@@ -146,7 +148,7 @@ class Sandbox:
                 for fd in fds:
                     os.close(fd)
                 fds.clear()
-                proc = SandboxProcess(starter, out, err, command.argv)
+                proc = SandboxProcess(starter, out, err, command.argv, kill=lambda: self._kill(number))
         except BaseException:
             for fd in (*fds, *ours):
                 os.close(fd)
@@ -158,22 +160,22 @@ class Sandbox:
             proc.close()
             self._ask_for_starter()  # made while the model thinks, not while a command runs
 
-    def _starter(self) -> socket.socket:
-        """A starter, made ahead of time unless commands came faster than they are made."""
+    def _starter(self) -> tuple[socket.socket, int]:
+        """A starter and its number, made ahead of time unless commands came faster than they are made."""
         with self._lock:
             if self.stopped is not None:
                 raise WorkspaceError(_stopped_message(self.stopped))
             try:
                 if not self._asked:
-                    channel.send(self._control, {"zygote": True})
+                    self._send({"starter": True})
                 self._asked = False
                 answer = self._answer(ANSWER_TIMEOUT_S)
-                if answer is None or not answer[1]:
+                if answer is None or not answer[1] or not isinstance(answer[0].get("starter"), int):
                     raise OSError("the supervisor did not hand over a starter")
-                _message, fds = answer
+                message, fds = answer
                 for fd in fds[1:]:
                     os.close(fd)
-                return socket.socket(fileno=fds[0])
+                return socket.socket(fileno=fds[0]), message["starter"]
             except (OSError, ValueError, channel.ChannelClosed) as error:
                 self._stopped = f"the sandbox stopped answering ({error})"
                 raise WorkspaceError(_stopped_message(self._stopped)) from None
@@ -184,10 +186,19 @@ class Sandbox:
             if self._asked or self._stopped is not None:
                 return
             try:
-                channel.send(self._control, {"zygote": True})
+                self._send({"starter": True})
                 self._asked = True
             except OSError as error:
                 self._stopped = f"the sandbox stopped answering ({error})"
+
+    def _kill(self, number: int) -> None:
+        """Have the supervisor kill starter `number`'s command (nothing if it ended, or the sandbox did)."""
+        with contextlib.suppress(OSError):
+            self._send({"kill": number})
+
+    def _send(self, message: channel.Message) -> None:
+        with self._sending:
+            channel.send(self._control, message)
 
     def _answer(self, timeout: float) -> tuple[channel.Message, list[int]] | None:
         self._control.settimeout(timeout)
@@ -198,7 +209,7 @@ class Sandbox:
 
     def close(self) -> None:
         """End the sandbox: the supervisor exits when its control socket closes, and with it everything inside."""
-        with self._lock:
+        with self._lock, self._sending:
             self._stopped = self._stopped or "the sandbox was closed"
             self._control.close()
         try:
@@ -214,14 +225,18 @@ class SandboxProcess:
     when it exits, everything it started ends. A program that cannot be started exits with 127,
     saying why on its standard error, as a shell reports it."""
 
-    def __init__(self, starter: socket.socket, stdout: int, stderr: int | None, argv: Sequence[str]) -> None:
+    def __init__(
+        self, starter: socket.socket, stdout: int, stderr: int | None, argv: Sequence[str], *, kill: Callable[[], None]
+    ) -> None:
+        """`kill`: has the command killed (the supervisor, its parent, does it)."""
         self._starter = starter
+        self._kill = kill
         self._stdout = io.FileIO(stdout, "rb")
         self._stderr = io.FileIO(stderr, "rb") if stderr is not None else None
         self._argv = list(argv)
         self._status: int | None = None
         self._ended = False
-        """Its starter reported that nothing of the command is left."""
+        """The supervisor reported that nothing of the command is left."""
         self._lock = threading.Lock()
 
     @property
@@ -249,11 +264,10 @@ class SandboxProcess:
     def kill(self) -> None:
         with self._lock:
             if not self._ended:
-                with contextlib.suppress(OSError):
-                    channel.send(self._starter, {"kill": True})
+                self._kill()
 
     def close(self) -> None:
-        """Kill it unless it ended, wait for its starter to report that nothing is left, close its pipes."""
+        """Kill it unless it ended, wait for the supervisor's report that nothing is left, close its pipes."""
         if self.poll() is None:
             self.kill()
         self._collect(END_TIMEOUT_S)
@@ -263,7 +277,7 @@ class SandboxProcess:
         self._starter.close()
 
     def _collect(self, timeout: float | None) -> None:
-        """Take the starter's report of the end, waiting up to `timeout` seconds for it."""
+        """Take the supervisor's report of the end, waiting up to `timeout` seconds for it."""
         if self._ended or not select.select([self._starter], [], [], timeout)[0]:
             return
         with self._lock:

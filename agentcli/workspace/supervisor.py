@@ -1,5 +1,5 @@
-"""The sandbox's supervisor: the first process inside the bubblewrap sandbox, which starts each
-command as a fresh child, so a command costs a message and a spawn, not a new sandbox.
+"""The sandbox's supervisor: the first process inside the bubblewrap sandbox, and the parent of
+every command run in it, so a command costs a message and an exec, not a new sandbox.
 
     python -I -S supervisor.py PACKAGE_ROOT CONTROL_FD CONFIG_JSON
 
@@ -8,19 +8,23 @@ namespace, CAP_SYS_ADMIN and CAP_SETPCAP, which no command ever has. It answers 
 control socket:
 
 - first `{"ready": true}` (or `{"error": …}` and exit), once the network bridge is listening;
-- for each `{"zygote": true}`: a starter, passed back as the agentcli end of a socket pair.
+- for each `{"starter": true}`: a starter, passed back as agentcli's end of a socket pair, with
+  its number (`{"starter": N}`);
+- for `{"kill": N}`: it kills starter N's command (nothing, once that ended).
 
-A starter ("zygote") is made ahead of the command it will run, so none of this is on the
-command's path: it is PID 1 of a new PID namespace, in a mount namespace of its own with a
-fresh /proc (a command sees only its own processes). It waits for one request
-`{"argv", "cwd", "env", "stderr", "pinned", "read_only"}` with the command's output pipes,
-then binds the `pinned` folders onto themselves (so they cannot be moved), mounts the
-`read_only` paths read-only, gives up every capability, installs the system-call filter
-(`seccomp`), and executes the command (the sandbox has no controlling terminal: bubblewrap
-started it in a session of its own). The command is
-PID 1 of its namespace, so when it exits the kernel kills every process left there. Its
-watcher (the starter's parent) answers `{"exit": waitstatus}` then, or kills it first when
-`{"kill": true}` came or agentcli went away. Nothing a command started outlives that answer.
+A starter is the supervisor's own child, made ahead of the command it will run, so this is not
+on the command's path: PID 1 of a new PID namespace, in a mount namespace of its own with a
+fresh /proc (a command sees only its own processes), its capability bounding set emptied, the
+system-call filter (`seccomp`) installed. It waits for one request
+`{"argv", "cwd", "env", "stderr", "pinned", "read_only"}` with the command's output pipes, then
+binds the `pinned` folders onto themselves (so they cannot be moved), mounts the `read_only`
+paths read-only (which needs the one capability it kept), gives up its last capabilities, and
+executes the command (the sandbox has no controlling terminal: bubblewrap started it in a
+session of its own). The command is PID 1 of its namespace, so when it exits the kernel kills
+every process left there before the supervisor, its parent, can collect it; the supervisor then
+answers `{"exit": waitstatus}` on the starter's socket. Nothing a command started outlives that
+answer. (A watcher process per command used to sit between the two; the supervisor as the
+direct parent saves its fork and its wake-up.)
 
 The network bridge (socat, or `relay` where socat is missing) is a child of the supervisor,
 outside every command's namespace.
@@ -39,7 +43,6 @@ import sys
 import time
 from typing import Any
 
-REAP_EVERY_S = 1.0
 RELAY_START_S = 10.0
 
 
@@ -52,16 +55,24 @@ def main(argv: list[str]) -> int:
     try:
         linux.undumpable()
         filter_program = seccomp.program(allow_unix_sockets=bool(config.get("allow_unix_sockets")))
+        own_pids = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         if config.get("relay"):
             _start_relay(config["relay"]["port"], config["relay"]["proxy"])
     except (OSError, seccomp.Unsupported) as error:
         channel.send(control, {"error": str(error)})
         return 1
+    woken = _woken_by_child_exits()
     channel.send(control, {"ready": True})
+    starters: dict[int, tuple[int, socket.socket]] = {}
+    """Starter process id → (its number, the supervisor's copy of its socket)."""
+    made = 0
     while True:
-        readable, _, _ = select.select([control], [], [], REAP_EVERY_S)
-        _reap()
-        if not readable:
+        readable, _, _ = select.select([control, woken], [], [])
+        if woken in readable:
+            with contextlib.suppress(BlockingIOError):
+                os.read(woken, 4096)
+        _collect(starters)
+        if control not in readable:
             continue
         try:
             received = channel.receive(control)
@@ -72,19 +83,48 @@ def main(argv: list[str]) -> int:
         message, fds = received
         for fd in fds:
             os.close(fd)
-        if message.get("zygote"):
-            ours = _make_zygote(control, filter_program)
+        if message.get("starter"):
+            made += 1
+            ours, its, pid = _make_starter(own_pids, filter_program)
+            starters[pid] = (made, its)
             try:
-                channel.send(control, {"zygote": True}, [ours.fileno()])
+                channel.send(control, {"starter": made}, [ours.fileno()])
             finally:
                 ours.close()
+        elif "kill" in message:
+            for pid, (number, _its) in starters.items():
+                if number == message["kill"]:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
 
 
-def _reap() -> None:
-    """Collect every exited child and orphan (as PID 1 of the sandbox, they are all ours)."""
-    with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
+def _woken_by_child_exits() -> int:
+    """A descriptor that becomes readable when a child exits (SIGCHLD, through Python's wake-up fd)."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end)
+    signal.signal(signal.SIGCHLD, lambda number, frame: None)
+    return read_end
+
+
+def _collect(starters: dict[int, tuple[int, socket.socket]]) -> None:
+    """Reap every exited child (as PID 1 of the sandbox, orphans are ours too); answer each
+    starter's socket with its command's wait status."""
+    from agentcli.workspace import channel
+
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if pid in starters:
+            _number, its = starters.pop(pid)
+            with contextlib.suppress(OSError):  # agentcli gave up on it (a starter it never used)
+                channel.send(its, {"exit": status})
+            its.close()
 
 
 def _start_relay(port: int, proxy_path: str) -> None:
@@ -134,47 +174,44 @@ def _wait_listening(port: int, pid: int) -> None:
     raise OSError(f"socat, the sandbox's network bridge, did not listen within {RELAY_START_S:g} s")
 
 
-def _make_zygote(control: socket.socket, filter_program: bytes) -> socket.socket:
-    """A starter waiting in namespaces of its own, and its watcher (see the module's docstring);
-    returns agentcli's end of their socket."""
+def _make_starter(own_pids: int, filter_program: bytes) -> tuple[socket.socket, socket.socket, int]:
+    """A starter waiting in namespaces of its own (see the module's docstring): agentcli's end of
+    its socket, the supervisor's copy of the starter's end, and its process id."""
     from agentcli.workspace import linux
 
     ours, its = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    if os.fork() == 0:  # the watcher
-        code = 1
-        try:
-            ours.close()
-            control.close()
-            linux.unshare(linux.CLONE_NEWPID | linux.CLONE_NEWNS)
-            linux.mount(None, "/", None, linux.MS_REC | linux.MS_SLAVE)
-            taken, took = os.pipe()  # closed by the starter once it holds the request (at its exec, or its end)
-            os.set_inheritable(took, False)
-            starter = os.fork()
-            if starter == 0:  # PID 1 of the new namespace
-                os.close(taken)
-                _start(its, took, filter_program)
-            os.close(took)
-            code = _watch(its, taken, starter)
-        finally:
-            os._exit(code)
-    its.close()
-    return ours
+    linux.unshare(linux.CLONE_NEWPID)  # for the next child only: it is PID 1 there
+    pid = -1
+    try:
+        pid = os.fork()
+        if pid == 0:
+            _start(its, filter_program)
+    finally:
+        if pid != 0:
+            linux.setns(own_pids, linux.CLONE_NEWPID)  # later children (the relay's) stay in the sandbox's
+    return ours, its, pid
 
 
-def _start(sock: socket.socket, took: int, filter_program: bytes) -> None:
-    """The starter: wait for the request, then become the command (exec). Never returns."""
-    from agentcli.workspace import channel
+def _start(sock: socket.socket, filter_program: bytes) -> None:
+    """The starter: get ready, wait for the request, then become the command (exec). Never returns."""
+    from agentcli.workspace import channel, linux, seccomp
 
     try:
-        _mount_proc()
-        keep = {sock.fileno(), took}
-        for low, high in _gaps(keep):
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for low, high in _gaps({sock.fileno()}):
             os.closerange(low, high)
+        linux.unshare(linux.CLONE_NEWNS)
+        linux.mount(None, "/", None, linux.MS_REC | linux.MS_SLAVE)
+        _mount_proc()
+        linux.drop_bounding_set()
+        linux.undumpable()
+        seccomp.install(filter_program)
         received = channel.receive(sock)
-        if received is None:
+        if received is None:  # agentcli did not need this one
             os._exit(0)
         request, fds = received
-        _become(request, fds, filter_program)
+        _become(request, fds)
     except BaseException as error:  # before the exec: say why in the command's output
         message = f"agentcli sandbox: the command could not be started: {error}\n".encode(errors="replace")
         with contextlib.suppress(OSError):
@@ -198,9 +235,9 @@ def _gaps(keep: set[int]) -> list[tuple[int, int]]:
     return [*ranges, (low, 1 << 16)]
 
 
-def _become(request: dict[str, Any], fds: list[int], filter_program: bytes) -> None:
-    """Protect the project, give up every capability, filter system calls, and exec the command."""
-    from agentcli.workspace import linux, seccomp
+def _become(request: dict[str, Any], fds: list[int]) -> None:
+    """Protect the project's root, give up the last capabilities, and exec the command."""
+    from agentcli.workspace import linux
 
     out = fds[0]
     err = fds[1] if len(fds) > 1 else (out if request.get("stderr") == "stdout" else None)
@@ -220,9 +257,7 @@ def _become(request: dict[str, Any], fds: list[int], filter_program: bytes) -> N
         linux.bind(path, path, read_only=False)
     for path in request["read_only"]:
         linux.bind(path, path, read_only=True)
-    linux.drop_capabilities()
-    linux.undumpable()
-    seccomp.install(filter_program)
+    linux.drop_capabilities(bounding_set=False)
     env: dict[str, str] = request["env"]
     os.chdir(request["cwd"])
     program = _find(request["argv"][0], env.get("PATH", os.defpath))
@@ -241,35 +276,6 @@ def _find(program: str, path: str) -> str:
         if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
             return candidate
     raise FileNotFoundError(2, f"No such file or directory: {program!r} (not found on PATH)")
-
-
-def _watch(sock: socket.socket, taken: int, starter: int) -> int:
-    """The watcher: once the starter holds the request, wait for the command (PID 1 of its
-    namespace: when it ends, the kernel ends everything else there) or for agentcli to ask for
-    its end (or go away); then answer `{"exit": waitstatus}`."""
-    from agentcli.workspace import channel
-
-    os.read(taken, 1)
-    os.close(taken)
-    pidfd = os.pidfd_open(starter)
-    while True:
-        readable, _, _ = select.select([sock.fileno(), pidfd], [], [])
-        if pidfd in readable:
-            break
-        try:
-            received = channel.receive(sock)
-        except (OSError, ValueError, channel.ChannelClosed):
-            received = None
-        if received is None or received[0].get("kill"):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(starter, signal.SIGKILL)
-            if received is None:
-                break
-    _, status = os.waitpid(starter, 0)
-    os.close(pidfd)
-    with contextlib.suppress(OSError):
-        channel.send(sock, {"exit": status})
-    return 0
 
 
 if __name__ == "__main__":
