@@ -67,12 +67,12 @@ def main(argv: list[str]) -> int:
     """Starter process id → (its number, the supervisor's copy of its socket)."""
     made = 0
     while True:
-        readable, _, _ = select.select([control, woken], [], [])
+        readable, _, _ = select.select([control.fileno(), woken], [], [])
         if woken in readable:
             with contextlib.suppress(BlockingIOError):
                 os.read(woken, 4096)
         _collect(starters)
-        if control not in readable:
+        if control.fileno() not in readable:
             continue
         try:
             received = channel.receive(control)
