@@ -220,18 +220,22 @@ class RootProtection:
 
 class RootGuard:
     """The protected paths at the project's root, judged again for every command; holds the
-    placeholders of the missing ones while commands run (counted: commands may overlap)."""
+    placeholders of the missing ones while commands run (counted: commands may overlap).
+
+    Judged on every command, in plain strings and `os` calls (about 0.1 ms): not cached by the
+    root's modification time, whose granularity (a clock tick) would let a configuration folder
+    made just after a command slip past the next one."""
 
     def __init__(self, project: Path, writable: Sequence[Path]) -> None:
-        self._project = project
-        self._writable = tuple(writable)
+        self._project = str(project)
+        self._writable = tuple(str(path) for path in writable)
         self._lock = threading.Lock()
-        self._held: dict[Path, tuple[int, int]] = {}
+        self._held: dict[str, tuple[int, int]] = {}
         """Placeholder → (its inode, how many commands hold it)."""
 
     @contextlib.contextmanager
     def for_command(self) -> Iterator[RootProtection]:
-        taken: list[Path] = []
+        taken: list[str] = []
         try:
             with self._lock:
                 protection = self._judge(taken)
@@ -241,37 +245,48 @@ class RootGuard:
                 for path in taken:
                     self._release(path)
 
-    def _judge(self, taken: list[Path]) -> RootProtection:
+    def _judge(self, taken: list[str]) -> RootProtection:
         pinned: list[str] = []
         read_only: list[str] = []
 
-        def judge(path: Path, there: bool, guarded: bool) -> None:
+        def judge(path: str, there: bool, guarded: bool) -> None:
             """Read-only if it is there; held (if `guarded`) while it is not."""
             if (path in self._held or (guarded and not there)) and self._hold(path):
                 taken.append(path)
-                read_only.append(str(path))
+                read_only.append(path)
                 return
-            real = _real(path) if there else None
-            if real is not None and any(_within(real, w) for w in self._writable):
-                read_only.append(str(real))
+            if not there:
+                return
+            try:  # its folder is real already: only a symlink needs resolving
+                real = os.path.realpath(path, strict=True) if stat.S_ISLNK(os.lstat(path).st_mode) else path
+            except OSError:
+                return
+            if any(_within_text(real, w) for w in self._writable):
+                read_only.append(real)
 
         try:
             present = {name.lower(): name for name in os.listdir(self._project)}
         except OSError:
             present = {}
-        git = self._project / present.get(".git", ".git")
-        if ".git" in present and git.is_dir() and not git.is_symlink():
-            pinned.append(str(git))
-            judge(git / "hooks", os.path.lexists(git / "hooks"), guarded=True)
-            judge(git / "config", True, guarded=False)
-        elif ".git" in present:
-            judge(git, True, guarded=False)
+        if ".git" in present:
+            git = os.path.join(self._project, present[".git"])
+            try:
+                git_is_folder = stat.S_ISDIR(os.lstat(git).st_mode)
+            except OSError:
+                git_is_folder = False
+            if git_is_folder:
+                pinned.append(git)
+                hooks = os.path.join(git, "hooks")
+                judge(hooks, os.path.lexists(hooks), guarded=True)
+                judge(os.path.join(git, "config"), True, guarded=False)
+            else:
+                judge(git, True, guarded=False)
         for name in _ROOT_NAMES:
             there = name in present
-            judge(self._project / present.get(name, name), there, guarded=name in GUARDED_WHEN_MISSING)
+            judge(os.path.join(self._project, present.get(name, name)), there, guarded=name in GUARDED_WHEN_MISSING)
         return RootProtection(tuple(pinned), tuple(dict.fromkeys(read_only)))
 
-    def _hold(self, path: Path) -> bool:
+    def _hold(self, path: str) -> bool:
         """Take `path`'s placeholder (made now if it is missing); False when something else is there."""
         if path in self._held:
             inode, count = self._held[path]
@@ -289,7 +304,7 @@ class RootGuard:
         self._held[path] = (made, 1)
         return True
 
-    def _release(self, path: Path) -> None:
+    def _release(self, path: str) -> None:
         inode, count = self._held.get(path, (0, 0))
         if count > 1:
             self._held[path] = (inode, count - 1)
@@ -304,11 +319,15 @@ class RootGuard:
                 os.unlink(path)
 
 
-def _inode(path: Path) -> int | None:
+def _inode(path: str) -> int | None:
     try:
         return os.lstat(path).st_ino
     except OSError:
         return None
+
+
+def _within_text(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _real(path: Path) -> Path | None:
