@@ -1,5 +1,6 @@
 """The few Linux system calls the sandbox's supervisor makes that Python 3.11's `os` lacks:
-new namespaces (and going back to one), bind mounts, dropping capabilities, and being undumpable.
+new namespaces (and going back to one), bind mounts, dropping capabilities, being undumpable,
+and a pidfd's exit status.
 
 Standard library only (ctypes): imported inside the sandbox by the supervisor.
 """
@@ -7,7 +8,9 @@ Standard library only (ctypes): imported inside the sandbox by the supervisor.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
+import struct
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
@@ -36,6 +39,11 @@ PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 _CAPABILITY_VERSION_3 = 0x20080522
+PIDFD_INFO_EXIT = 1 << 3
+_PIDFD_INFO_SIZE = 64
+_PIDFD_INFO_EXIT_CODE = 60
+"""`struct pidfd_info`'s size and where `exit_code` sits in it (Linux 6.15)."""
+PIDFD_GET_INFO = (3 << 30) | (_PIDFD_INFO_SIZE << 16) | (0xFF << 8) | 11
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -110,3 +118,17 @@ def drop_capabilities(*, bounding_set: bool = True) -> None:
         left = [line for line in file if line.startswith(("CapEff:", "CapPrm:", "CapBnd:", "CapAmb:"))]
     if any(int(line.split()[1], 16) for line in left):
         raise OSError(1, "capabilities are left after dropping them: " + " ".join(line.strip() for line in left))
+
+
+def exit_status(pidfd: int) -> int | None:
+    """The wait status of the exited process `pidfd` refers to, as the kernel keeps it for a
+    pidfd's holders (Linux 6.15 and later), whoever reaped it; None while it is not known yet.
+    Raises OSError where the kernel cannot tell."""
+    info = bytearray(_PIDFD_INFO_SIZE)
+    struct.pack_into("=Q", info, 0, PIDFD_INFO_EXIT)
+    fcntl.ioctl(pidfd, PIDFD_GET_INFO, info)
+    (mask,) = struct.unpack_from("=Q", info, 0)
+    if not mask & PIDFD_INFO_EXIT:
+        return None
+    (status,) = struct.unpack_from("=i", info, _PIDFD_INFO_EXIT_CODE)
+    return int(status)

@@ -20,13 +20,14 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 import agentcli
 from agentcli.signals import interrupts_deferred
 from agentcli.workspace import bwrap, channel
+from agentcli.workspace.command_end import CommandEnd, PidfdEnd, ReportedEnd
 from agentcli.workspace.contract import Command, WorkspaceError
 from agentcli.workspace.sandbox_layout import Layout, RootProtection
 
@@ -56,6 +57,8 @@ class Sandbox:
         """Held while writing to the control socket (a kill may come while a starter is awaited)."""
         self._asked = False
         """A starter was asked for and not yet received."""
+        self._pidfd_exits = False
+        """The supervisor hands a pidfd with each starter, which tells the command's end (`command_end`)."""
         self._stopped: str | None = None
 
     @classmethod
@@ -107,6 +110,7 @@ class Sandbox:
             return ""
         message, _fds = answer
         if message.get("ready"):
+            self._pidfd_exits = message.get("pidfd_exits") is True
             self._ask_for_starter()
             return None
         return f"the sandbox's supervisor failed: {message.get('error')}"
@@ -123,7 +127,8 @@ class Sandbox:
         self, command: Command, env: Mapping[str, str], cwd: Path, protection: RootProtection
     ) -> Iterator[SandboxProcess]:
         """Run `command` inside (see the module's docstring). Raises WorkspaceError when the sandbox is gone."""
-        starter, number = self._starter()
+        starter, number, pidfd = self._starter()
+        end: CommandEnd = PidfdEnd(pidfd) if pidfd is not None else ReportedEnd(starter, lambda: self._kill(number))
         fds: list[int] = []
         ours: list[int] = []
         try:
@@ -148,10 +153,11 @@ class Sandbox:
                 for fd in fds:
                     os.close(fd)
                 fds.clear()
-                proc = SandboxProcess(starter, out, err, command.argv, kill=lambda: self._kill(number))
+                proc = SandboxProcess(starter, out, err, command.argv, end=end)
         except BaseException:
             for fd in (*fds, *ours):
                 os.close(fd)
+            end.close()
             starter.close()
             raise
         try:
@@ -160,8 +166,9 @@ class Sandbox:
             proc.close()
             self._ask_for_starter()  # made while the model thinks, not while a command runs
 
-    def _starter(self) -> tuple[socket.socket, int]:
-        """A starter and its number, made ahead of time unless commands came faster than they are made."""
+    def _starter(self) -> tuple[socket.socket, int, int | None]:
+        """A starter, its number and (with `pidfd_exits`) its pidfd, made ahead of time unless
+        commands came faster than they are made."""
         with self._lock:
             if self.stopped is not None:
                 raise WorkspaceError(_stopped_message(self.stopped))
@@ -173,9 +180,13 @@ class Sandbox:
                 if answer is None or not answer[1] or not isinstance(answer[0].get("starter"), int):
                     raise OSError("the supervisor did not hand over a starter")
                 message, fds = answer
-                for fd in fds[1:]:
+                for fd in fds[2:]:
                     os.close(fd)
-                return socket.socket(fileno=fds[0]), message["starter"]
+                pidfd = fds[1] if len(fds) > 1 else None
+                if self._pidfd_exits and pidfd is None:
+                    os.close(fds[0])
+                    raise OSError("a starter ended before it was used")
+                return socket.socket(fileno=fds[0]), message["starter"], pidfd
             except (OSError, ValueError, channel.ChannelClosed) as error:
                 self._stopped = f"the sandbox stopped answering ({error})"
                 raise WorkspaceError(_stopped_message(self._stopped)) from None
@@ -226,17 +237,17 @@ class SandboxProcess:
     saying why on its standard error, as a shell reports it."""
 
     def __init__(
-        self, starter: socket.socket, stdout: int, stderr: int | None, argv: Sequence[str], *, kill: Callable[[], None]
+        self, starter: socket.socket, stdout: int, stderr: int | None, argv: Sequence[str], *, end: CommandEnd
     ) -> None:
-        """`kill`: has the command killed (the supervisor, its parent, does it)."""
+        """`end`: tells when the command ended (with everything it started), and ends it early."""
         self._starter = starter
-        self._kill = kill
+        self._end = end
         self._stdout = io.FileIO(stdout, "rb")
         self._stderr = io.FileIO(stderr, "rb") if stderr is not None else None
         self._argv = list(argv)
         self._status: int | None = None
         self._ended = False
-        """The supervisor reported that nothing of the command is left."""
+        """Nothing of the command is left, and its status is known."""
         self._lock = threading.Lock()
 
     @property
@@ -264,32 +275,29 @@ class SandboxProcess:
     def kill(self) -> None:
         with self._lock:
             if not self._ended:
-                self._kill()
+                self._end.kill()
 
     def close(self) -> None:
-        """Kill it unless it ended, wait for the supervisor's report that nothing is left, close its pipes."""
+        """Kill it unless it ended, wait until nothing of it is left, close its pipes."""
         if self.poll() is None:
             self.kill()
         self._collect(END_TIMEOUT_S)
         self._stdout.close()
         if self._stderr is not None:
             self._stderr.close()
+        self._end.close()
         self._starter.close()
 
     def _collect(self, timeout: float | None) -> None:
-        """Take the supervisor's report of the end, waiting up to `timeout` seconds for it."""
-        if self._ended or not select.select([self._starter], [], [], timeout)[0]:
+        """Take the command's end, waiting up to `timeout` seconds for it."""
+        if self._ended or not select.select([self._end], [], [], timeout)[0]:
             return
         with self._lock:
             if self._ended:
                 return
-            try:
-                answer = channel.receive(self._starter)
-            except (OSError, ValueError, channel.ChannelClosed):
-                answer = None
+            status = self._end.status()
             self._ended = True
-            status = answer[0].get("exit") if answer is not None else None
-            self._status = os.waitstatus_to_exitcode(status) if isinstance(status, int) else -9
+            self._status = os.waitstatus_to_exitcode(status) if status is not None else -9
 
 
 def _stopped_message(why: str) -> str:
