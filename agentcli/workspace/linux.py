@@ -1,6 +1,6 @@
 """The few Linux system calls the sandbox's supervisor makes that Python 3.11's `os` lacks:
 new namespaces (and going back to one), bind mounts, dropping capabilities, being undumpable,
-and a pidfd's exit status.
+installing a system-call filter (built by `seccomp`), and a pidfd's exit status.
 
 Standard library only (ctypes): imported inside the sandbox by the supervisor.
 """
@@ -39,6 +39,8 @@ PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 _CAPABILITY_VERSION_3 = 0x20080522
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 PIDFD_INFO_EXIT = 1 << 3
 _PIDFD_INFO_SIZE = 64
 _PIDFD_INFO_EXIT_CODE = 60
@@ -118,6 +120,21 @@ def drop_capabilities(*, bounding_set: bool = True) -> None:
         left = [line for line in file if line.startswith(("CapEff:", "CapPrm:", "CapBnd:", "CapAmb:"))]
     if any(int(line.split()[1], 16) for line in left):
         raise OSError(1, "capabilities are left after dropping them: " + " ".join(line.strip() for line in left))
+
+
+class _Filter(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install_filter(program: bytes) -> None:
+    """Put the calling thread (and every process it starts from now on) under the system-call
+    filter `program` (`seccomp.program`). Raises OSError when the kernel refuses it (no
+    `no_new_privs`, no seccomp)."""
+    buffer = ctypes.create_string_buffer(program)
+    prog = _Filter(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"cannot install the system-call filter: {os.strerror(code)}")
 
 
 def exit_status(pidfd: int) -> int | None:

@@ -26,7 +26,7 @@ from typing import IO
 
 import agentcli
 from agentcli.signals import interrupts_deferred
-from agentcli.workspace import bwrap, channel
+from agentcli.workspace import bwrap, channel, seccomp
 from agentcli.workspace.command_end import CommandEnd, PidfdEnd, ReportedEnd
 from agentcli.workspace.contract import Command, WorkspaceError
 from agentcli.workspace.sandbox_layout import Layout, RootProtection
@@ -65,7 +65,11 @@ class Sandbox:
     def start(cls, layout: Layout, run_dir: Path, tmp_dir: Path, *, relay_port: int, unix_sockets: bool) -> Sandbox:
         """Launch bwrap and the supervisor; raises SandboxUnavailable."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        config = {"relay": {"port": relay_port, "proxy": RUN_INSIDE_PROXY}, "allow_unix_sockets": unix_sockets}
+        try:
+            command_filter = seccomp.program(allow_unix_sockets=unix_sockets)
+        except seccomp.Unsupported as error:
+            raise SandboxUnavailable(str(error)) from None
+        config = {"relay": {"port": relay_port, "proxy": RUN_INSIDE_PROXY}, "filter": command_filter.hex()}
         command = [
             sys.executable,
             "-I",

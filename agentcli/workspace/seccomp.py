@@ -19,15 +19,14 @@ What bubblewrap's namespaces leave open, and so what the filter refuses with EPE
   filter does not know: refused wholesale.
 
 Only x86-64 and AArch64 are known; elsewhere `program` raises `Unsupported` and the sandbox does
-not start (it never runs without the filter). Installing it needs `no_new_privs`, which
-bubblewrap sets for everything in the sandbox.
+not start (it never runs without the filter). agentcli builds it, and the supervisor installs
+it in each starter (`linux.install_filter`), which needs `no_new_privs`: bubblewrap sets it for
+everything in the sandbox.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
-import os
 import platform
 import struct
 from dataclasses import dataclass
@@ -53,8 +52,6 @@ _ARCH = 4
 _ARG0 = 16
 _ARG1 = 24
 _X32_BIT = 0x40000000
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
 
 
 class Unsupported(Exception):
@@ -87,7 +84,7 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 
 
 def program(allow_unix_sockets: bool = False, machine: str | None = None) -> bytes:
-    """The filter as `struct sock_filter`s, for `install` (or bubblewrap's `--seccomp`)."""
+    """The filter as `struct sock_filter`s, for `linux.install_filter` (or bubblewrap's `--seccomp`)."""
     name = machine or platform.machine()
     abi = _ABIS.get(name.lower())
     if abi is None:
@@ -124,18 +121,3 @@ def program(allow_unix_sockets: bool = False, machine: str | None = None) -> byt
     if abi.x32:
         head += [_op(_JGE_K, _X32_BIT, 0, 1), refuse]
     return b"".join([*head, *body, *tail])
-
-
-class _Filter(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-def install(filter_program: bytes) -> None:
-    """Put the calling thread (and every process it starts from now on) under `filter_program`.
-    Raises OSError when the kernel refuses it (no `no_new_privs`, no seccomp)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    buffer = ctypes.create_string_buffer(filter_program)
-    prog = _Filter(len(filter_program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, f"cannot install the system-call filter: {os.strerror(code)}")

@@ -45,24 +45,27 @@ import signal
 import socket
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing, like every module not needed here, would weigh on each command's exec
+    from typing import Any
 
 RELAY_START_S = 10.0
 
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, argv[1])
-    from agentcli.workspace import channel, linux, seccomp
+    from agentcli.workspace import channel, linux
 
     control = socket.socket(fileno=int(argv[2]))
     config: dict[str, Any] = json.loads(argv[3])
     try:
         linux.undumpable()
-        filter_program = seccomp.program(allow_unix_sockets=bool(config.get("allow_unix_sockets")))
+        filter_program = bytes.fromhex(config["filter"])
         own_pids = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         if config.get("relay"):
             _start_relay(config["relay"]["port"], config["relay"]["proxy"])
-    except (OSError, seccomp.Unsupported) as error:
+    except (OSError, ValueError, KeyError) as error:
         channel.send(control, {"error": str(error)})
         return 1
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps children at once
@@ -179,11 +182,9 @@ def _start_relay(port: int, proxy_path: str) -> None:
     """The bridge from the sandbox's loopback `port` to the proxy's socket at `proxy_path`:
     socat (`TCP-LISTEN,fork` to `UNIX-CONNECT`, as Claude Code bridges its sandbox), or, where
     socat is not installed, the same in Python (`relay`). Returns once it listens."""
-    import shutil
+    from agentcli.workspace import linux
 
-    from agentcli.workspace import linux, relay
-
-    socat = shutil.which("socat")
+    socat = _which("socat")
     if socat is None:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -191,6 +192,8 @@ def _start_relay(port: int, proxy_path: str) -> None:
         listener.listen(128)
         if os.fork() == 0:
             try:
+                from agentcli.workspace import relay
+
                 linux.drop_capabilities()
                 relay.serve(listener, proxy_path)
             finally:
@@ -206,6 +209,14 @@ def _start_relay(port: int, proxy_path: str) -> None:
         finally:
             os._exit(127)
     _wait_listening(port, pid)
+
+
+def _which(program: str) -> str | None:
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder, program)
+        if folder and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def _wait_listening(port: int, pid: int) -> None:
@@ -242,7 +253,7 @@ def _make_starter(own_pids: int, filter_program: bytes) -> tuple[socket.socket, 
 
 def _start(sock: socket.socket, filter_program: bytes) -> None:
     """The starter: get ready, wait for the request, then become the command (exec). Never returns."""
-    from agentcli.workspace import channel, linux, seccomp
+    from agentcli.workspace import channel, linux
 
     try:
         signal.set_wakeup_fd(-1)
@@ -254,7 +265,7 @@ def _start(sock: socket.socket, filter_program: bytes) -> None:
         _mount_proc()
         linux.drop_bounding_set()
         linux.undumpable()
-        seccomp.install(filter_program)
+        linux.install_filter(filter_program)
         received = channel.receive(sock)
         if received is None:  # agentcli did not need this one
             os._exit(0)
