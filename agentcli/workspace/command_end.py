@@ -14,6 +14,7 @@ it ends only once everything it started has ended.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -26,6 +27,28 @@ from agentcli.workspace import channel, linux
 EXIT_INFO_WAIT_S = 1.0
 """How long the exit status may lag behind the pidfd's readiness (the kernel records it as it
 releases the process, a moment after waking the pidfd's readers)."""
+
+
+@functools.cache
+def kernel_keeps_exit_status() -> bool:
+    """Whether the kernel keeps a reaped process's exit status for its pidfds (Linux 6.15 and
+    later), tried once on `true`."""
+    try:
+        pid = os.posix_spawnp("true", ["true"], {})
+    except OSError:
+        return False
+    try:
+        pidfd = os.pidfd_open(pid)  # a zombie until reaped just below
+    except OSError:
+        os.waitpid(pid, 0)
+        return False
+    try:
+        os.waitpid(pid, 0)
+        return linux.exit_status(pidfd) == 0
+    except OSError:
+        return False
+    finally:
+        os.close(pidfd)
 
 
 class CommandEnd(Protocol):

@@ -27,7 +27,7 @@ from typing import IO
 import agentcli
 from agentcli.signals import interrupts_deferred
 from agentcli.workspace import bwrap, channel, seccomp
-from agentcli.workspace.command_end import CommandEnd, PidfdEnd, ReportedEnd
+from agentcli.workspace.command_end import CommandEnd, PidfdEnd, ReportedEnd, kernel_keeps_exit_status
 from agentcli.workspace.contract import Command, WorkspaceError
 from agentcli.workspace.sandbox_layout import Layout, RootProtection
 
@@ -49,7 +49,7 @@ class SandboxUnavailable(Exception):
 class Sandbox:
     """A running bubblewrap sandbox (see the module's docstring). Thread-safe."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], control: socket.socket) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], control: socket.socket, *, pidfd_exits: bool) -> None:
         self._proc = proc
         self._control = control
         self._lock = threading.Lock()
@@ -57,7 +57,7 @@ class Sandbox:
         """Held while writing to the control socket (a kill may come while a starter is awaited)."""
         self._asked = False
         """A starter was asked for and not yet received."""
-        self._pidfd_exits = False
+        self._pidfd_exits = pidfd_exits
         """The supervisor hands a pidfd with each starter, which tells the command's end (`command_end`)."""
         self._stopped: str | None = None
 
@@ -69,7 +69,12 @@ class Sandbox:
             command_filter = seccomp.program(allow_unix_sockets=unix_sockets)
         except seccomp.Unsupported as error:
             raise SandboxUnavailable(str(error)) from None
-        config = {"relay": {"port": relay_port, "proxy": RUN_INSIDE_PROXY}, "filter": command_filter.hex()}
+        pidfd_exits = kernel_keeps_exit_status()
+        config = {
+            "relay": {"port": relay_port, "proxy": RUN_INSIDE_PROXY},
+            "filter": command_filter.hex(),
+            "pidfd_exits": pidfd_exits,
+        }
         command = [
             sys.executable,
             "-I",
@@ -96,7 +101,7 @@ class Sandbox:
                 raise SandboxUnavailable(f"bubblewrap could not be started: {error.strerror or error}") from None
             finally:
                 theirs.close()
-        sandbox = cls(proc, ours)
+        sandbox = cls(proc, ours, pidfd_exits=pidfd_exits)
         why = sandbox._wait_ready()
         if why is not None:
             sandbox.close()
@@ -114,7 +119,6 @@ class Sandbox:
             return ""
         message, _fds = answer
         if message.get("ready"):
-            self._pidfd_exits = message.get("pidfd_exits") is True
             self._ask_for_starter()
             return None
         return f"the sandbox's supervisor failed: {message.get('error')}"

@@ -7,8 +7,7 @@ It is PID 1 of the sandbox (no command can signal it) and holds, within the sand
 namespace, CAP_SYS_ADMIN and CAP_SETPCAP, which no command ever has. It answers agentcli on the
 control socket:
 
-- first `{"ready": true, "pidfd_exits": …}` (or `{"error": …}` and exit), once the network
-  bridge is listening;
+- first `{"ready": true}` (or `{"error": …}` and exit), once the network bridge is listening;
 - for each `{"starter": true}`: a starter, passed back as agentcli's end of a socket pair, with
   its number (`{"starter": N}`) and, with `pidfd_exits`, a pidfd of it;
 - for `{"kill": N}`: it kills starter N's command (nothing, once that ended).
@@ -24,7 +23,7 @@ executes the command (the sandbox has no controlling terminal: bubblewrap starte
 session of its own). The command is PID 1 of its namespace, so when it exits the kernel kills
 every process left there before the command itself is gone. Nothing a command started outlives
 its end. How agentcli learns of that end (`command_end`): where the kernel keeps a reaped
-process's exit status for its pidfds (Linux 6.15 and later: `pidfd_exits`), the supervisor
+process's exit status for its pidfds (Linux 6.15 and later: config `pidfd_exits`), the supervisor
 leaves its children to the kernel to reap and agentcli waits on the pidfd, so nothing in the
 sandbox wakes up for it; elsewhere the supervisor, the command's parent, collects it and answers
 `{"exit": waitstatus}` on the starter's socket. (A watcher process per command used to sit
@@ -68,12 +67,13 @@ def main(argv: list[str]) -> int:
     except (OSError, ValueError, KeyError) as error:
         channel.send(control, {"error": str(error)})
         return 1
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps children at once
-    pidfd_exits = _pidfd_exits()
+    pidfd_exits = config.get("pidfd_exits") is True
     watched = [control.fileno()]
-    if not pidfd_exits:
+    if pidfd_exits:
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps children at once
+    else:
         watched.append(_woken_by_child_exits())
-    channel.send(control, {"ready": True, "pidfd_exits": pidfd_exits})
+    channel.send(control, {"ready": True})
     starters: dict[int, tuple[int, socket.socket]] = {}
     """Starter process id → (its number, the supervisor's copy of its socket), to report its end."""
     made = 0
@@ -115,38 +115,6 @@ def main(argv: list[str]) -> int:
                 if number == message["kill"]:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
-
-
-def _pidfd_exits() -> bool:
-    """Whether the kernel keeps the exit status of a child it reaped for the holders of a pidfd
-    (Linux 6.15 and later), tried on a child that exits at once. SIGCHLD is ignored already."""
-    from agentcli.workspace import linux
-
-    hold, release = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(release)
-        os.read(hold, 1)
-        os._exit(3)
-    os.close(hold)
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:
-        os.close(release)
-        return False
-    os.close(release)  # the child reads the end of the pipe, and exits
-    try:
-        select.select([pidfd], [], [], RELAY_START_S)
-        for _ in range(100):
-            status = linux.exit_status(pidfd)
-            if status is not None:
-                return status == 3 << 8
-            time.sleep(0.001)
-        return False
-    except OSError:
-        return False
-    finally:
-        os.close(pidfd)
 
 
 def _woken_by_child_exits() -> int:
