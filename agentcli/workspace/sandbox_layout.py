@@ -8,6 +8,9 @@ which of the project's own files stay read-only.
 - Read-only even there: the protected paths (`permissions.protected`: `.git/hooks` and
   `.git/config`, agentcli's and Claude Code's configuration, skills and commands, `.mcp.json`,
   editor and package-manager settings that run programs), and `filesystem.denyWrite`.
+- The Unix sockets of `network.allowUnixSockets` are bound in at their own paths, even where
+  the sandbox hides what is around them (`/run`, `/tmp`, a secret place); read-only, which
+  does not stop a `connect`, only a `chmod`.
 
 The protected paths at the project's root are judged again before every command
 (`RootGuard`), so one created during the session (by you, or by an approved Write) is
@@ -86,6 +89,8 @@ class Layout:
     """Folders holding nested protected paths, bound onto themselves so they cannot be moved."""
     read_only: tuple[Path, ...] = ()
     """Nested protected paths and `filesystem.denyWrite`."""
+    sockets: tuple[Path, ...] = ()
+    """`network.allowUnixSockets` that are sockets."""
     unresolved: tuple[str, ...] = field(default=(), compare=False)
     """Paths the settings name that do not exist (nothing to mount), for /sandbox."""
 
@@ -116,6 +121,13 @@ def plan_layout(project: Path, settings: SandboxSettings, home: Path, homes: Seq
     read_only += [p for p in existing(settings.deny_write) if any(_within(p, w) for w in writable)]
     read_only += [p for p in own_install() if not _within(p, project)]
     shown = [p for p in existing(settings.allow_read) if any(_within(p, h) and p != h for h in hidden)]
+    sockets = []
+    for text in settings.unix_sockets:
+        path = setting_path(text, project, home)
+        if path is not None and stat.S_ISSOCK(path.stat().st_mode):
+            sockets.append(path)
+        else:
+            missing.append(text)  # not there (yet), or not a socket: nothing is bound
     return Layout(
         project=project,
         writable=tuple(writable),
@@ -123,6 +135,7 @@ def plan_layout(project: Path, settings: SandboxSettings, home: Path, homes: Seq
         shown=tuple(shown),
         pinned=tuple(pinned),
         read_only=tuple(dict.fromkeys(read_only)),
+        sockets=tuple(dict.fromkeys(sockets)),
         unresolved=tuple(missing),
     )
 

@@ -63,10 +63,11 @@ class Sandbox:
 
     @classmethod
     def start(cls, layout: Layout, run_dir: Path, tmp_dir: Path, *, relay_port: int, unix_sockets: bool) -> Sandbox:
-        """Launch bwrap and the supervisor; raises SandboxUnavailable."""
+        """Launch bwrap and the supervisor; raises SandboxUnavailable. `unix_sockets`: commands may
+        open any Unix socket; else only stream sockets, and only when the layout binds some in."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            command_filter = seccomp.program(allow_unix_sockets=unix_sockets)
+            command_filter = seccomp.program(allow_unix_sockets=unix_sockets, allow_unix_streams=bool(layout.sockets))
         except seccomp.Unsupported as error:
             raise SandboxUnavailable(str(error)) from None
         pidfd_exits = kernel_keeps_exit_status()

@@ -7,7 +7,9 @@ What bubblewrap's namespaces leave open, and so what the filter refuses with EPE
   not stop `connect`. So `socket(AF_UNIX, …)` is refused, and so is `socketpair(AF_UNIX,
   SOCK_DGRAM)` (a datagram socket may `connect` to any path later). A stream `socketpair`, which
   is connected for good, stays allowed (shells, Node and Python use them among their own
-  processes). The setting `sandbox.network.allowAllUnixSockets` lifts this part.
+  processes). The setting `sandbox.network.allowAllUnixSockets` lifts this part;
+  `sandbox.network.allowUnixSockets` lifts it for stream sockets (`allow_unix_streams`), since
+  the filter cannot read the path a `connect` names.
 - New user namespaces (`unshare` or `clone` with CLONE_NEWUSER): inside one a command would
   hold every capability again. `clone3`, whose flags the filter cannot read, answers ENOSYS,
   so the C library falls back to `clone`. (bubblewrap's own `--disable-userns` would also
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 
 AF_UNIX = 1
 CLONE_NEWUSER = 0x10000000
+SOCK_STREAM = 1
 SOCK_DGRAM = 2
 SOCK_TYPE_MASK = 0xF
 """`socketpair`'s type argument also carries SOCK_NONBLOCK and SOCK_CLOEXEC."""
@@ -83,7 +86,7 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def program(allow_unix_sockets: bool = False, machine: str | None = None) -> bytes:
+def program(allow_unix_sockets: bool = False, machine: str | None = None, *, allow_unix_streams: bool = False) -> bytes:
     """The filter as `struct sock_filter`s, for `linux.install_filter` (or bubblewrap's `--seccomp`)."""
     name = machine or platform.machine()
     abi = _ABIS.get(name.lower())
@@ -102,6 +105,16 @@ def program(allow_unix_sockets: bool = False, machine: str | None = None) -> byt
         allow,
     ]
     socket_check = [_op(_LD_W_ABS, _ARG0), _op(_JEQ_K, AF_UNIX, 0, 1), refuse, allow]
+    if allow_unix_streams:
+        socket_check = [
+            _op(_LD_W_ABS, _ARG0),
+            _op(_JEQ_K, AF_UNIX, 0, 4),
+            _op(_LD_W_ABS, _ARG1),
+            _op(_AND_K, SOCK_TYPE_MASK),
+            _op(_JEQ_K, SOCK_STREAM, 1, 0),
+            refuse,
+            allow,
+        ]
     tail: list[bytes] = [allow]
     if not allow_unix_sockets:
         tail = [
