@@ -58,6 +58,8 @@ def argv(layout: Layout, run_dir: Path, tmp_dir: Path, command: list[str]) -> li
         "CAP_SYS_ADMIN",
         "--cap-add",
         "CAP_SETPCAP",
+        "--cap-add",
+        "CAP_SYS_CHROOT",
         "--ro-bind",
         "/",
         "/",

@@ -4,7 +4,8 @@ every command run in it, so a command costs a message and an exec, not a new san
     python -I -S supervisor.py PACKAGE_ROOT CONTROL_FD CONFIG_JSON
 
 It is PID 1 of the sandbox (no command can signal it) and holds, within the sandbox's own user
-namespace, CAP_SYS_ADMIN and CAP_SETPCAP, which no command ever has. It answers agentcli on the
+namespace, CAP_SYS_ADMIN, CAP_SETPCAP and CAP_SYS_CHROOT (to go back to its own mount
+namespace, `setns`), which no command ever has. It answers agentcli on the
 control socket:
 
 - first `{"ready": true}` (or `{"error": …}` and exit), once the network bridge is listening;
@@ -27,7 +28,10 @@ process's exit status for its pidfds (Linux 6.15 and later: config `pidfd_exits`
 leaves its children to the kernel to reap and agentcli waits on the pidfd, so nothing in the
 sandbox wakes up for it; elsewhere the supervisor, the command's parent, collects it and answers
 `{"exit": waitstatus}` on the starter's socket. (A watcher process per command used to sit
-between the two; the supervisor as the direct parent saves its fork and its wake-ups.)
+between the two; the supervisor as the direct parent saves its fork and its wake-ups.) The
+supervisor makes each starter's mount namespace and holds it until the command ended, so that
+its teardown (unmounting every mount of the sandbox, waiting for the kernel's read-copy-update)
+happens in the supervisor, after the end agentcli waits for, not in the command's exit.
 
 The network bridge (socat, or `relay` where socat is missing) is a child of the supervisor,
 outside every command's namespace.
@@ -62,6 +66,7 @@ def main(argv: list[str]) -> int:
         linux.undumpable()
         filter_program = bytes.fromhex(config["filter"])
         own_pids = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        own_mounts = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
         if config.get("relay"):
             _start_relay(config["relay"]["port"], config["relay"]["proxy"])
     except (OSError, ValueError, KeyError) as error:
@@ -76,9 +81,14 @@ def main(argv: list[str]) -> int:
     channel.send(control, {"ready": True})
     starters: dict[int, tuple[int, socket.socket]] = {}
     """Starter process id → (its number, the supervisor's copy of its socket), to report its end."""
+    held: dict[int, int] = {}
+    """A starter's pidfd → its mount namespace, let go of once the command ended."""
     made = 0
     while True:
-        readable, _, _ = select.select(watched, [], [])
+        readable, _, _ = select.select([*watched, *held], [], [])
+        for pidfd in [fd for fd in held if fd in readable]:
+            os.close(held.pop(pidfd))
+            os.close(pidfd)
         if len(watched) > 1 and watched[1] in readable:
             with contextlib.suppress(BlockingIOError):
                 os.read(watched[1], 4096)
@@ -96,7 +106,11 @@ def main(argv: list[str]) -> int:
             os.close(fd)
         if message.get("starter"):
             made += 1
-            ours, its, pid = _make_starter(own_pids, filter_program)
+            ours, its, pid, mounts = _make_starter(own_pids, own_mounts, filter_program)
+            try:
+                held[os.pidfd_open(pid)] = mounts
+            except OSError:  # it died getting ready
+                os.close(mounts)
             handed = [ours.fileno()]
             if pidfd_exits:
                 its.close()
@@ -201,22 +215,30 @@ def _wait_listening(port: int, pid: int) -> None:
     raise OSError(f"socat, the sandbox's network bridge, did not listen within {RELAY_START_S:g} s")
 
 
-def _make_starter(own_pids: int, filter_program: bytes) -> tuple[socket.socket, socket.socket, int]:
+def _make_starter(
+    own_pids: int, own_mounts: int, filter_program: bytes
+) -> tuple[socket.socket, socket.socket, int, int]:
     """A starter waiting in namespaces of its own (see the module's docstring): agentcli's end of
-    its socket, the supervisor's copy of the starter's end, and its process id."""
+    its socket, the supervisor's copy of the starter's end, its process id, and its mount
+    namespace (which the supervisor holds)."""
     from agentcli.workspace import linux
 
     ours, its = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    linux.unshare(linux.CLONE_NEWPID)  # for the next child only: it is PID 1 there
+    linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWPID)  # a PID namespace for the next child only
     pid = -1
+    mounts = -1
     try:
+        mounts = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
         pid = os.fork()
         if pid == 0:
             _start(its, filter_program)
     finally:
-        if pid != 0:
-            linux.setns(own_pids, linux.CLONE_NEWPID)  # later children (the relay's) stay in the sandbox's
-    return ours, its, pid
+        if pid != 0:  # back home: later children (the relay's) stay in the sandbox's namespaces
+            linux.setns(own_pids, linux.CLONE_NEWPID)
+            linux.setns(own_mounts, linux.CLONE_NEWNS)
+            if pid < 0 and mounts >= 0:
+                os.close(mounts)
+    return ours, its, pid, mounts
 
 
 def _start(sock: socket.socket, filter_program: bytes) -> None:
@@ -228,7 +250,6 @@ def _start(sock: socket.socket, filter_program: bytes) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for low, high in _gaps({sock.fileno()}):
             os.closerange(low, high)
-        linux.unshare(linux.CLONE_NEWNS)
         linux.mount(None, "/", None, linux.MS_REC | linux.MS_SLAVE)
         _mount_proc()
         linux.drop_bounding_set()
