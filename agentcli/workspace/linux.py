@@ -100,12 +100,17 @@ class _Data(ctypes.Structure):
 
 def drop_bounding_set() -> None:
     """Empty the bounding set (and the ambient one): no program executed later gains a
-    capability, even as uid 0. What the process holds now, it keeps (`drop_capabilities`)."""
+    capability, even as uid 0. What the process holds now, it keeps (`drop_capabilities`).
+    Raises OSError when any is left in them."""
     with open("/proc/sys/kernel/cap_last_cap") as file:
         last = int(file.read())
     for capability in range(last + 1):
         _libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
     _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(PR_CAP_AMBIENT)")
+    with open("/proc/self/status") as file:
+        left = [line for line in file if line.startswith(("CapBnd:", "CapAmb:"))]
+    if any(int(line.split()[1], 16) for line in left):
+        raise OSError(1, "capabilities are left after dropping them: " + " ".join(line.strip() for line in left))
 
 
 def drop_capabilities(*, bounding_set: bool = True) -> None:
@@ -114,12 +119,12 @@ def drop_capabilities(*, bounding_set: bool = True) -> None:
     when any is left."""
     if bounding_set:
         drop_bounding_set()
-    data = (_Data * 2)()
-    _check(_libc.capset(ctypes.byref(_Header(_CAPABILITY_VERSION_3, 0)), data), "capset")
-    with open("/proc/self/status") as file:
-        left = [line for line in file if line.startswith(("CapEff:", "CapPrm:", "CapBnd:", "CapAmb:"))]
-    if any(int(line.split()[1], 16) for line in left):
-        raise OSError(1, "capabilities are left after dropping them: " + " ".join(line.strip() for line in left))
+    header = _Header(_CAPABILITY_VERSION_3, 0)
+    _check(_libc.capset(ctypes.byref(header), (_Data * 2)()), "capset")
+    held = (_Data * 2)()
+    _check(_libc.capget(ctypes.byref(header), held), "capget")
+    if any(part.effective or part.permitted or part.inheritable for part in held):
+        raise OSError(1, "capabilities are left after dropping them")
 
 
 class _Filter(ctypes.Structure):

@@ -86,6 +86,21 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
+def _unix_type_check(kind: int, *, refused: bool, refuse: bytes, allow: bytes) -> list[bytes]:
+    """For `socket` and `socketpair`: another family than AF_UNIX is allowed; an AF_UNIX one of
+    type `kind` is refused (`refused`), or is the only AF_UNIX type allowed."""
+    on_kind = (0, 1) if refused else (1, 0)  # jump to `refuse` or to `allow` when the type is `kind`
+    return [
+        _op(_LD_W_ABS, _ARG0),
+        _op(_JEQ_K, AF_UNIX, 0, 4),
+        _op(_LD_W_ABS, _ARG1),
+        _op(_AND_K, SOCK_TYPE_MASK),
+        _op(_JEQ_K, kind, *on_kind),
+        refuse,
+        allow,
+    ]
+
+
 def program(allow_unix_sockets: bool = False, machine: str | None = None, *, allow_unix_streams: bool = False) -> bytes:
     """The filter as `struct sock_filter`s, for `linux.install_filter` (or bubblewrap's `--seccomp`)."""
     name = machine or platform.machine()
@@ -95,26 +110,10 @@ def program(allow_unix_sockets: bool = False, machine: str | None = None, *, all
     refuse = _op(_RET_K, _ERRNO | errno.EPERM)
     allow = _op(_RET_K, _ALLOW)
     # Built back to front, so each jump knows how far its target is.
-    socketpair_check = [
-        _op(_LD_W_ABS, _ARG0),
-        _op(_JEQ_K, AF_UNIX, 0, 4),
-        _op(_LD_W_ABS, _ARG1),
-        _op(_AND_K, SOCK_TYPE_MASK),
-        _op(_JEQ_K, SOCK_DGRAM, 0, 1),
-        refuse,
-        allow,
-    ]
+    socketpair_check = _unix_type_check(SOCK_DGRAM, refused=True, refuse=refuse, allow=allow)
     socket_check = [_op(_LD_W_ABS, _ARG0), _op(_JEQ_K, AF_UNIX, 0, 1), refuse, allow]
     if allow_unix_streams:
-        socket_check = [
-            _op(_LD_W_ABS, _ARG0),
-            _op(_JEQ_K, AF_UNIX, 0, 4),
-            _op(_LD_W_ABS, _ARG1),
-            _op(_AND_K, SOCK_TYPE_MASK),
-            _op(_JEQ_K, SOCK_STREAM, 1, 0),
-            refuse,
-            allow,
-        ]
+        socket_check = _unix_type_check(SOCK_STREAM, refused=False, refuse=refuse, allow=allow)
     tail: list[bytes] = [allow]
     if not allow_unix_sockets:
         tail = [

@@ -255,6 +255,9 @@ def _start(sock: socket.socket, filter_program: bytes) -> None:
         linux.drop_bounding_set()
         linux.undumpable()
         linux.install_filter(filter_program)
+        os.setsid()
+        for number in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them, and an exec keeps that
+            signal.signal(number, signal.SIG_DFL)
         received = channel.receive(sock)
         if received is None:  # agentcli did not need this one
             os._exit(0)
@@ -309,9 +312,6 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     env: dict[str, str] = request["env"]
     os.chdir(request["cwd"])
     program = _find(request["argv"][0], env.get("PATH", os.defpath))
-    os.setsid()
-    for number in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them, and an exec keeps that
-        signal.signal(number, signal.SIG_DFL)
     os.execve(program, request["argv"], env)
 
 
