@@ -35,6 +35,9 @@ READY_TIMEOUT_S = 20.0
 """For the supervisor's first answer (a machine under load may take seconds to start Python)."""
 ANSWER_TIMEOUT_S = 20.0
 """For a starter, when the supervisor is asked for one."""
+STARTER_DELAY_S = 0.02
+"""How long after a command ends the supervisor makes the next command's starter: not while
+agentcli is still finishing that command (it is made at once when a command needs it sooner)."""
 END_TIMEOUT_S = 30.0
 """For the supervisor to report that nothing of a killed command is left."""
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
@@ -120,7 +123,7 @@ class Sandbox:
             return ""
         message, _fds = answer
         if message.get("ready"):
-            self._ask_for_starter()
+            self._ask_for_starter(after=0.0)
             return None
         return f"the sandbox's supervisor failed: {message.get('error')}"
 
@@ -182,8 +185,7 @@ class Sandbox:
             if self.stopped is not None:
                 raise WorkspaceError(_stopped_message(self.stopped))
             try:
-                if not self._asked:
-                    self._send({"starter": True})
+                self._send({"hurry": True} if self._asked else {"starter": True})
                 self._asked = False
                 answer = self._answer(ANSWER_TIMEOUT_S)
                 if answer is None or not answer[1] or not isinstance(answer[0].get("starter"), int):
@@ -200,13 +202,13 @@ class Sandbox:
                 self._stopped = f"the sandbox stopped answering ({error})"
                 raise WorkspaceError(_stopped_message(self._stopped)) from None
 
-    def _ask_for_starter(self) -> None:
-        """Have the next command's starter made now, unless one is on its way."""
+    def _ask_for_starter(self, after: float = STARTER_DELAY_S) -> None:
+        """Have the next command's starter made `after` seconds from now, unless one is on its way."""
         with self._lock:
             if self._asked or self._stopped is not None:
                 return
             try:
-                self._send({"starter": True})
+                self._send({"starter": True, "after": after})
                 self._asked = True
             except OSError as error:
                 self._stopped = f"the sandbox stopped answering ({error})"

@@ -9,8 +9,11 @@ namespace, `setns`), which no command ever has. It answers agentcli on the
 control socket:
 
 - first `{"ready": true}` (or `{"error": …}` and exit), once the network bridge is listening;
-- for each `{"starter": true}`: a starter, passed back as agentcli's end of a socket pair, with
-  its number (`{"starter": N}`) and, with `pidfd_exits`, a pidfd of it;
+- for each `{"starter": true, "after": S}`: a starter, made S seconds later (or at once on a
+  `{"hurry": true}`), passed back as agentcli's end of a socket pair, with its number
+  (`{"starter": N}`) and, with `pidfd_exits`, a pidfd of it. agentcli asks for the next one as
+  a command ends, with a short delay: woken at once, the supervisor would fork while agentcli
+  is still finishing that command (on a busy machine, in its place);
 - for `{"kill": N}`: it kills starter N's command (nothing, once that ended).
 
 A starter is the supervisor's own child, made ahead of the command it will run, so this is not
@@ -84,8 +87,12 @@ def main(argv: list[str]) -> int:
     held: dict[int, int] = {}
     """A starter's pidfd → its mount namespace, let go of once the command ended."""
     made = 0
+    asked = 0
+    due = 0.0
+    """Starters asked for and not made yet, and when to make them."""
     while True:
-        readable, _, _ = select.select([*watched, *held], [], [])
+        wait = max(0.0, due - time.monotonic()) if asked else None
+        readable, _, _ = select.select([*watched, *held], [], [], wait)
         for pidfd in [fd for fd in held if fd in readable]:
             os.close(held.pop(pidfd))
             os.close(pidfd)
@@ -93,18 +100,8 @@ def main(argv: list[str]) -> int:
             with contextlib.suppress(BlockingIOError):
                 os.read(watched[1], 4096)
             _collect(starters)
-        if control.fileno() not in readable:
-            continue
-        try:
-            received = channel.receive(control)
-        except (OSError, ValueError, channel.ChannelClosed):
-            received = None
-        if received is None:
-            return 0
-        message, fds = received
-        for fd in fds:
-            os.close(fd)
-        if message.get("starter"):
+        while asked and time.monotonic() >= due:
+            asked -= 1
             made += 1
             ours, its, pid, mounts = _make_starter(own_pids, own_mounts, filter_program)
             try:
@@ -124,6 +121,23 @@ def main(argv: list[str]) -> int:
                 ours.close()
                 for fd in handed[1:]:
                     os.close(fd)
+        if control.fileno() not in readable:
+            continue
+        try:
+            received = channel.receive(control)
+        except (OSError, ValueError, channel.ChannelClosed):
+            received = None
+        if received is None:
+            return 0
+        message, fds = received
+        for fd in fds:
+            os.close(fd)
+        if message.get("starter"):
+            later = time.monotonic() + float(message.get("after") or 0)
+            due = min(due, later) if asked else later
+            asked += 1
+        elif message.get("hurry"):
+            due = time.monotonic()
         elif "kill" in message:
             for pid, (number, _its) in starters.items():
                 if number == message["kill"]:
