@@ -85,21 +85,21 @@ def main(argv: list[str]) -> int:
     starters: dict[int, tuple[int, socket.socket]] = {}
     """Starter process id → (its number, the supervisor's copy of its socket), to report its end."""
     held: dict[int, int] = {}
-    """A starter's pidfd → its mount namespace, let go of once the command ended."""
+    """A starter's pidfd → its mount namespace, let go of once the command ended, when the next
+    starter is made (not as the command ends, while agentcli finishes it)."""
     made = 0
     asked = 0
     due = 0.0
     """Starters asked for and not made yet, and when to make them."""
     while True:
         wait = max(0.0, due - time.monotonic()) if asked else None
-        readable, _, _ = select.select([*watched, *held], [], [], wait)
-        for pidfd in [fd for fd in held if fd in readable]:
-            os.close(held.pop(pidfd))
-            os.close(pidfd)
+        readable, _, _ = select.select(watched, [], [], wait)
         if len(watched) > 1 and watched[1] in readable:
             with contextlib.suppress(BlockingIOError):
                 os.read(watched[1], 4096)
             _collect(starters)
+        if asked and time.monotonic() >= due:
+            _let_go(held)
         while asked and time.monotonic() >= due:
             asked -= 1
             made += 1
@@ -143,6 +143,16 @@ def main(argv: list[str]) -> int:
                 if number == message["kill"]:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
+
+
+def _let_go(held: dict[int, int]) -> None:
+    """Close the mount namespaces of the commands that ended (their teardown happens here)."""
+    if not held:
+        return
+    ended, _, _ = select.select(list(held), [], [], 0)
+    for pidfd in ended:
+        os.close(held.pop(pidfd))
+        os.close(pidfd)
 
 
 def _woken_by_child_exits() -> int:
