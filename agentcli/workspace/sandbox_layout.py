@@ -227,8 +227,10 @@ class RootProtection:
     """The mounts a command needs for the project's root, judged just before it starts."""
 
     pinned: tuple[str, ...]
+    """Bound onto themselves, so that they can be neither moved nor replaced: the git folder, and
+    the placeholders of the missing protected paths."""
     read_only: tuple[str, ...]
-    """The protected paths there, and the placeholders of the missing ones."""
+    """The protected paths there."""
 
 
 class RootGuard:
@@ -266,7 +268,7 @@ class RootGuard:
             """Read-only if it is there; held (if `guarded`) while it is not."""
             if (path in self._held or (guarded and not there)) and self._hold(path):
                 taken.append(path)
-                read_only.append(path)
+                pinned.append(path)  # a named pipe holds nothing to write: bound onto itself is enough
                 return
             if not there:
                 return
