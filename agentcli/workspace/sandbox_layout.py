@@ -237,9 +237,10 @@ class RootGuard:
     """The protected paths at the project's root, judged again for every command; holds the
     placeholders of the missing ones while commands run (counted: commands may overlap).
 
-    Judged on every command, in plain strings and `os` calls (about 0.1 ms): not cached by the
-    root's modification time, whose granularity (a clock tick) would let a configuration folder
-    made just after a command slip past the next one."""
+    Judged on every command, in plain strings and `os` calls (a few tenths of a millisecond, most
+    of it the placeholders' own calls), not cached by the root's modification time: its
+    granularity (a clock tick) would let a configuration folder made just after a command slip
+    past the next one."""
 
     def __init__(self, project: Path, writable: Sequence[Path]) -> None:
         self._project = str(project)

@@ -4,9 +4,9 @@
 `Sandbox.start` launches bwrap and waits for the supervisor's `ready`; when bwrap fails it
 raises `SandboxUnavailable` with one line saying why (`bwrap.diagnose`). `Sandbox.spawn` takes
 a starter the supervisor made ahead of time, sends it the command with its output pipes, and
-hands back the process at once. Leaving `spawn`'s block kills the command if it still runs
-(through the supervisor, its parent), waits for the supervisor's report that nothing of it is
-left, and has the next starter made (while the model thinks rather than while a command runs).
+hands back the process at once. Leaving `spawn`'s block kills the command if it still runs,
+waits until nothing of it is left (`command_end`: a pidfd of it, or the supervisor's report),
+and has the next starter made (while the model thinks rather than while a command runs).
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ on the command's path: PID 1 of a new PID namespace, in a mount namespace of its
 fresh /proc (a command sees only its own processes), its capability bounding set emptied, the
 system-call filter (`seccomp`) installed. It waits for one request
 `{"argv", "cwd", "env", "stderr", "pinned", "read_only"}` with the command's output pipes, then
-binds the `pinned` folders onto themselves (so they cannot be moved), mounts the `read_only`
-paths read-only (which needs the one capability it kept), gives up its last capabilities, and
+binds the `pinned` paths onto themselves (so they can be neither moved nor replaced), mounts
+the `read_only` paths read-only (which needs the capabilities it kept), gives up those, and
 executes the command (the sandbox has no controlling terminal: bubblewrap started it in a
 session of its own). The command is PID 1 of its namespace, so when it exits the kernel kills
 every process left there before the command itself is gone. Nothing a command started outlives
