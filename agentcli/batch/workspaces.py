@@ -11,7 +11,8 @@
   every change, new and deleted files included (what `.gitignore` ignores is left out).
 - `run_shell`: a setup or check command, `bash -c` in the workspace, its output to a file of
   the task's, killed with its process group when its time is up. It and agentcli's own git
-  runs get agentcli's environment without the API credentials.
+  runs get agentcli's environment without the API credentials. `run_logged`: the same through
+  the session's workspace, for a check that runs in the agent's sandbox.
 """
 
 from __future__ import annotations
@@ -23,13 +24,17 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from agentcli.batch.tasks import Task
 from agentcli.credentials import child_environment
+from agentcli.workspace.contract import Command, Workspace
 
 GIT_TIMEOUT_S = 600.0
+LOG_LIMIT = 1_000_000
+"""Characters of a sandboxed check's output kept in its log (its start and its end)."""
 PROTOCOLS = "file:git:http:https:ssh"
 """What a task's `repo` may be fetched with: not `ext::`, which runs a command."""
 
@@ -167,6 +172,19 @@ def run_shell(
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)  # what it left running in the background too
             proc.wait()
+
+
+def run_logged(
+    workspace: Workspace, argv: Sequence[str], log: Path, timeout: float, env: Mapping[str, str] | None = None
+) -> int | None:
+    """`run_shell` as one of the agent's own commands in `workspace` (its sandbox, where it has
+    one), in its root; its output (both streams, head and tail of at most `LOG_LIMIT` characters)
+    to `log`. Raises WorkspaceError when the workspace refuses to run it."""
+    finished = workspace.run(
+        Command(list(argv), env=dict(env or {})), timeout=timeout, cancel=threading.Event(), output_limit=LOG_LIMIT
+    )
+    log.write_text(finished.output + "\n" if finished.output else "", encoding="utf-8", errors="surrogateescape")
+    return None if finished.outcome == "timeout" else finished.exit_code
 
 
 def shell(command: str) -> list[str]:
