@@ -51,11 +51,12 @@ from agentcli.errors import (
 from agentcli.events import AgentEvent, Notice
 from agentcli.loop import LoopConfig
 from agentcli.session import Session, SessionOptions
+from agentcli.session.sandbox import SandboxRequired
 from agentcli.workspace.contract import Workspace, WorkspaceError
 
 BATCH_BUDGET = "batch_budget"
 """`error_class` of a task the batch's budget stopped: no result is written, it runs again."""
-RETRYABLE = ("crashed", "model_unavailable", "workspace")
+RETRYABLE = ("crashed", "model_unavailable", "workspace", "sandbox_unavailable")
 """`error_class`es of failures of the infrastructure, not of the task: retried up to `--retries`."""
 
 
@@ -181,6 +182,8 @@ class _Attempt:
         holder: list[Session] = []
         try:
             session = self._session(holder)
+        except SandboxRequired as error:
+            return self.result("error", "sandbox_unavailable", str(error))
         except AgentcliError as error:
             self._take_diff()
             return self.result("error", "usage" if isinstance(error, UsageError) else type(error).__name__, str(error))
