@@ -63,7 +63,8 @@ def tasks_file(folder: Path, count: int) -> Path:
     return path
 
 
-def run(tasks: Path, out: Path, engine: str, workers: int) -> dict[str, float]:
+def run(tasks: Path, out: Path, engine: str, workers: int, options: Any = None) -> dict[str, float]:
+    """The batch of `tasks` into `out` (`options`: the batch's `SessionOptions`, by default Write allowed)."""
     from agentcli.batch.admission import BatchGate
     from agentcli.batch.attempt import Defaults
     from agentcli.batch.command import BatchRequest, _engine
@@ -71,7 +72,7 @@ def run(tasks: Path, out: Path, engine: str, workers: int) -> dict[str, float]:
     from agentcli.batch.tasks import load_tasks
     from agentcli.session import SessionOptions
 
-    options = SessionOptions(allowed_tools=["Write"])
+    options = options or SessionOptions(allowed_tools=["Write"])
     request = BatchRequest(tasks, out, options, workers=workers, ray="local" if engine == "ray" else None)
     make, name = _engine(request, Defaults(session=options))
     plan = BatchPlan(load_tasks(tasks), out, engine_name=name)

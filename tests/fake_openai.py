@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -283,7 +283,11 @@ def _pieces(text: str, size: int = 7) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-class FakeOpenAI(FakeServer[Reply | HttpError, RecordedRequest]):
+ScriptEntry = Reply | HttpError | Callable[[RecordedRequest], Reply | HttpError]
+"""A scripted reply, an HTTP error, or a callable computing either from the request."""
+
+
+class FakeOpenAI(FakeServer[ScriptEntry, RecordedRequest]):
     """The fake server; `requests` lists the requests that passed validation and consumed an entry."""
 
     def __init__(self, *, api_key: str | None = None) -> None:
@@ -300,7 +304,7 @@ class FakeOpenAI(FakeServer[Reply | HttpError, RecordedRequest]):
         entry = self._next_entry()
         if entry is None:
             return HttpError(500, {"error": {"message": "the fake server's script is empty", "type": "server_error"}})
-        return entry
+        return entry(request) if callable(entry) else entry
 
 
 class _Handler(FakeHandler[FakeOpenAI]):
