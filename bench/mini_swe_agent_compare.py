@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import resource
 import subprocess
@@ -44,8 +43,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.batch_bench import report, start_server, tasks_file
 from bench.batch_bench import run as run_agentcli_batch
-from bench.batch_bench import tasks_file
 
 STEPS = 5
 MINI_PYTHON = Path.home() / ".cache" / "agentcli-bench" / "mini-swe-agent" / "bin" / "python"
@@ -175,11 +174,7 @@ def main() -> None:
         text=True,
         check=True,
     ).stdout.strip()
-    parent, child = multiprocessing.Pipe()
-    requests = 2 * 3 * STEPS * args.tasks + 100  # two harnesses, three pool sizes
-    server = multiprocessing.Process(target=serve, args=(child, requests), daemon=True)
-    server.start()
-    url = parent.recv()
+    server, url = start_server(serve, 2 * 3 * STEPS * args.tasks + 100)  # two harnesses, three pool sizes
     os.environ.update({"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "bench-key"})
     figures: dict[str, Any] = {"tasks": args.tasks, "steps": STEPS, "mini_swe_agent": version}
     with tempfile.TemporaryDirectory(prefix="agentcli-mini-compare-") as temp:
@@ -200,9 +195,7 @@ def main() -> None:
             }
             print(json.dumps({key: figures[key] for key in figures if key.endswith(f".{workers}")}), flush=True)
     server.terminate()
-    print(json.dumps(figures, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    report(figures, args.json)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,17 @@
 
 `run_attempt` makes the task's workspace under a scratch folder of its own, runs `setup`,
 the agent (a `Session` rooted at the workspace, its requests through the batch's gate, its
-transcripts in the scratch folder), then the check, and takes the workspace's final diff. It
-writes nothing of the batch's output folder: it returns the result and the files for
-`DIR/tasks/ID/` (`Finished`), which the driver alone writes. The scratch folder is removed.
+transcripts in the scratch folder, no checkpoints: the workspace is thrown away), then the
+check, and takes the workspace's final diff. With the sandbox on, the session's sandbox has
+the workspace as its project and hides the batch's folder; the check runs in it too (it runs
+what the agent wrote), the setup (the batch author's command, before the agent) outside. It
+writes nothing of the batch's output folder: it returns the result, the files for
+`DIR/tasks/ID/` and the session's notices (`Finished`), which the driver alone writes and
+shows. The scratch folder is removed.
 
 The verdict (`results.TaskResult.status`): `error` when the workspace or `setup` failed, or
-the agent could not run (a model error after the loop's own retries, bad settings); `budget`
+the agent could not run (a model error after the loop's own retries, bad settings, a sandbox
+required and unavailable: `sandbox_unavailable`); `budget`
 when the task's or the batch's budget stopped it; `timeout` when the agent ran out of time
 (the task's `timeout`); else the check's exit code decides (`passed` on 0, `failed` otherwise;
 a Harbor verifier's reward of 1 passes), and without a check an agent that finished passes.
