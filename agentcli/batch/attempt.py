@@ -278,7 +278,10 @@ class _Attempt:
         task = self.task
         log = self.scratch / "check.log"
         if task.tests is not None:  # in a bubblewrap of its own (/tests, /app), which the sandbox cannot nest
-            from agentcli.batch.harbor import check_argv, reward
+            from agentcli.batch.harbor import OUTSIDE_THE_SANDBOX, check_argv, reward
+
+            if sandbox is not None:
+                self._on_event(Notice(OUTSIDE_THE_SANDBOX))
 
             logs = self.scratch / "verifier"
             logs.mkdir()

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.batch.agents import prompt_of, results, write_tasks
+from agentcli.batch.harbor import OUTSIDE_THE_SANDBOX
+from tests.batch.agents import prompt_of, results, serve_tasks, write_tasks
+from tests.batch.test_batch_kinds import harbor_task
 from tests.conftest import RunMain
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, reply, text, tool_use
 from tests.sandbox_support import require_sandbox
@@ -96,6 +98,23 @@ def test_a_sandboxed_task_sees_and_writes_only_its_own_workspace_and_its_check_r
     victim_diff = (out / "tasks" / "victim" / "diff.patch").read_text()
     assert "+victim-secret" in victim_diff and "intruder" not in victim_diff
     assert "+mine" in (out / "tasks" / "attacker" / "diff.patch").read_text()
+
+
+def test_a_harbor_tasks_tests_run_outside_the_sandbox_and_the_batch_says_so(
+    run_main: RunMain, fake_api: FakeAnthropic, tmp_path: Path
+) -> None:
+    require_sandbox()
+    harbor_task(tmp_path / "harbor", "hello", "Create hello.txt: WRITE:hello.txt")
+    serve_tasks(fake_api)
+    out = tmp_path / "out"
+
+    ran = run_main("batch", str(tmp_path / "harbor"), "--out", str(out), "--allowed-tools", "Write", "--sandbox")
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    [result] = results(out)
+    assert (result["status"], result["reward"], result["sandboxed"]) == ("passed", 1.0, True)
+    notices = [event["text"] for event in map(json.loads, ran.stdout.splitlines()) if event["event"] == "notice"]
+    assert notices == [OUTSIDE_THE_SANDBOX]
 
 
 def test_where_bubblewrap_is_missing_the_batch_says_so_once_and_tasks_run_with_the_usual_questions(
