@@ -74,7 +74,8 @@ class Defaults:
     batch_budget_usd: float | None = None
     retry_base_delay: float = LoopConfig.retry_base_delay
     hidden: tuple[str, ...] = ()
-    """Folders every task's sandbox hides from its commands: the batch's own (`--out`)."""
+    """Folders no task may see: the batch's own (`--out`), left out of a copied `workdir` and
+    hidden from the task's sandbox."""
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "session": asdict(self.session)}
@@ -175,7 +176,7 @@ class _Attempt:
     def run(self) -> TaskResult:
         self.scratch.mkdir(parents=True)
         try:
-            make_workspace(self.task, self.workspace, self.cache)
+            make_workspace(self.task, self.workspace, self.cache, [Path(folder) for folder in self.defaults.hidden])
             baseline(self.workspace, self.scratch / "baseline.git")
         except WorkspaceFailed as error:
             return self.result("error", "workspace", f"The task's workspace could not be made: {error}.")

@@ -25,7 +25,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from agentcli.batch.tasks import Task
@@ -43,8 +43,9 @@ class WorkspaceFailed(Exception):
     """The workspace could not be made (a clone or a copy failed): the message says why."""
 
 
-def make_workspace(task: Task, where: Path, cache: Path) -> Path:
-    """The task's workspace at `where` (which must not exist yet)."""
+def make_workspace(task: Task, where: Path, cache: Path, left_out: Collection[Path] = ()) -> Path:
+    """The task's workspace at `where` (which must not exist yet); a copied `workdir` leaves out
+    the folders `left_out` (the batch's own, when it is inside: no task sees another's results)."""
     if task.repo is not None:
         source = _cached(task.repo, cache) if _is_remote(task.repo) else task.repo
         commit = _git(["rev-parse", "--verify", f"{task.commit}^{{commit}}"], Path(source)).strip()
@@ -54,18 +55,18 @@ def make_workspace(task: Task, where: Path, cache: Path) -> Path:
     if task.workdir is None:
         where.mkdir()
         return where
-    leave_out = set(task.leave_out)
+    top_names = set(task.leave_out)
+    folders = set(left_out)
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        top = top_names if Path(folder) == task.workdir else set()
+        return {name for name in names if name in top or Path(folder, name) in folders}
+
     try:
-        shutil.copytree(
-            task.workdir, where, symlinks=True, ignore=lambda folder, names: _left_out(folder, names, task, leave_out)
-        )
+        shutil.copytree(task.workdir, where, symlinks=True, ignore=ignored)
     except (OSError, shutil.Error) as error:
         raise WorkspaceFailed(f"copying {task.workdir} failed: {error}") from None
     return where
-
-
-def _left_out(folder: str, names: list[str], task: Task, leave_out: set[str]) -> set[str]:
-    return {name for name in names if name in leave_out} if Path(folder) == task.workdir else set()
 
 
 def _is_remote(repo: str) -> bool:

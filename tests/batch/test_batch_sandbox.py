@@ -1,8 +1,9 @@
 """`agentcli batch` with the sandbox (the real bubblewrap): each task's commands, and its check,
 run in a sandbox whose one writable folder is the task's own workspace, where no other task's
-workspace and not the batch's folder can be seen; where bubblewrap is missing, the sandbox's
-one line (once), or with failIfUnavailable no task runs. And without it: a batch task's session
-records no checkpoints."""
+workspace and not the batch's folder can be seen; a Harbor task's tests, which run outside it,
+are said to; where bubblewrap is missing, the sandbox's one line (once), or with
+failIfUnavailable no task runs. And without it: a batch task's session records no checkpoints,
+and a copied workdir that holds the batch's folder is copied without it."""
 
 from __future__ import annotations
 
@@ -172,3 +173,20 @@ def test_a_batch_task_records_no_checkpoints(
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "+new" in (out / "tasks" / "w" / "diff.patch").read_text()  # the task did change its workspace
     assert not (home / ".agentcli" / "checkpoints").exists()
+
+
+def test_a_workdir_holding_the_batchs_folder_is_copied_without_it(
+    run_main: RunMain, fake_api: FakeAnthropic, tmp_path: Path
+) -> None:
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "kept.txt").write_text("kept\n")
+    out = tmp_path / "mine" / "runs" / "today"  # inside the folder every task copies
+    alone = "test -f kept.txt && ! test -e runs/today"  # no earlier task's result, diff or workspace
+    tasks = [{"id": f"t{n}", "prompt": "p", "workdir": "mine", "check": alone} for n in range(2)]
+    write_tasks(tmp_path / "tasks.jsonl", tasks)
+    fake_api.script(reply(text("done")), reply(text("done")))
+
+    ran = run_main("batch", str(tmp_path / "tasks.jsonl"), "--out", str(out), "--workers", "1")
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert [result["status"] for result in results(out)] == ["passed", "passed"]
