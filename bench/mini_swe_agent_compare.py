@@ -21,9 +21,8 @@ their start-up; mini-swe-agent's process, with and without its start-up, the imp
 never the server's).
 
 mini-swe-agent is never a dependency of agentcli: it lives in a virtual environment of its own,
-made once with
-    python3 -m venv ~/.cache/agentcli-bench/mini-swe-agent
-    ~/.cache/agentcli-bench/mini-swe-agent/bin/pip install mini-swe-agent
+the one `bench/run` compares with (`bench/peers.py`: made under bench/.peers/mini-swe-agent from
+PyPI when missing; `AGENTCLI_BENCH_MINI=/path/to/mini` uses another), or `--mini-python PATH`.
 
 Usage: .venv/bin/python bench/mini_swe_agent_compare.py [--tasks N] [--mini-python PATH] [--json FILE]
 """
@@ -45,9 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.batch_bench import report, start_server, tasks_file
 from bench.batch_bench import run as run_agentcli_batch
+from bench.peers import mini_swe_agent_python
 
 STEPS = 5
-MINI_PYTHON = Path.home() / ".cache" / "agentcli-bench" / "mini-swe-agent" / "bin" / "python"
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 MINI_RUNNER = r"""
@@ -163,11 +162,14 @@ def mini_batch(python: Path, url: str, folder: Path, workers: int, count: int) -
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=200)
-    parser.add_argument("--mini-python", type=Path, default=MINI_PYTHON)
+    parser.add_argument("--mini-python", type=Path, help="mini-swe-agent's venv's python (default: bench/peers.py's)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    if not args.mini_python.exists():
-        raise SystemExit(f"mini-swe-agent's interpreter is not at {args.mini_python}: see this file's docstring.")
+    if args.mini_python is None:
+        found, status = mini_swe_agent_python(install=True)
+        if found is None:
+            raise SystemExit(f"mini-swe-agent: {status}")
+        args.mini_python = Path(found)
     version = subprocess.run(
         [str(args.mini_python), "-c", "import importlib.metadata as m; print(m.version('mini-swe-agent'))"],
         capture_output=True,
