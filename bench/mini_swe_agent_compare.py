@@ -13,7 +13,8 @@ a final answer; mini-swe-agent: four command blocks and its submit command), fiv
 agentcli runs `agentcli batch` (this process as the driver, its local pool of worker processes)
 with `--provider openai --allowed-tools Bash`; each of its tasks also gets what mini-swe-agent's
 loop does not do: a copy of `src/` with a git baseline, the check `test -f step3.txt`, the final
-diff, a transcript and a result line. mini-swe-agent's tasks get a copy of `src/` each.
+diff, a transcript and a result line (`agentcli.bookkeeping_cpu_ms_per_task`: the copy, git and
+the check alone). mini-swe-agent's tasks get a copy of `src/` each.
 
 Reported for each, with 1, 2 and 4 workers: wall time of the 200 tasks and harness CPU per task
 (every process of the harness and the commands they ran: agentcli's driver, its workers and
@@ -133,6 +134,27 @@ def agentcli_batch(tasks: Path, out: Path, workers: int, count: int) -> dict[str
     }
 
 
+def bookkeeping_ms_per_task(folder: Path, runs: int = 20) -> float:
+    """CPU of what agentcli's batch does per task that mini-swe-agent's loop does not: the copy of
+    `src/`, the git baseline, the final diff and the check (a shell), here and in git."""
+    import shutil
+
+    from agentcli.batch.tasks import load_tasks
+    from agentcli.batch.workspaces import baseline, final_diff, make_workspace, run_shell, shell
+
+    task = load_tasks(tasks_file(folder, 1))[0]
+    before = time.process_time() + children_cpu()
+    for n in range(runs):
+        scratch = folder / f"bookkeeping-{n}"
+        scratch.mkdir()
+        workspace = make_workspace(task, scratch / "workspace", folder / "cache")
+        baseline(workspace, scratch / "baseline.git")
+        run_shell(shell("test -f step3.txt"), workspace, scratch / "check.log", 60)
+        final_diff(workspace, scratch / "baseline.git")
+        shutil.rmtree(scratch)
+    return round(1000 * (time.process_time() + children_cpu() - before) / runs, 1)
+
+
 def mini_batch(python: Path, url: str, folder: Path, workers: int, count: int) -> dict[str, float]:
     work = folder / f"mini-{workers}"
     work.mkdir()
@@ -196,6 +218,7 @@ def main() -> None:
                 ),
             }
             print(json.dumps({key: figures[key] for key in figures if key.endswith(f".{workers}")}), flush=True)
+        figures["agentcli.bookkeeping_cpu_ms_per_task"] = bookkeeping_ms_per_task(folder)
     server.terminate()
     report(figures, args.json)
 
