@@ -158,35 +158,23 @@ def test_with_fail_if_unavailable_no_task_runs_without_the_sandbox(
     assert fake_api.requests == []
 
 
-def test_a_batch_task_records_no_checkpoints(
+def test_a_copied_workdir_leaves_out_the_batchs_folder_and_a_task_records_no_checkpoints(
     run_main: RunMain, fake_api: FakeAnthropic, home: Path, tmp_path: Path
-) -> None:
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "kept.txt").write_text("kept\n")
-    task = {"id": "w", "prompt": "p", "workdir": "src", "allowed_tools": ["Write"]}
-    write_tasks(tmp_path / "tasks.jsonl", [task])
-    fake_api.script(reply(tool_use("Write", {"file_path": "new.txt", "content": "new\n"})), reply(text("done")))
-    out = tmp_path / "out"
-
-    ran = run_main("batch", str(tmp_path / "tasks.jsonl"), "--out", str(out))
-
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert "+new" in (out / "tasks" / "w" / "diff.patch").read_text()  # the task did change its workspace
-    assert not (home / ".agentcli" / "checkpoints").exists()
-
-
-def test_a_workdir_holding_the_batchs_folder_is_copied_without_it(
-    run_main: RunMain, fake_api: FakeAnthropic, tmp_path: Path
 ) -> None:
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "kept.txt").write_text("kept\n")
     out = tmp_path / "mine" / "runs" / "today"  # inside the folder every task copies
     alone = "test -f kept.txt && ! test -e runs/today"  # no earlier task's result, diff or workspace
-    tasks = [{"id": f"t{n}", "prompt": "p", "workdir": "mine", "check": alone} for n in range(2)]
+    tasks: list[dict[str, Any]] = [
+        {"id": "t0", "prompt": "please WRITE:new.txt", "workdir": "mine", "check": alone, "allowed_tools": ["Write"]},
+        {"id": "t1", "prompt": "nothing to do", "workdir": "mine", "check": alone},
+    ]
     write_tasks(tmp_path / "tasks.jsonl", tasks)
-    fake_api.script(reply(text("done")), reply(text("done")))
+    serve_tasks(fake_api)
 
     ran = run_main("batch", str(tmp_path / "tasks.jsonl"), "--out", str(out), "--workers", "1")
 
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert [result["status"] for result in results(out)] == ["passed", "passed"]
+    assert "+new.txt" in (out / "tasks" / "t0" / "diff.patch").read_text()  # the task did change its workspace
+    assert not (home / ".agentcli" / "checkpoints").exists()
