@@ -203,7 +203,7 @@ class Repl:
         info = session.model_info
         working = self._watcher is not None
         return Status(
-            model=session.agent.config.model,
+            model=session.agent.model_name if working else session.model_name,  # opusplan: the mode's, once idle
             mode=session.gate.mode,
             context_tokens=session.agent.context_tokens if working else self.last_context_tokens,
             context_window=info.context_window,

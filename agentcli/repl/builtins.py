@@ -286,16 +286,18 @@ def _model(repl: Repl, args: str) -> None:
     name = args.strip()
     session = repl.session
     if not name:
-        repl.console.print(f"Model: {session.agent.config.model} ({session.provider})", markup=False)
+        repl.console.print(f"Model: {session.model_choice.describe()} ({session.provider})", markup=False)
         return
     try:
         session.set_model(name)
     except UsageError as error:
         repl.console.print(
-            f"{error} The model is still {session.model_name} ({session.provider}).", style="red", markup=False
+            f"{error} The model is still {session.model_choice.describe()} ({session.provider}).",
+            style="red",
+            markup=False,
         )
         return
-    repl.console.print(f"Model set to {session.model_name} ({session.provider}).", markup=False)
+    repl.console.print(f"Model set to {session.model_choice.describe()} ({session.provider}).", markup=False)
 
 
 PERMISSIONS_USAGE = (
