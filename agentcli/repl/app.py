@@ -23,6 +23,7 @@ from agentcli.mcp.content import PREFIX as MCP_PREFIX
 from agentcli.providers import credential_problem
 from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
 from agentcli.repl.completion import PromptCompleter
+from agentcli.repl.idle import IDLE_MESSAGE, IDLE_SETTING, IDLE_TYPE, IdleWatch, idle_threshold
 from agentcli.repl.input import prompt_session
 from agentcli.repl.keys import EscWatcher
 from agentcli.repl.prompter import TerminalPrompter
@@ -74,6 +75,27 @@ class Repl:
         self._skills_read_at = float("-inf")
         self._warming_up = False
         self.prompt.app.after_render += lambda app: self._warm_up()
+        self._idle: IdleWatch | None = None
+        """Runs the Notification hooks (`idle_prompt`) when the prompt waits long after an answer."""
+        try:
+            self._idle = self._idle_watch()
+        except BaseException:  # a bad idleNotificationSeconds: the session made above is closed
+            self.session.close()
+            raise
+
+    def _idle_watch(self) -> IdleWatch | None:
+        """None when no Notification hook would hear of it (nothing to watch)."""
+        session = self.session
+        if not session.hooks.config.matching("Notification", IDLE_TYPE):
+            return None
+        threshold = idle_threshold(session.settings.get(IDLE_SETTING), session.settings.sources.get(IDLE_SETTING))
+        watch = IdleWatch(threshold, self._notify_idle)
+        self.prompt.default_buffer.on_text_changed += lambda buffer: watch.typed()
+        return watch
+
+    def _notify_idle(self) -> None:
+        fields = {"message": IDLE_MESSAGE, "notification_type": IDLE_TYPE}
+        self.session.hooks.run("Notification", fields, IDLE_TYPE)
 
     def _warm_up(self) -> None:
         """Start the warm-up and the MCP servers once the prompt is first on screen, so neither
@@ -94,6 +116,8 @@ class Repl:
             self._warm_up()
         armed_exit = False
         while True:
+            if self._idle is not None:
+                self._idle.waiting()
             try:
                 text = self.prompt.prompt("> ", default=self._typeahead)
             except Halt:
@@ -107,6 +131,9 @@ class Repl:
                 continue
             except EOFError:
                 return 0
+            finally:
+                if self._idle is not None:
+                    self._idle.busy()
             armed_exit = False
             self._typeahead = ""
             if not text.strip():
@@ -160,6 +187,8 @@ class Repl:
             self._report(error)
         finally:
             self._watcher = None
+            if self._idle is not None:
+                self._idle.answered()
             self.view.end()
             self.last_context_tokens = self.session.agent.context_tokens
 
@@ -213,6 +242,12 @@ class Repl:
     def _cycle_mode(self) -> None:
         self.session.gate.cycle_mode()
 
+    def close(self, reason: str) -> None:
+        """Stop watching for idleness and close the session (`reason`: the SessionEnd hooks')."""
+        if self._idle is not None:
+            self._idle.close()
+        self.session.close(reason)
+
 
 def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
     """Start the REPL in the current directory; returns the exit code."""
@@ -229,4 +264,4 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
     except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
         return stop.exit_code
     finally:
-        repl.session.close(reason)
+        repl.close(reason)
