@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentcli.contracts import JSON, Cancellation, ModelRequest
+from agentcli.contracts import JSON, ModelRequest, Unwatched
 from agentcli.providers.call_repair import CallIds
 from agentcli.providers.gemini import _ResponseAssembler
 from agentcli.providers.openai import _ChunkAssembler
@@ -29,24 +29,9 @@ DELTA = "abcdefg "
 TOOLS: list[JSON] = [{"name": "Write", "description": "", "input_schema": {"type": "object"}}]
 
 
-class Quiet:
-    """A listener that drops everything (the front end's cost is not measured here)."""
-
-    cancel: Cancellation | None = None
-
-    def text(self, delta: str) -> None:
-        pass
-
-    def tool_call_started(self, name: str) -> None:
-        pass
-
-    def reasoning(self, delta: str) -> None:
-        pass
-
-
 def openai_answer(deltas: int) -> float:
     request = ModelRequest("m", [], TOOLS, [], 1000)
-    assembler = _ChunkAssembler(Quiet(), request, CallIds(frozenset, "call_"))
+    assembler = _ChunkAssembler(Unwatched(), request, CallIds(frozenset, "call_"))
     third = deltas // 3
     started = time.perf_counter()
     for _ in range(third):
@@ -87,7 +72,7 @@ def openai_answer(deltas: int) -> float:
 
 
 def gemini_answer(deltas: int) -> float:
-    assembler = _ResponseAssembler(Quiet(), TOOLS)
+    assembler = _ResponseAssembler(Unwatched(), TOOLS)
     half = deltas // 2
     started = time.perf_counter()
     for _ in range(half):
