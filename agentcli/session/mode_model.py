@@ -31,10 +31,6 @@ class ModelForMode:
         self._mode = mode
         self._loop_config = loop_config
 
-    @property
-    def choice(self) -> ModelChoice:
-        return self._choice
-
     def choose(self, choice: ModelChoice) -> None:
         """Go on with `choice` (`/model`) from the next request."""
         self._choice = choice
