@@ -25,22 +25,30 @@ with a notice naming the file and saying what to fix; nothing here raises.
 
 Project servers come from a checked-in file that can start programs: they run only once
 approved (`agentcli.mcp.approval`). User, local and `--mcp-config` servers are the user's own.
+
+An enabled plugin's servers (`plugins.manifest`: its `.mcp.json` or `mcpServers`) are named
+`plugin:PLUGIN:SERVER` (tools `mcp__plugin_PLUGIN_SERVER__…`) and read before the user's file.
+The user approved them when they installed or enabled the plugin, which showed what each runs;
+the plugin comes from someone else, so its `${VAR}`s are expanded as a project's are (never into
+a credential the user did not let through), with `${CLAUDE_PLUGIN_ROOT}` the plugin's folder,
+also set in a stdio server's environment.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from agentcli.expansion import Expander, conceal, withheld_notice
 from agentcli.mcp.claude_json import ClaudeJson, read_claude_json
 from agentcli.mcp.config_file import read_config_file
+from agentcli.plugins.manifest import ROOT_VARIABLE, Plugin
 from agentcli.settings import agentcli_home
 
-Scope = Literal["user", "project", "local", "flag"]
+Scope = Literal["user", "project", "local", "flag", "plugin"]
 Transport = Literal["stdio", "http", "sse"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "http", "sse")
 PROJECT_FILE = ".mcp.json"
@@ -79,6 +87,8 @@ class ServerConfig:
     """The port of the login's redirect URI (`oauth.callbackPort`); 0: any free one."""
     written: AsWritten | None = None
     """As the file writes it; None when it has no variables (built here, not read from a file)."""
+    origin: str = ""
+    """`plugin NAME@MKT` for a plugin's server."""
     withheld: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """The credential variables it asked for and does not get, each with where it asked (`env.KEY`)."""
     used: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -145,14 +155,19 @@ def load_servers(
     strict: bool = False,
     environ: Mapping[str, str] | None = None,
     allowed: Collection[str] = (),
+    plugins: Sequence[Plugin] = (),
 ) -> ServerSet:
     """The servers of every configuration file (see the module's docstring). A `--mcp-config`
     file that does not exist is reported; a missing user or project file is not. `allowed`: the
-    credential variables the user lets the project's file expand (`subprocessEnvPassthrough`)."""
+    credential variables the user lets the project's file expand (`subprocessEnvPassthrough`);
+    `plugins`: the enabled plugins (left out with `strict`)."""
     environ = os.environ if environ is None else environ
     found = ServerSet(claude=None if strict else read_claude_json(cwd))
     if found.claude is not None:
         found.notices.extend(found.claude.notices)
+    if not strict:
+        for plugin in plugins:
+            add_plugin_servers(found, plugin, environ, allowed)
     for scope, path, given in config_tiers(cwd, flag_files, found.claude):
         servers = given if given is not None else _servers_of_file(scope, path, found.notices)
         withheld: dict[str, list[str]] = {}
@@ -188,6 +203,30 @@ def _servers_of_file(scope: Scope, path: Path, notices: list[str]) -> Mapping[st
         notices.append(f'Skipped MCP config {path}: "mcpServers" must be an object of servers by name.')
         return {}
     return servers
+
+
+def add_plugin_servers(
+    found: ServerSet, plugin: Plugin, environ: Mapping[str, str], allowed: Collection[str] = ()
+) -> None:
+    """Add `plugin`'s servers to `found` (see the module's docstring)."""
+    root = str(plugin.root)
+    with_root = {**environ, ROOT_VARIABLE: root}
+    for path, servers in plugin.mcp_servers:
+        withheld: dict[str, list[str]] = {}
+        for own_name, spec in servers.items():
+            name = f"plugin:{plugin.name}:{own_name}"
+            try:
+                server = parse_server(name, spec, "plugin", path, Expander(with_root, checked_in=True, allowed=allowed))
+            except ValueError as error:
+                found.notices.append(f'Skipped MCP server "{own_name}" of {plugin.label} ({path}): {error}')
+                continue
+            if server.transport == "stdio":
+                server = replace(server, env={ROOT_VARIABLE: root, **server.env})
+            found.servers[name] = replace(server, origin=plugin.label)
+            for variable, places in server.withheld.items():
+                withheld.setdefault(variable, []).append(f'server "{own_name}": {", ".join(places)}')
+        if withheld:
+            found.notices.append(withheld_notice(path, withheld))
 
 
 def parse_server(name: str, spec: object, scope: Scope, source: Path, expand: Expander) -> ServerConfig:

@@ -50,6 +50,7 @@ from agentcli.mcp.tools import (
     McpToolSource,
     refused_server_notice,
 )
+from agentcli.plugins.manifest import Plugin
 from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 
@@ -76,6 +77,7 @@ class SessionServers:
         ask: AsksAboutProjectServer | None,
         on_notice: Notify,
         elicitor: Elicitor | None = None,
+        plugins: Sequence[Plugin] = (),
     ) -> None:
         self.settings = settings
         self.mode = mode
@@ -83,7 +85,7 @@ class SessionServers:
         self.ask = ask
         self.on_notice = on_notice
         allowed = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
-        found = load_servers(cwd, flag_files, strict=strict, allowed=allowed)
+        found = load_servers(cwd, flag_files, strict=strict, allowed=allowed, plugins=plugins)
         self._claude = found.claude or ClaudeJson(Path())
         """Claude Code's `~/.claude.json`: this project's servers the user refused there count, the
         ones approved there are only said (`agentcli.mcp.approval`)."""
