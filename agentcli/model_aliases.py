@@ -14,6 +14,10 @@ They are resolved wherever a model is named: `--model`, `AGENTCLI_MODEL`, the `m
 `opus[1m]`, `sonnet[1m]` are `opus`, `sonnet` (the models in the table have 1M-token windows
 where the family does). `default` is the provider's default model. `inherit` is not resolved
 here: where it means something (a sub-agent, a skill) the caller keeps the model it has.
+
+`opusplan` names two models (`resolve_choice`): `opus` while the session is in plan mode,
+`sonnet` otherwise, each resolved as above (so `ANTHROPIC_DEFAULT_OPUS_MODEL` picks the plan
+mode's). Where one model is named for good (an agent definition, a skill), it is `sonnet`'s.
 An alias with no model for the provider (`sonnet` with ollama, or on Bedrock and Vertex, whose
 model names are the platform's own) resolves to None: the caller says so and how to map it.
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.catalog import DEFAULT_MODEL
@@ -53,6 +58,9 @@ BUILT_IN: dict[str, dict[str, str]] = {
     },
 }
 """The current model of each family, per provider: the most capable, the everyday, the fast one."""
+PLAN_MODE = "plan"
+MODE_ALIASES = {"opusplan": ("opus", "sonnet")}
+"""Aliases of two models: the first for requests made in plan mode, the second for the others."""
 ANTHROPIC_VARIABLES = {
     "opus": "ANTHROPIC_DEFAULT_OPUS_MODEL",
     "sonnet": "ANTHROPIC_DEFAULT_SONNET_MODEL",
@@ -80,6 +88,8 @@ def resolve_alias(
     """The model `name` stands for with `provider` (`name` itself when it is no alias); None for
     an alias the provider has no model for. `table` is the `modelAliases` setting (checked)."""
     environ = os.environ if environ is None else environ
+    if name in MODE_ALIASES:
+        name = MODE_ALIASES[name][1]
     base = name.removesuffix(WINDOW_SUFFIX)
     key = alias_table_key(provider, environ)
     mapped = _user_alias(table, base, key)
@@ -92,6 +102,58 @@ def resolve_alias(
     if base in FAMILIES:
         return BUILT_IN.get(key, {}).get(base)
     return name
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """The model(s) the user chose: `name` as they wrote it, `model` for every request, or, for
+    `opusplan`, `plan_model` for requests made in plan mode."""
+
+    name: str
+    model: str
+    plan_model: str | None = None
+
+    def for_mode(self, mode: str) -> str:
+        """The model a request made in permission mode `mode` goes to."""
+        return self.plan_model if self.plan_model is not None and mode == PLAN_MODE else self.model
+
+    def describe(self) -> str:
+        """`claude-sonnet-5-5`, or `opusplan: claude-opus-5-5 in plan mode, claude-sonnet-5-5 otherwise`."""
+        if self.plan_model is None:
+            return self.model
+        return f"{self.name}: {self.plan_model} in plan mode, {self.model} otherwise"
+
+    @property
+    def recorded(self) -> str:
+        """What a transcript records, for `--continue` to choose the same again: the alias of a
+        choice that depends on the mode, else the model."""
+        return self.name if self.plan_model is not None else self.model
+
+
+def resolve_choice(
+    name: str,
+    provider: str,
+    table: object = None,
+    *,
+    default_model: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ModelChoice | str:
+    """The model(s) `name` stands for with `provider`; for an alias with no model there, that
+    alias (`opus` for `opusplan` when only `opus` has none), for the caller to say so (`unmapped`)."""
+
+    def one(alias: str) -> str | None:
+        return resolve_alias(alias, provider, table, default_model=default_model, environ=environ)
+
+    if name not in MODE_ALIASES:
+        model = one(name)
+        return name if model is None else ModelChoice(name, model)
+    in_plan, otherwise = MODE_ALIASES[name]
+    plan_model, model = one(in_plan), one(otherwise)
+    if plan_model is None:
+        return in_plan
+    if model is None:
+        return otherwise
+    return ModelChoice(name, model, plan_model)
 
 
 def unmapped(name: str, provider: str, environ: Mapping[str, str] | None = None) -> str:

@@ -64,6 +64,7 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
     SettingKey("tokenBudget", "whole number from 1 to 1,000,000,000,000 (tokens)", "10,000,000"),
     SettingKey("autoCompactPercent", "number from 1 to 100, or `false`", "80"),
     SettingKey("streamIdleTimeoutSeconds", "number above 0, at most 86,400 (seconds)", "90"),
+    SettingKey("idleNotificationSeconds", "number from 0 to 86,400 (seconds)", "60"),
     SettingKey("mcpTimeout", "whole number from 1 to 86,400,000 (milliseconds)", "30,000"),
     SettingKey("maxMcpOutputTokens", "whole number from 1 to 1,000,000,000,000 (tokens)", "25,000"),
     SettingKey("mcpToolTimeout", "whole number from 1 to 86,400,000 (milliseconds)", "600,000 (10 minutes)"),

@@ -103,7 +103,9 @@ class ToolUseBlock:
     cuts the model off in the middle of a tool call. ``raw_json`` is streamed instead of
     ``input``'s JSON when set: an input a real model would not send (a list, nesting
     100,000 levels deep, ``NaN``). ``name`` and ``id`` may be what a broken server sends
-    (an empty string, a number; a ``None`` name is left out).
+    (an empty string, a number; a ``None`` name is left out). ``input_at_start=True`` sends
+    the input whole in ``content_block_start`` and no deltas, as some Anthropic-compatible
+    servers do (the API itself starts with ``{}`` and streams the JSON).
     """
 
     name: Any
@@ -111,6 +113,7 @@ class ToolUseBlock:
     id: Any
     partial: bool = False
     raw_json: str | None = None
+    input_at_start: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,13 +179,16 @@ def tool_use(
     id: Any = None,
     partial: bool = False,
     raw_json: str | None = None,
+    input_at_start: bool = False,
 ) -> ToolUseBlock:
     """A tool_use block for :func:`reply`; ``id`` defaults to a fresh ``toolu_…`` id.
 
     ``raw_json`` is the input's JSON text exactly as streamed, for inputs a real model would
     not send: ``tool_use("Bash", {}, raw_json="[1, 2]")``. Streamed replies only.
+    ``input_at_start``: the input comes whole with the block's start, with no deltas.
     """
-    return ToolUseBlock(name, dict(input), _new_id("toolu_") if id is None else id, partial, raw_json)
+    call_id = _new_id("toolu_") if id is None else id
+    return ToolUseBlock(name, dict(input), call_id, partial, raw_json, input_at_start)
 
 
 def web_search(query: str, results: Sequence[tuple[str, str]] = (), *, error_code: str | None = None) -> WebSearchBlock:
@@ -744,6 +750,9 @@ def _block_events(index: int, block: Block | JSONObject, chunk: int) -> list[Eve
         if block.name is None:
             del start["name"]
         deltas = [{"type": "input_json_delta", "partial_json": part} for part in _chunks(_tool_json(block), chunk)]
+        if block.input_at_start:
+            start["input"] = json.loads(block.raw_json) if block.raw_json is not None else dict(block.input)
+            deltas = []
     else:
         start = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [{"type": "thinking_delta", "thinking": part} for part in _chunks(block.thinking, chunk)]

@@ -9,7 +9,7 @@ from pathlib import Path
 from agentcli.context.paths import project_state_dir
 from agentcli.providers import scripted
 from agentcli.providers.scripted import ScriptedModel
-from tests.conftest import RunAgent, StartRepl
+from tests.conftest import RunAgent, RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 
 
@@ -104,7 +104,7 @@ def test_compact_summarises_and_shrinks_the_next_request(
     repl.submit("/compact keep the row count")
     repl.wait_for("Compacted: summarised the conversation")
     repl.submit("next question")
-    repl.wait_for("Answer-3")
+    repl.wait_for_prompt("Answer-3")  # the prompt is back once the run record is written
 
     before, summary, after = fake_api.requests[2], fake_api.requests[3], fake_api.requests[4]
     assert "tools" not in summary.body and summary.body["max_tokens"] <= 4_000
@@ -166,3 +166,18 @@ def test_resume_of_a_session_open_elsewhere_is_refused_and_the_current_one_goes_
     second.wait_for_prompt("Answer-B")
     assert "topic apples" not in json.dumps(fake_api.requests[1].body["messages"])
     assert len(transcripts(home, project)) == 2  # the second REPL wrote its own transcript
+
+
+def test_resume_with_a_number_no_session_has_says_so(
+    start_repl: StartRepl, run_cli: RunCli, fake_api: FakeAnthropic
+) -> None:
+    fake_api.script(reply(text("Answer-A")))
+    assert run_cli("run", "topic apples").returncode == 0
+    repl = start_repl()
+
+    repl.submit("/resume " + "9" * 5_000)
+    repl.wait_for("No session number 999999999999… (5,000 digits): pick one from 1 to 1.")
+    repl.submit("/resume ²")  # a digit to str.isdigit, not to int()
+    repl.wait_for("No session '²' in")
+
+    assert "Internal error" not in repl.text() and "Traceback" not in repl.text()

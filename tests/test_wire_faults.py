@@ -6,10 +6,13 @@ The loop's retries wait no time here (`run_wire`); the SDK's own retries honour 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import RunAgent
-from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, Reply, http_error, reply, text
+from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, Reply, http_error, reply, text, tool_use
 
 
 def test_529_then_success(run_wire: RunAgent, fake_api: FakeAnthropic) -> None:
@@ -73,3 +76,39 @@ def test_400_is_shown_cleanly(run_wire: RunAgent, fake_api: FakeAnthropic) -> No
     assert "API error 400: prompt is too long" in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+def test_a_call_whose_input_comes_whole_with_its_start_runs_with_that_input(
+    run_wire: RunAgent, fake_api: FakeAnthropic, project: Path
+) -> None:
+    (project / "notes.txt").write_text("the answer is 42\n")
+    fake_api.script(
+        reply(tool_use("Read", {"file_path": "notes.txt"}, id="toolu_whole", input_at_start=True)),
+        reply(text("It says 42.")),
+    )
+
+    done = run_wire("what do the notes say?")
+
+    assert done.returncode == 0, done.stderr
+    [call] = [block for block in fake_api.requests[1].body["messages"][1]["content"] if block["type"] == "tool_use"]
+    assert call["input"] == {"file_path": "notes.txt"}
+    [result] = [b for b in fake_api.requests[1].body["messages"][2]["content"] if b["type"] == "tool_result"]
+    assert "the answer is 42" in json.dumps(result) and result.get("is_error") is not True
+
+
+def test_an_unusable_input_sent_whole_gets_an_error_result(
+    run_wire: RunAgent, fake_api: FakeAnthropic, project: Path
+) -> None:
+    fake_api.script(
+        reply(tool_use("Read", {}, raw_json='{"file_path": "a.txt", "limit": NaN}', input_at_start=True)),
+        reply(text("I will give a finite number.")),
+    )
+
+    done = run_wire("read it")
+
+    assert done.returncode == 0, done.stderr
+    sent = fake_api.requests[1].body["messages"]
+    [call] = [block for block in sent[1]["content"] if block["type"] == "tool_use"]
+    assert call["input"] == {}
+    [result] = [b for b in sent[2]["content"] if b["type"] == "tool_result"]
+    assert result["is_error"] is True and "NaN" in json.dumps(result)

@@ -28,6 +28,7 @@ import typer
 from agentcli.cli.commands import echo
 from agentcli.cli.options import MCP_CONFIG, STRICT_MCP_CONFIG
 from agentcli.cli.shared import Subcommand
+from agentcli.mcp.claude_json import read_claude_json
 from agentcli.mcp.config import PROJECT_FILE, TRANSPORTS, USER_FILE, Transport
 from agentcli.mcp.edit import ConfigEditError, add_server, remove_server, server_names
 from agentcli.mcp.names import RENAME, server_parts
@@ -126,6 +127,12 @@ def remove_command(
             )
         if not holding:
             where = " or ".join(str(_config_path(each)) for each in scopes)
+            claude = read_claude_json(Path.cwd())
+            if name in claude.user_servers or name in claude.local_servers:
+                raise _fail(
+                    f'MCP server "{name}" is Claude Code\'s, in {claude.path}, which agentcli only reads: '
+                    f"remove it with `claude mcp remove {name}`."
+                )
             raise _fail(f'No MCP server "{name}" in {where}; `agentcli mcp list` shows the configured ones.')
         path = _config_path(holding[0])
         remove_server(path, name)

@@ -2,9 +2,11 @@
 
     demo · user · stdio · connected
       python demo_server.py
+      from /home/me/.agentcli/mcp.json
       tools: echo, shout, get_weather_ (listed as "get weather!")
-    github · user · http · needs login
+    github · local · http · needs login
       https://api.example.com/mcp
+      from /home/me/.claude.json
       login: not logged in
       needs you to log in: run `agentcli mcp login github` (...)
     Permission rules name a server's tools as shown: mcp__SERVER__TOOL, or mcp__SERVER for all of them.
@@ -29,6 +31,7 @@ from agentcli.mcp.status import ServerStatus
 from agentcli.permissions.sources import resolve_mode
 from agentcli.plugins.enabled import active_plugins
 from agentcli.settings import load_settings
+from agentcli.tools.paths import shown
 
 NO_SERVERS = (
     "No MCP servers configured. Add one with `agentcli mcp add NAME -- COMMAND [ARGS...]` "
@@ -69,17 +72,21 @@ def server_report(cwd: Path, flag_files: Sequence[Path] = (), strict: bool = Fal
     finally:
         servers.close()
     parts, _ = server_parts(status.name for status in statuses)
-    lines = [line for status in statuses for line in _lines(status, parts, store)]
+    lines = [line for status in statuses for line in _lines(status, parts, store, cwd)]
     if any(status.state == "connected" for status in statuses):
         lines.append(RULES_HINT)
     return "\n".join(lines), notices
 
 
-def _lines(status: ServerStatus, parts: Mapping[str, str], store: AuthStore) -> list[str]:
+def _lines(status: ServerStatus, parts: Mapping[str, str], store: AuthStore, cwd: Path) -> list[str]:
     config = status.config
     state = "failed" if status.state == "connecting" else status.state  # timed out while closing
     label = server_label(status, parts)
-    lines = [f"{label} · {config.origin or config.scope} · {config.transport} · {state}", f"  {config.target}"]
+    lines = [
+        f"{label} · {config.origin or config.scope} · {config.transport} · {state}",
+        f"  {config.target}",
+        f"  from {shown(config.source, cwd)}",
+    ]
     if config.logs_in:
         lines.append(f"  login: {login_label(config, store)}")
     listing = tool_listing(status, parts)

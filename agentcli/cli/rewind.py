@@ -89,7 +89,7 @@ def _turn(text: str, loaded: LoadedTranscript, *, conversation: bool) -> int:
     """The turn asked for, checked against the session's."""
     numbers = [turn.number for turn in loaded.turns]
     listed = ", ".join(str(n) for n in numbers) or "none"
-    if not (text.isdigit() and len(text) < 10) or not 1 <= int(text) <= max(loaded.last_turn, 1):
+    if not (text.isascii() and text.isdigit() and len(text) < 10) or not 1 <= int(text) <= max(loaded.last_turn, 1):
         raise UsageError(f"no turn {text!r} in session {loaded.session_id}: its turns are {listed}.")
     turn = int(text)
     if conversation and turn not in numbers:

@@ -2,7 +2,8 @@
 
 A project server starts only when one of these says so, in this order:
 
-1. `disabledMcpjsonServers: [name]` in the user's or local settings: never (until removed);
+1. `disabledMcpjsonServers: [name]` in the user's or local settings, or for this project in
+   Claude Code's `~/.claude.json`: never (until removed);
 2. `enabledMcpjsonServers: [name]` or `enableAllProjectMcpServers: true` there: yes;
 3. `--permission-mode bypassPermissions` (or that mode from settings): yes;
 4. otherwise the REPL asks once per server and saves the answer to
@@ -10,8 +11,12 @@ A project server starts only when one of these says so, in this order:
    how to enable it.
 
 Only the user's own files count (`settings.OWN_KEYS`): the checked-in `.agentcli/settings.json`
-comes with the repository, so it cannot approve the repository's own servers. User-level and
-`--mcp-config` servers are the user's own and are always trusted.
+comes with the repository, so it cannot approve the repository's own servers. Claude Code's
+approvals in `~/.claude.json` (`enabledMcpjsonServers`, `enableAllProjectMcpServers` per project)
+are not taken either: they name servers, not what they run, and the `.mcp.json` may have changed
+since (`agentcli.mcp.claude_json`); the question and the notice say the user approved them there.
+User-level, local (`~/.claude.json`) and `--mcp-config` servers are the user's own and are
+always trusted.
 
 The question shows everything the server will be given (`what_it_gets`): command and
 arguments, or URL and headers, and its environment variables, as the file writes them (a
@@ -20,6 +25,7 @@ variable by its name, never its value), and which credentials are withheld from 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -41,12 +47,15 @@ class AsksAboutProjectServer(Protocol):
         ...
 
 
-def approval_state(server: ServerConfig, settings: Settings, mode: str) -> Approval:
-    """Whether `server` may start now, by the rules of the module's docstring (before asking)."""
+def approval_state(
+    server: ServerConfig, settings: Settings, mode: str, refused_elsewhere: Collection[str] = ()
+) -> Approval:
+    """Whether `server` may start now, by the rules of the module's docstring (before asking);
+    `refused_elsewhere`: the project servers the user refused in Claude Code."""
     if server.scope != "project":
         return "approved"
     own = [data for scope, _, data in settings.raw if scope in OWN_SCOPES]
-    if any(server.name in _names(data.get(DISABLED_KEY)) for data in own):
+    if server.name in refused_elsewhere or any(server.name in _names(data.get(DISABLED_KEY)) for data in own):
         return "disabled"
     if any(data.get(ENABLE_ALL_KEY) is True or server.name in _names(data.get(ENABLED_KEY)) for data in own):
         return "approved"
@@ -82,13 +91,26 @@ def what_it_gets(server: ServerConfig) -> list[tuple[str, str]]:
     return lines
 
 
-def how_to_enable(names: list[str]) -> str:
-    """The one-line notice for project servers left out because nobody approved them."""
+def how_to_enable(names: list[str], approved_in_claude: list[str] | None = None) -> str:
+    """The one-line notice for project servers left out because nobody approved them;
+    `approved_in_claude`: those of them the user approved in Claude Code."""
     listed = ", ".join(f'"{name}"' for name in names)
-    return (
+    notice = (
         f"Not started: the MCP server{'s' if len(names) > 1 else ''} {listed} of this project's .mcp.json, "
         f"not approved yet. Start agentcli (the REPL) to be asked, or add them to {ENABLED_KEY} "
         f"(or set {ENABLE_ALL_KEY}: true) in .agentcli/settings.local.json."
+    )
+    if approved_in_claude:
+        notice += f" {claude_approval_note(approved_in_claude)}"
+    return notice
+
+
+def claude_approval_note(names: list[str]) -> str:
+    """Why a server the user approved in Claude Code is asked about (or left out) all the same."""
+    listed = ", ".join(f'"{name}"' for name in names)
+    return (
+        f"You approved {listed} in Claude Code (~/.claude.json); that is not carried over, since the "
+        ".mcp.json may have changed what it runs since."
     )
 
 

@@ -1,4 +1,5 @@
-"""Which MCP servers there are: `.mcp.json` (project), `$AGENTCLI_HOME/mcp.json` (user), `--mcp-config FILE`.
+"""Which MCP servers there are: `.mcp.json` (project), `$AGENTCLI_HOME/mcp.json` (user), `--mcp-config FILE`,
+and Claude Code's `~/.claude.json` (user and local, `agentcli.mcp.claude_json`).
 
 Every file holds `{"mcpServers": {NAME: SERVER, ...}}`, SERVER being one of
 
@@ -15,13 +16,15 @@ text, variables unexpanded, so no value of the user's environment is ever printe
 A remote server without an `Authorization` header is logged in to with OAuth when it asks
 (`agentcli mcp login NAME`); `"oauth": {"clientId": "...", "callbackPort": 8080}` names a client
 registered with its authorization server by hand, and the port its redirect URI has. A server
-named in several files is taken from the last one read: user, then project, then each
+named in several places is taken from the last one read: Claude Code's user servers
+(`~/.claude.json`), agentcli's user file, the project's `.mcp.json`, Claude Code's local servers
+for this project (`~/.claude.json`, as Claude Code ranks local over project), then each
 `--mcp-config` in order; with `--strict-mcp-config` only the `--mcp-config` files are read. A
 file that cannot be used is skipped as a whole, a server that cannot be used on its own, each
 with a notice naming the file and saying what to fix; nothing here raises.
 
 Project servers come from a checked-in file that can start programs: they run only once
-approved (`agentcli.mcp.approval`). User and `--mcp-config` servers are the user's own.
+approved (`agentcli.mcp.approval`). User, local and `--mcp-config` servers are the user's own.
 
 An enabled plugin's servers (`plugins.manifest`: its `.mcp.json` or `mcpServers`) are named
 `plugin:PLUGIN:SERVER` (tools `mcp__plugin_PLUGIN_SERVER__…`) and read before the user's file.
@@ -33,25 +36,23 @@ also set in a stdio server's environment.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from agentcli.bounds import JSON_DIGITS
 from agentcli.expansion import Expander, conceal, withheld_notice
+from agentcli.mcp.claude_json import ClaudeJson, read_claude_json
+from agentcli.mcp.config_file import read_config_file
 from agentcli.plugins.manifest import ROOT_VARIABLE, Plugin
-from agentcli.regular_file import NotRegularFile, read_regular_file
 from agentcli.settings import agentcli_home
 
-Scope = Literal["project", "user", "flag", "plugin"]
+Scope = Literal["user", "project", "local", "flag", "plugin"]
 Transport = Literal["stdio", "http", "sse"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "http", "sse")
 PROJECT_FILE = ".mcp.json"
 USER_FILE = "mcp.json"
-MAX_CONFIG_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -124,14 +125,27 @@ class ServerSet:
     """By name, in the order first configured."""
     notices: list[str] = field(default_factory=list)
     """Files and servers skipped, and why."""
+    claude: ClaudeJson | None = None
+    """Claude Code's `~/.claude.json` as read (None with `--strict-mcp-config`): its refusals of
+    project servers count too (`agentcli.mcp.approval`)."""
 
 
-def config_files(cwd: Path, flag_files: Sequence[Path], strict: bool) -> list[tuple[Scope, Path]]:
-    """(scope, path) of every file to read, lowest precedence first."""
-    flags: list[tuple[Scope, Path]] = [("flag", cwd / path) for path in flag_files]
-    if strict:
+Tier = tuple[Scope, Path, Mapping[str, object] | None]
+"""A place servers come from: its scope, its file, and its servers when already read (None: read the file)."""
+
+
+def config_tiers(cwd: Path, flag_files: Sequence[Path], claude: ClaudeJson | None) -> list[Tier]:
+    """Where servers come from, lowest precedence first (`claude` None: `--strict-mcp-config`)."""
+    flags: list[Tier] = [("flag", cwd / path, None) for path in flag_files]
+    if claude is None:
         return flags
-    return [("user", agentcli_home() / USER_FILE), ("project", cwd / PROJECT_FILE), *flags]
+    return [
+        ("user", claude.path, claude.user_servers),
+        ("user", agentcli_home() / USER_FILE, None),
+        ("project", cwd / PROJECT_FILE, None),
+        ("local", claude.path, claude.local_servers),
+        *flags,
+    ]
 
 
 def load_servers(
@@ -148,24 +162,14 @@ def load_servers(
     credential variables the user lets the project's file expand (`subprocessEnvPassthrough`);
     `plugins`: the enabled plugins (left out with `strict`)."""
     environ = os.environ if environ is None else environ
-    found = ServerSet()
+    found = ServerSet(claude=None if strict else read_claude_json(cwd))
+    if found.claude is not None:
+        found.notices.extend(found.claude.notices)
     if not strict:
         for plugin in plugins:
             add_plugin_servers(found, plugin, environ, allowed)
-    for scope, path in config_files(cwd, flag_files, strict):
-        try:
-            data = read_config_file(path)
-        except FileNotFoundError:
-            if scope == "flag":
-                found.notices.append(f"Skipped MCP config {path}: no such file.")
-            continue
-        except ValueError as error:
-            found.notices.append(f"Skipped MCP config {path}: {error}")
-            continue
-        servers = data.get("mcpServers", {})
-        if not isinstance(servers, dict):
-            found.notices.append(f'Skipped MCP config {path}: "mcpServers" must be an object of servers by name.')
-            continue
+    for scope, path, given in config_tiers(cwd, flag_files, found.claude):
+        servers = given if given is not None else _servers_of_file(scope, path, found.notices)
         withheld: dict[str, list[str]] = {}
         for name, spec in servers.items():
             try:
@@ -181,6 +185,24 @@ def load_servers(
         if withheld:
             found.notices.append(withheld_notice(path, withheld))
     return found
+
+
+def _servers_of_file(scope: Scope, path: Path, notices: list[str]) -> Mapping[str, object]:
+    """The `mcpServers` of agentcli's MCP config `path` (empty, with a notice, when it cannot be used)."""
+    try:
+        data = read_config_file(path)
+    except FileNotFoundError:
+        if scope == "flag":
+            notices.append(f"Skipped MCP config {path}: no such file.")
+        return {}
+    except ValueError as error:
+        notices.append(f"Skipped MCP config {path}: {error}")
+        return {}
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        notices.append(f'Skipped MCP config {path}: "mcpServers" must be an object of servers by name.')
+        return {}
+    return servers
 
 
 def add_plugin_servers(
@@ -271,31 +293,6 @@ def _oauth(spec: dict[str, Any]) -> tuple[str, int]:
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError('"oauth.callbackPort" must be a port number (1 to 65535).')
     return client_id, port
-
-
-def read_config_file(path: Path) -> dict[str, Any]:
-    """The JSON object of the MCP config `path`; raises FileNotFoundError, or ValueError saying what to fix."""
-    try:
-        raw = read_regular_file(path, MAX_CONFIG_BYTES + 1)
-    except NotRegularFile as error:
-        raise ValueError(f"{error.strerror or error}.") from None
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        raise ValueError(f"{error.strerror or error}.") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ValueError(f"over {MAX_CONFIG_BYTES:,} bytes; MCP configs are small JSON.")
-    try:
-        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
-    except UnicodeDecodeError:
-        raise ValueError("not UTF-8 text; save it as UTF-8.") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}.") from None
-    except ValueError:  # valid JSON that Python will not read
-        raise ValueError(f"it holds a number of more than {JSON_DIGITS:,} digits.") from None
-    if not isinstance(data, dict):
-        raise ValueError('it must hold a JSON object: {"mcpServers": {...}}.')
-    return data
 
 
 def _string(spec: dict[str, Any], key: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentcli.mcp.config import read_config_file
+from agentcli.mcp.config_file import read_config_file
 from agentcli.permissions.persist import write_json_atomically
 
 SERVERS_KEY = "mcpServers"

@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING
 from agentcli.bounds import MILLISECONDS, TOKENS, Range, shown
 from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
-from agentcli.mcp.approval import AsksAboutProjectServer, approval_state, how_to_enable, remember_approval
+from agentcli.mcp.approval import (
+    AsksAboutProjectServer,
+    approval_state,
+    claude_approval_note,
+    how_to_enable,
+    remember_approval,
+)
+from agentcli.mcp.claude_json import ClaudeJson
 from agentcli.mcp.config import load_servers
 from agentcli.mcp.names import server_parts
 from agentcli.mcp.search import SEARCH_ENV, THRESHOLD_SETTING, threshold_percent
@@ -79,6 +86,9 @@ class SessionServers:
         self.on_notice = on_notice
         allowed = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
         found = load_servers(cwd, flag_files, strict=strict, allowed=allowed, plugins=plugins)
+        self._claude = found.claude or ClaudeJson(Path())
+        """Claude Code's `~/.claude.json`: this project's servers the user refused there count, the
+        ones approved there are only said (`agentcli.mcp.approval`)."""
         for text in found.notices:
             on_notice(text)
         named, refused = server_parts(found.servers)
@@ -119,11 +129,12 @@ class SessionServers:
             return
         self._started = True
         for status in self.manager.statuses():
-            state = approval_state(status.config, self.settings, self.mode())
+            state = approval_state(status.config, self.settings, self.mode(), self._claude.disabled)
             if state == "approved":
                 self.manager.connect(status.name)
             elif state == "disabled":
-                self.manager.add(status.config, "disabled", "disabled in disabledMcpjsonServers")
+                where = " (Claude Code's ~/.claude.json)" if status.name in self._claude.disabled else ""
+                self.manager.add(status.config, "disabled", f"disabled in disabledMcpjsonServers{where}")
             else:
                 self.manager.add(status.config, "needs approval", "a project server not approved yet")
 
@@ -172,9 +183,12 @@ class SessionServers:
             return
         if self.ask is None:
             if undecided:
-                self.on_notice(how_to_enable([s.name for s in undecided]))
+                names = [status.name for status in undecided]
+                self.on_notice(how_to_enable(names, [name for name in names if self._claude.approved_there(name)]))
             return
         for status in undecided:
+            if self._claude.approved_there(status.name):
+                self.on_notice(claude_approval_note([status.name]))
             approved = self.ask(status.config)
             self._remember(status.name, approved)
             if approved:

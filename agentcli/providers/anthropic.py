@@ -43,7 +43,7 @@ from agentcli.providers.body import JsonFragments, encode
 from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
 from agentcli.providers.http import Endpoint, EventStream, HttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
-from agentcli.tool_input import parse_tool_input
+from agentcli.tool_input import input_problem, parse_tool_input
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 MESSAGES_PATH = "/v1/messages"
@@ -321,11 +321,17 @@ class _MessageAssembler:
         block = self.blocks[index]
         if index in self.partial_json:
             raw = "".join(self.partial_json.pop(index))
-            try:
-                server_input = block.get("type") != "tool_use" and not raw  # a server tool's input came whole
-                parsed, problem = (block.get("input") or {}, None) if server_input else parse_tool_input(raw)
-            except json.JSONDecodeError:
-                return  # left unclosed: treated as cut off
+            if not raw.strip() and block.get(
+                "input"
+            ):  # came whole with the start: a server tool's, some servers' calls
+                given = block["input"]
+                problem = input_problem(given) if block.get("type") == "tool_use" else None
+                parsed = given if problem is None else {}
+            else:
+                try:
+                    parsed, problem = parse_tool_input(raw)
+                except json.JSONDecodeError:
+                    return  # left unclosed: treated as cut off
             block["input"] = parsed
             if problem is not None and block.get("type") == "tool_use":
                 self.invalid_inputs.setdefault(block["id"], problem)

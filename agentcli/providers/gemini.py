@@ -325,6 +325,8 @@ class _ResponseAssembler:
         self.blocks: list[JSON] = []
         self.open_text: JSON | None = None
         """The text (or thinking) block later text parts join, if any."""
+        self._open_parts: list[str] = []
+        """Its text so far, in pieces: joined once, when it ends (a long answer stays linear)."""
         self.invalid_inputs: dict[str, str] = {}
         self.usage = Usage()
         self.finish_reason: str | None = None
@@ -395,7 +397,7 @@ class _ResponseAssembler:
             block = {"type": kind, field: ""}
             self._append(block, None)
             self.open_text = block
-        block[field] += text
+        self._open_parts.append(text)
         if kind == "text" and text:
             self.listener.text(text)
         if signature:
@@ -409,7 +411,11 @@ class _ResponseAssembler:
 
     def _end_text(self) -> None:
         block, self.open_text = self.open_text, None
-        if block is not None and block["type"] == "text":
+        if block is None:
+            return
+        block["thinking" if block["type"] == "thinking" else "text"] = "".join(self._open_parts)
+        self._open_parts = []
+        if block["type"] == "text":
             self.listener.text("")  # the block is whole: a front end can show all of it now
 
     def _take_grounding(self, grounding: JSON) -> None:

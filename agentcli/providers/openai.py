@@ -236,15 +236,16 @@ def _user_part(block: JSON) -> JSON | None:
 class _Call:
     id: str | None
     """As the server sent it (None until it sends one); `finish` gives the call the id it goes by."""
-    name: str = ""
+    name_parts: list[str] = field(default_factory=list)
     odd_name: object = None
     """A name that was not a string, as sent."""
-    arguments: str = ""
+    argument_parts: list[str] = field(default_factory=list)
+    """The arguments' pieces as they arrive (joined once, at the end: a long stream stays linear)."""
 
     @property
     def sent_name(self) -> object:
         """The name as the server sent it: text, something else, or None."""
-        return self.odd_name if self.odd_name is not None else self.name or None
+        return self.odd_name if self.odd_name is not None else "".join(self.name_parts) or None
 
 
 @dataclass
@@ -254,8 +255,9 @@ class _ChunkAssembler:
     listener: StreamListener
     request: ModelRequest
     ids: CallIds
-    text: str = ""
-    reasoning: str = ""
+    text: list[str] = field(default_factory=list)
+    """The answer's pieces as they arrive (joined once, in `finish`: a long answer stays linear)."""
+    reasoning: list[str] = field(default_factory=list)
     calls: list[_Call] = field(default_factory=list)
     by_index: dict[object, _Call] = field(default_factory=dict)
     finish_reason: str | None = None
@@ -281,11 +283,11 @@ class _ChunkAssembler:
     def _apply(self, delta: JSON) -> None:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
-            self.reasoning += reasoning
+            self.reasoning.append(reasoning)
             self.listener.reasoning(reasoning)
         content = delta.get("content")
         if isinstance(content, str) and content:
-            self.text += content
+            self.text.append(content)
             self.listener.text(content)
         for part in delta.get("tool_calls") or []:
             self._tool_call_delta(part)
@@ -314,19 +316,19 @@ class _ChunkAssembler:
         function = part.get("function") or {}
         name = function.get("name")
         if isinstance(name, str) and name:
-            started = not known.name
-            known.name += name
+            started = not known.name_parts
+            known.name_parts.append(name)
             if started:
                 if self.text:
                     self.listener.text("")  # the text block before the calls is whole
-                self.listener.tool_call_started(known.name)
+                self.listener.tool_call_started(name)
         elif name is not None and not isinstance(name, str):
             known.odd_name = name
         arguments = function.get("arguments")
         if isinstance(arguments, dict):  # some servers send the object itself
-            known.arguments += encode(arguments)
+            known.argument_parts.append(encode(arguments))
         elif arguments is not None:
-            known.arguments += str(arguments)
+            known.argument_parts.append(str(arguments))
 
     def _start(self, call_id: str | None) -> _Call:
         call = _Call(call_id)
@@ -347,9 +349,9 @@ class _ChunkAssembler:
             raise TransientModelError("the stream ended before the answer was complete", fault="stream cut short")
         content: list[JSON] = []
         if self.reasoning:
-            content.append({"type": "thinking", "thinking": self.reasoning})
+            content.append({"type": "thinking", "thinking": "".join(self.reasoning)})
         if self.text:
-            content.append(text_block(self.text))
+            content.append(text_block("".join(self.text)))
             if not self.calls:
                 self.listener.text("")
         if web_search_wanted(self.request.tools) is not None:
@@ -366,7 +368,7 @@ class _ChunkAssembler:
             call_id = self.ids.claim(call.id)
             name, problem = checked_name(call.sent_name, self.request.tools)
             try:
-                tool_input, input_problem = parse_tool_input(call.arguments)
+                tool_input, input_problem = parse_tool_input("".join(call.argument_parts))
             except json.JSONDecodeError as error:
                 tool_input = {}
                 input_problem = f"the arguments are not valid JSON ({error.msg} at character {error.pos})"

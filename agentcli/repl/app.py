@@ -24,6 +24,7 @@ from agentcli.mcp.content import PREFIX as MCP_PREFIX
 from agentcli.providers import credential_problem
 from agentcli.repl.builtins import BUILTINS, ExitRepl, ask, show_resumed
 from agentcli.repl.completion import PromptCompleter
+from agentcli.repl.idle import IDLE_MESSAGE, IDLE_SETTING, IDLE_TYPE, IdleWatch, idle_threshold
 from agentcli.repl.input import prompt_session
 from agentcli.repl.keys import EscWatcher
 from agentcli.repl.memory import add_memory
@@ -76,6 +77,27 @@ class Repl:
         self._skills_read_at = float("-inf")
         self._warming_up = False
         self.prompt.app.after_render += lambda app: self._warm_up()
+        self._idle: IdleWatch | None = None
+        """Runs the Notification hooks (`idle_prompt`) when the prompt waits long after an answer."""
+        try:
+            self._idle = self._idle_watch()
+        except BaseException:  # a bad idleNotificationSeconds: the session made above is closed
+            self.session.close()
+            raise
+
+    def _idle_watch(self) -> IdleWatch | None:
+        """None when no Notification hook would hear of it (nothing to watch)."""
+        session = self.session
+        if not session.hooks.config.matching("Notification", IDLE_TYPE):
+            return None
+        threshold = idle_threshold(session.settings.get(IDLE_SETTING), session.settings.sources.get(IDLE_SETTING))
+        watch = IdleWatch(threshold, self._notify_idle)
+        self.prompt.default_buffer.on_text_changed += lambda buffer: watch.typed()
+        return watch
+
+    def _notify_idle(self) -> None:
+        fields = {"message": IDLE_MESSAGE, "notification_type": IDLE_TYPE}
+        self.session.hooks.run("Notification", fields, IDLE_TYPE)
 
     def _warm_up(self) -> None:
         """Start the warm-up and the MCP servers once the prompt is first on screen, so neither
@@ -96,6 +118,8 @@ class Repl:
             self._warm_up()
         armed_exit = False
         while True:
+            if self._idle is not None:
+                self._idle.waiting()
             try:
                 text = self.prompt.prompt("> ", default=self._typeahead)
             except Halt:
@@ -109,6 +133,9 @@ class Repl:
                 continue
             except EOFError:
                 return 0
+            finally:
+                if self._idle is not None:
+                    self._idle.busy()
             armed_exit = False
             self._typeahead = ""
             if not text.strip():
@@ -171,6 +198,8 @@ class Repl:
             self._report(error)
         finally:
             self._watcher = None
+            if self._idle is not None:
+                self._idle.answered()
             self.view.end()
             self.last_context_tokens = self.session.agent.context_tokens
 
@@ -214,7 +243,7 @@ class Repl:
         info = session.model_info
         working = self._watcher is not None
         return Status(
-            model=session.agent.config.model,
+            model=session.agent.model_name if working else session.model_name,  # opusplan: the mode's, once idle
             mode=session.gate.mode,
             context_tokens=session.agent.context_tokens if working else self.last_context_tokens,
             context_window=info.context_window,
@@ -223,6 +252,12 @@ class Repl:
 
     def _cycle_mode(self) -> None:
         self.session.gate.cycle_mode()
+
+    def close(self, reason: str) -> None:
+        """Stop watching for idleness and close the session (`reason`: the SessionEnd hooks')."""
+        if self._idle is not None:
+            self._idle.close()
+        self.session.close(reason)
 
 
 def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
@@ -240,4 +275,4 @@ def run_repl(options: SessionOptions, *, verbose: bool = False) -> int:
     except Halt as stop:  # the turn was stopped as by Ctrl-C; nothing more is shown
         return stop.exit_code
     finally:
-        repl.session.close(reason)
+        repl.close(reason)

@@ -148,11 +148,12 @@ def _resume(repl: Repl, args: str) -> None:
 
 
 def _pick(repl: Repl, sessions: list[SessionInfo], choice: str) -> SessionInfo | None:
-    if choice.isdigit():
-        number = int(choice)
-        if 1 <= number <= len(sessions):
-            return sessions[number - 1]
-        repl.console.print(f"No session number {number}: pick one from 1 to {len(sessions)}.", style="yellow")
+    if choice.isascii() and choice.isdigit():
+        digits = choice.lstrip("0") or "0"
+        if len(digits) <= len(str(len(sessions))) and 1 <= int(digits) <= len(sessions):  # never int() of 5,000 digits
+            return sessions[int(digits) - 1]
+        shown = digits if len(digits) <= 12 else f"{digits[:12]}… ({len(digits):,} digits)"
+        repl.console.print(f"No session number {shown}: pick one from 1 to {len(sessions)}.", style="yellow")
         return None
     try:
         return find_session(repl.session.cwd, choice)
@@ -283,16 +284,18 @@ def _model(repl: Repl, args: str) -> None:
     name = args.strip()
     session = repl.session
     if not name:
-        repl.console.print(f"Model: {session.agent.config.model} ({session.provider})", markup=False)
+        repl.console.print(f"Model: {session.model_choice.describe()} ({session.provider})", markup=False)
         return
     try:
         session.set_model(name)
     except UsageError as error:
         repl.console.print(
-            f"{error} The model is still {session.model_name} ({session.provider}).", style="red", markup=False
+            f"{error} The model is still {session.model_choice.describe()} ({session.provider}).",
+            style="red",
+            markup=False,
         )
         return
-    repl.console.print(f"Model set to {session.model_name} ({session.provider}).", markup=False)
+    repl.console.print(f"Model set to {session.model_choice.describe()} ({session.provider}).", markup=False)
 
 
 PERMISSIONS_USAGE = (

@@ -177,7 +177,7 @@ def _number_key(count: int) -> Callable[[str], int | None]:
     def meaning(key: str) -> int | None:
         if key in (ESC, CTRL_C):
             return count
-        return int(key) - 1 if key.isdigit() and 1 <= int(key) <= count else None
+        return int(key) - 1 if key.isascii() and key.isdigit() and 1 <= int(key) <= count else None
 
     return meaning
 

@@ -383,7 +383,7 @@ def _plan_option(key: str) -> int | None:
     """The plan option a key picks at once: a number; Esc and Ctrl-C keep planning."""
     if key in (ESC, CTRL_C):
         return len(PLAN_OPTIONS) - 1
-    return int(key) - 1 if key.isdigit() and 1 <= int(key) <= len(PLAN_OPTIONS) else None
+    return int(key) - 1 if key.isascii() and key.isdigit() and 1 <= int(key) <= len(PLAN_OPTIONS) else None
 
 
 class PlanView:

@@ -44,7 +44,14 @@ from agentcli.loop import LoopConfig
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent
 from agentcli.mcp.servers import SessionServers
-from agentcli.model_aliases import ALIASES_SETTING, check_aliases_setting, resolve_alias, unmapped
+from agentcli.model_aliases import (
+    ALIASES_SETTING,
+    ModelChoice,
+    check_aliases_setting,
+    resolve_alias,
+    resolve_choice,
+    unmapped,
+)
 from agentcli.model_settings import budget_usd, check_model_table, token_budget, tool_protocol
 from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
@@ -244,8 +251,8 @@ class SessionParts:
     hooks: Hooks
     gate: Gate
     model: SessionModel
-    first_model: str
-    """The model named by the options, the settings or the resumed transcript."""
+    first_model: ModelChoice
+    """The model(s) named by the options, the settings or the resumed transcript."""
     earlier: LoadedTranscript | None
     """The transcript the options say to go on with (`--resume`, `--continue`); None: a new conversation."""
     builtins: ToolList
@@ -406,7 +413,7 @@ def compose(
     )
     earlier = earlier_transcript(options, cwd)
     provider, named = choose_provider(options, settings, earlier)
-    first_model = model_or_error(named, provider, settings)
+    first_model = choice_or_error(named, provider, settings)
 
     def native_tools(name: str) -> bool:
         return model_info(name, settings.get(MODELS_SETTING)).native_tools
@@ -462,16 +469,20 @@ def compose(
 def resolved_model(name: str, provider: str, settings: Settings) -> str | None:
     """The model `name` stands for with `provider` (an alias resolved, `agentcli.model_aliases`);
     None for an alias the provider has no model for."""
-    default = PROVIDERS[provider].default_model if provider in PROVIDERS else None
-    return resolve_alias(name, provider, settings.get(ALIASES_SETTING), default_model=default)
+    return resolve_alias(name, provider, settings.get(ALIASES_SETTING), default_model=_default_model(provider))
 
 
-def model_or_error(name: str, provider: str, settings: Settings) -> str:
-    """`name` resolved for `provider`; a UsageError when it is an alias with no model there."""
-    resolved = resolved_model(name, provider, settings)
-    if resolved is None:
-        raise UsageError(unmapped(name, provider))
-    return resolved
+def choice_or_error(name: str, provider: str, settings: Settings) -> ModelChoice:
+    """`name` resolved for `provider` (`opusplan`: a model for plan mode and one for the rest); a
+    UsageError when it is, or names, an alias with no model there."""
+    chosen = resolve_choice(name, provider, settings.get(ALIASES_SETTING), default_model=_default_model(provider))
+    if isinstance(chosen, str):
+        raise UsageError(unmapped(chosen, provider))
+    return chosen
+
+
+def _default_model(provider: str) -> str | None:
+    return PROVIDERS[provider].default_model if provider in PROVIDERS else None
 
 
 class _NotifyingPrompter:

@@ -47,9 +47,10 @@ from agentcli.errors import ModelAPIError, StoppedByHook
 from agentcli.hooks import Hooks
 from agentcli.loop import LoopConfig, RunResult
 from agentcli.mcp.content import mentions_mcp
-from agentcli.model_aliases import unmapped
+from agentcli.model_aliases import ModelChoice, unmapped
 from agentcli.permissions.gate import Gate
 from agentcli.session.composition import SessionModel, SessionParts, resolved_model
+from agentcli.session.mode_model import ModelForMode
 from agentcli.sessions.autocompact import AutoCompaction
 from agentcli.sessions.carry import Budgets, Carried, TaskState, carry
 from agentcli.sessions.compact import Compacted, ConversationSize
@@ -66,15 +67,15 @@ class Conversation:
     """One conversation; `end` it when done (its transcript and its agent's tool threads)."""
 
     def __init__(
-        self, parts: SessionParts, model_name: str, loaded: LoadedTranscript | None, writer: TranscriptWriter | None
+        self, parts: SessionParts, choice: ModelChoice, loaded: LoadedTranscript | None, writer: TranscriptWriter | None
     ) -> None:
-        """A new conversation with `model_name`, or `loaded` replayed; `writer` is the loaded
+        """A new conversation with the model(s) of `choice`, or `loaded` replayed; `writer` is the loaded
         transcript's, already opened (None: opened here). Call `start` once the session holds it."""
         self._parts = parts
         cwd = parts.cwd
         self.context = SessionContext(
             parts.workspace,
-            model_name,
+            choice.describe(),
             parts.options.append_system_prompt,
             permission_mode=lambda: parts.gate.mode,
             skill_trust=parts.skill_trust,
@@ -95,7 +96,7 @@ class Conversation:
                 session_id=self.id,
                 cwd=cwd,
                 provider=parts.model.provider,
-                model=model_name,
+                model=choice.recorded,
                 system=self.context.system,
                 on_error=parts.notice,
             )
@@ -167,7 +168,7 @@ class Conversation:
             system=self.context.system,
             model=parts.model,
             gate=parts.gate,
-            config=parts.loop_config(model_name),
+            config=parts.loop_config(choice.for_mode(parts.gate.mode)),
             ctx=self.ctx,
             on_event=parts.on_event,
             hooks=parts.hooks,
@@ -182,6 +183,8 @@ class Conversation:
             plans=self.context.plans,
             worklog=self.worklog,
         )
+        self._model_for_mode = ModelForMode(self.agent, choice, lambda: parts.gate.mode, parts.loop_config)
+        self.agent.subscribe(self._model_for_mode)  # first: what follows sees the model of the coming request
         self.agent.subscribe(self.worklog)
         self.agent.subscribe(self.recorder)
         self.agent.subscribe(AutoCompaction(self, parts.notice))
@@ -316,10 +319,10 @@ class Conversation:
         self.agent.record_interrupt()
         self.transcript.discard()
 
-    def use_model(self, provider: str, name: str) -> None:
-        """Go on with the model `name` (of `provider`) from the next request; the transcript records it."""
-        self.agent.configure(self._parts.loop_config(name))
-        self.transcript.write({"type": "model", "time": now(), "provider": provider, "model": name})
+    def use_model(self, provider: str, choice: ModelChoice) -> None:
+        """Go on with the model(s) of `choice` (of `provider`) from the next request; the transcript records it."""
+        self._model_for_mode.choose(choice)
+        self.transcript.write({"type": "model", "time": now(), "provider": provider, "model": choice.recorded})
 
     def end(self) -> None:
         """Release the transcript (and its lock), the agent's tool threads and the web tools' own clients."""

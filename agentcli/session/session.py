@@ -43,11 +43,12 @@ from agentcli.loop import Agent, LoopConfig, RunResult
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent
 from agentcli.mcp.servers import SessionServers
+from agentcli.model_aliases import ModelChoice
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Prompter
 from agentcli.providers import choose, credential_problem
 from agentcli.providers.admission import Admission
-from agentcli.session.composition import Approvals, SessionOptions, SessionParts, compose, model_or_error
+from agentcli.session.composition import Approvals, SessionOptions, SessionParts, choice_or_error, compose
 from agentcli.session.conversation import Conversation
 from agentcli.session.sandbox import SandboxStatus
 from agentcli.sessions.compact import Compacted
@@ -117,12 +118,12 @@ class Session:
             record_checkpoints=record_checkpoints,
             hidden=hidden,
         )
-        self.model_name = self.parts.first_model
-        """The model new conversations start with (`/model` changes it)."""
+        self.model_choice = self.parts.first_model
+        """The model(s) new conversations start with (`/model` changes it)."""
         self._ended = False
-        self._notice_if_unknown(self.model_name)
+        self._notices_if_unknown(self.model_choice)
         loaded = self.parts.earlier
-        self.conversation = Conversation(self.parts, self.model_name, loaded, None)
+        self.conversation = Conversation(self.parts, self.model_choice, loaded, None)
         self.conversation.start("resume" if loaded is not None else "startup")
 
     # ------------------------------------------------------------------ the parts
@@ -173,6 +174,11 @@ class Session:
 
     def loop_config(self, name: str) -> LoopConfig:
         return self.parts.loop_config(name)
+
+    @property
+    def model_name(self) -> str:
+        """The model the next request goes to (with `opusplan`, the one for the mode the session is in)."""
+        return self.model_choice.for_mode(self.gate.mode)
 
     # ------------------------------------------------------------------ the current conversation
 
@@ -256,14 +262,14 @@ class Session:
         request). The transcript records the change, so `--continue` goes on with it. UsageError
         for an unknown provider or one whose credentials are missing; then nothing changes."""
         provider, named = choose(name, self.provider)
-        model_name = model_or_error(named, provider, self.settings)
+        choice = choice_or_error(named, provider, self.settings)
         if provider != self.provider:
             if problem := credential_problem(provider):
                 raise UsageError(problem)
             self.parts.model.switch(provider)
-        self.model_name = model_name
-        self.conversation.use_model(provider, model_name)
-        self._notice_if_unknown(model_name)
+        self.model_choice = choice
+        self.conversation.use_model(provider, choice)
+        self._notices_if_unknown(choice)
 
     def clear(self) -> None:
         """A new conversation: no messages, reminders sent afresh, a new session id and transcript."""
@@ -327,12 +333,13 @@ class Session:
         self.close()
 
     def _begin(self, loaded: LoadedTranscript | None, writer: TranscriptWriter | None, source: str) -> None:
-        self.conversation = Conversation(self.parts, self.model_name, loaded, writer)
+        self.conversation = Conversation(self.parts, self.model_choice, loaded, writer)
         self.conversation.start(source)
 
-    def _notice_if_unknown(self, name: str) -> None:
-        if note := unknown_model_notice(name, self.settings.get(MODELS_SETTING)):
-            self.parts.notice(note)
+    def _notices_if_unknown(self, choice: ModelChoice) -> None:
+        for name in dict.fromkeys(filter(None, (choice.model, choice.plan_model))):
+            if note := unknown_model_notice(name, self.settings.get(MODELS_SETTING)):
+                self.parts.notice(note)
 
     def _hook_fields(self) -> JSON:
         """What every hook's input says about the session, as it is now."""

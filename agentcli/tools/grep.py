@@ -25,7 +25,6 @@ from agentcli.tools.search import FileFilter, Hits, Mode, Results, SearchQuery, 
 
 DEFAULT_HEAD_LIMIT: dict[str, int] = {"files_with_matches": 200, "count": 200, "content": 300}
 MAX_OUTPUT = 25_000
-MAX_COLUMNS = 500
 NEWLINE_NEEDS_MULTILINE = (
     "The pattern contains \\n, but the search goes line by line, so it can never match. "
     "Set multiline to true to match across lines."
@@ -236,7 +235,7 @@ def _content_entries(
             label = f"{prefix}{mark}" if prefix else ""
             if numbers:
                 label += f"{number}{mark}"
-            yield label + _clip(text), False
+            yield label + text, False
             previous = number
             first = False
 
@@ -259,12 +258,6 @@ def _cap(entries: Iterable[tuple[str, bool]], limit: int, total: int, unit: str)
             " or raise head_limit to see more.]"
         )
     return "\n".join(out)
-
-
-def _clip(text: str) -> str:
-    if len(text) <= MAX_COLUMNS:
-        return text
-    return text[:MAX_COLUMNS] + f" [... {len(text) - MAX_COLUMNS:,} more characters]"
 
 
 def _s(count: int) -> str:

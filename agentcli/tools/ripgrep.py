@@ -4,13 +4,18 @@
 - count: `--count --null --stats`: `./name NUL count` lines, then totals that show whether
   rg left out a file (it does when binary data follows a match); then, and for multiline
   counts, the lines below.
-- content: `--heading --null -n`: a file's name once, ended by a NUL, then `N:text` for a
-  matched line and `N-text` for a context line, `--` between groups, an empty line before
-  the next file. Totals are counted over the whole output; only the files shown are split.
+- content: `--heading --null -n -b`: a file's name once, ended by a NUL, then `N:OFFSET:text`
+  for a matched line and `N-OFFSET-text` for a context line (OFFSET: where the line starts in
+  the file, in bytes), `--` between groups, an empty line before the next file. Totals are
+  counted over the whole output; only the files shown are split. rg prints only the start of a
+  line longer than `MAX_COLUMNS` (`--max-columns-preview`), so a minified file's 100 MB line
+  never passes through memory whole; how long the line is, for the note, is counted from the
+  file at its offset, a chunk at a time.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import shutil
@@ -21,14 +26,17 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Literal, TypeVar
 
+from agentcli.regular_file import require_regular
 from agentcli.tools.ignore import VCS_DIRS
 from agentcli.tools.search import (
+    MAX_COLUMNS,
     FileFilter,
     FileHits,
     HitList,
     Hits,
     Results,
     SearchQuery,
+    clipped,
     modified_ns,
     skipped_as_binary,
 )
@@ -151,7 +159,8 @@ def _arguments(query: SearchQuery, printout: Printout) -> list[str]:
     elif printout == "counts":
         args += ["--count", "--null", "--with-filename", "--stats"]
     else:
-        args += ["--heading", "--null", "--line-number", "--with-filename"]
+        args += ["--heading", "--null", "--line-number", "--byte-offset", "--with-filename"]
+        args += [f"--max-columns={MAX_COLUMNS}", "--max-columns-preview"]
     if query.ignore_case:
         args.append("--ignore-case")
     if query.multiline:
@@ -351,7 +360,7 @@ class PrintedFiles:
         return [modified_ns(path) for path in self.paths]
 
     def hits(self, index: int) -> PrintedHits:
-        return PrintedHits(self._blocks[index][self._ends[index] + 1 :])
+        return PrintedHits(self._blocks[index][self._ends[index] + 1 :], self.paths[index])
 
     def only(self, keep: Callable[[str], bool]) -> HitList:
         return _only(self, keep)
@@ -371,14 +380,19 @@ def _distinct(names: bytes, count: int) -> bool:
 _MATCHED_AFTER = re.compile(rb"[\n\0][0-9]+:")
 _MATCHED_LINE = re.compile(rb"^[0-9]+:", re.MULTILINE)
 _SHOWN_LINE = re.compile(rb"^[0-9]+[:-]", re.MULTILINE)
-_LINE_PREFIX = re.compile(rb"([0-9]+)([:-])")
+_LINE_PREFIX = re.compile(rb"([0-9]+)([:-])([0-9]+)[:-]")
+PREVIEW_END = " [... omitted end of long line]"
+"""What rg ends the start of a long line with (`--max-columns-preview`)."""
+LENGTH_CHUNK = 1 << 20
 
 
 class PrintedHits:
-    """One file's lines as rg printed them: `N:text` matched, `N-text` context, `--` between groups."""
+    """One file's lines as rg printed them: `N:OFFSET:text` matched, `N-OFFSET-text` context, `--`
+    between groups; `path`: the file, where a long line is measured."""
 
-    def __init__(self, body: bytes) -> None:
+    def __init__(self, body: bytes, path: str) -> None:
         self._body = body
+        self._path = path
 
     @property
     def matched_count(self) -> int:
@@ -394,7 +408,40 @@ class PrintedHits:
             if prefix is None:
                 continue  # the "--" between groups, the empty string after the last line, a warning
             text = line[prefix.end() :].decode("utf-8", errors="replace")
-            yield int(prefix[1]), prefix[2] == b":", text[:-1] if text.endswith("\r") else text
+            text = text[:-1] if text.endswith("\r") else text
+            if text.endswith(PREVIEW_END) and len(text) == MAX_COLUMNS + len(PREVIEW_END):
+                start = text[:MAX_COLUMNS]
+                yield int(prefix[1]), prefix[2] == b":", clipped(start, _line_length(self._path, int(prefix[3])))
+            else:
+                yield int(prefix[1]), prefix[2] == b":", text
+
+
+def _line_length(path: str, offset: int) -> int | None:
+    """Characters of the line that starts at byte `offset` of `path` (its line break, and a `\r`
+    before it, not counted), read a chunk at a time; None when it cannot be read (gone, or no
+    longer a regular file: a FIFO is never opened blocking)."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    length, last = 0, ""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        require_regular(fd, path)
+        os.lseek(fd, offset, os.SEEK_SET)
+        while True:
+            chunk = os.read(fd, LENGTH_CHUNK)
+            end = chunk.find(b"\n")
+            done = not chunk or end >= 0
+            text = decoder.decode(chunk if end < 0 else chunk[:end], final=done)
+            length += len(text)
+            last = text[-1:] or last
+            if done:
+                return length - (last == "\r")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _absolute(cwd: str, name: str) -> str:

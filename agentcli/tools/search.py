@@ -23,6 +23,8 @@ Mode = Literal["files_with_matches", "content", "count"]
 BINARY_WINDOW = 64 * 1024
 """ripgrep's rule: a NUL in the first 64 KiB makes a file binary (skipped); a later NUL ends the search."""
 _PREFILTER_UNSAFE = re.compile(r"\\[AZz]|\(\?<?!|\(\?>|[*+?}]\+")
+MAX_COLUMNS = 500
+"""Characters of a line content mode shows; the rest is a note saying how many (`clipped`)."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class Hits(Protocol):
         """Lines content mode shows: matched and context lines."""
 
     def lines(self) -> Iterator[tuple[int, bool, str]]:
-        """(line number, whether a match touches it, text) in line order."""
+        """(line number, whether a match touches it, text) in line order; the text `clipped`."""
 
 
 class Results(Protocol):
@@ -97,7 +99,16 @@ class FileHits:
     def lines(self) -> Iterator[tuple[int, bool, str]]:
         for number in sorted(self.matched.keys() | self.context.keys()):
             matched = number in self.matched
-            yield number, matched, self.matched[number] if matched else self.context[number]
+            yield number, matched, clipped(self.matched[number] if matched else self.context[number])
+
+
+def clipped(text: str, length: int | None = None) -> str:
+    """`text` cut at MAX_COLUMNS characters, with a note of how many more the line has; `length`:
+    the line's, when `text` is only its start."""
+    length = len(text) if length is None else length
+    if length <= MAX_COLUMNS:
+        return text
+    return text[:MAX_COLUMNS] + f" [... {length - MAX_COLUMNS:,} more characters]"
 
 
 class HitList:

@@ -360,3 +360,15 @@ def test_many_files_are_recorded_and_restored(
     assert rewound.returncode == 0, rewound.stderr
     assert len(list(generated.iterdir())) == 2000
     assert (generated / "file1999.txt").read_text() == "content of file 1999, long enough to add up\n"
+
+
+def test_a_turn_given_as_a_digit_python_cannot_read_is_a_usage_error(
+    model: ScriptedModel, run_agent: RunAgent, run_main: RunMain, project: Path
+) -> None:
+    model.script(reply(text("ok")))
+    assert run_agent("hello").returncode == 0
+
+    done = run_main("rewind", "--to", "²")
+
+    assert done.returncode == 2
+    assert "no turn '²' in session" in done.stderr and "Traceback" not in done.stderr

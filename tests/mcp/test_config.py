@@ -63,6 +63,7 @@ def test_a_later_file_wins_and_strict_reads_only_the_flag_files(project: Path, a
         ("{not json", "not valid JSON (line 1"),
         ("[1, 2]", "must hold a JSON object"),
         ('{"mcpServers": []}', '"mcpServers" must be an object'),
+        ('{"mcpServers": ' + "[" * 100_000, "nested too deeply to read"),
     ],
 )
 def test_a_bad_file_is_skipped_with_a_notice_naming_it(

@@ -87,9 +87,10 @@ def test_login_from_the_shell_shows_the_address_keeps_the_tokens_for_the_user_on
     assert json.loads(record.read_text())["url"] == servers.mcp_url
     assert servers.issued and not any(token in out + done.stderr for token in servers.issued)
     listed = run_cli("mcp", "list").stdout.splitlines()
-    assert listed[:4] == [
+    assert listed[:5] == [
         "secure · user · http · connected",
         f"  {servers.mcp_url}",
+        f"  from {configured}",
         "  login: logged in",
         "  tools: echo",
     ]

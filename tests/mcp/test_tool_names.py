@@ -121,11 +121,12 @@ def test_mcp_list_shows_each_tool_by_the_name_rules_use_and_what_was_left_out(
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "my.server (mcp__my_server) · user · stdio · connected"
-    assert lines[2] == (
+    assert lines[2] == f"  from {home / '.agentcli' / 'mcp.json'}"
+    assert lines[3] == (
         '  tools: delete_repo, get_weather_ (listed as "get weather!"), '
         f'a_tool_with_a_name_so_long_that_the_api_396ee849 (listed as "{long_tool}")'
     )
-    assert lines[3] == (
+    assert lines[4] == (
         '  left out: "delete.repo": it would be offered as "mcp__my_server__delete_repo", as the tool "delete_repo" is'
     )
     assert (

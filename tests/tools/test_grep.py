@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -258,6 +259,40 @@ def test_huge_line_is_clipped(grep_tool: GrepTool, ctx: ToolContext, repo: Path)
     write(repo, {"min.js": "a" * 10_000 + "needle" + "b" * 10_000 + "\n"})
     (line,) = lines(grep(grep_tool, ctx, "needle", output_mode="content"))
     assert line.startswith("min.js:1:aaaa") and line.endswith("[... 19,506 more characters]")
+
+
+def test_long_lines_are_clipped_alike_in_every_spelling(grep_tool: GrepTool, ctx: ToolContext, repo: Path) -> None:
+    write(
+        repo,
+        {
+            "wide.txt": "é" * 1_000 + "needle\r\n" + "x" * 600 + " needle context\n",
+            "tail.txt": "y" * 700 + "needle",  # no line break at the end
+            "marker.txt": "needle [... omitted end of long line]\n",  # short: shown as written
+        },
+    )
+    shown = lines(grep(grep_tool, ctx, "needle", output_mode="content"))
+    assert shown[0] == "marker.txt:1:needle [... omitted end of long line]"
+    assert shown[1] == "tail.txt:1:" + "y" * 500 + " [... 206 more characters]"
+    assert shown[2] == "wide.txt:1:" + "é" * 500 + " [... 506 more characters]"
+    assert shown[3] == "wide.txt:2:" + "x" * 500 + " [... 115 more characters]"
+
+
+@needs_rg
+def test_a_huge_line_never_passes_through_memory_whole(ctx: ToolContext, repo: Path) -> None:
+    size = 30_000_000
+    with open(repo / "bundle.min.js", "wb") as file:
+        file.write(b"a" * (size // 2) + b"needle" + b"b" * (size // 2) + b"\n")
+    tool = GrepTool(use_ripgrep=None)
+
+    tracemalloc.start()
+    try:
+        result = grep(tool, ctx, "needle", output_mode="content")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert lines(result) == ["bundle.min.js:1:" + "a" * 500 + f" [... {size + 6 - 500:,} more characters]"]
+    assert peak < 8_000_000  # before: rg's whole output, split and decoded, several times the line
 
 
 def test_searching_outside_the_project_shows_absolute_paths(
