@@ -104,7 +104,7 @@ def test_compact_summarises_and_shrinks_the_next_request(
     repl.submit("/compact keep the row count")
     repl.wait_for("Compacted: summarised the conversation")
     repl.submit("next question")
-    repl.wait_for("Answer-3")
+    repl.wait_for_prompt("Answer-3")  # the turn is over: its records are in the transcript
 
     before, summary, after = fake_api.requests[2], fake_api.requests[3], fake_api.requests[4]
     assert "tools" not in summary.body and summary.body["max_tokens"] <= 4_000
