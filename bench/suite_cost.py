@@ -1,7 +1,8 @@
 """Where the test suite's time goes: each test's CPU and the processes it starts.
 
 As a pytest plugin it records, for every test (its set-up, call and tear-down), the CPU of the
-worker and of the children it reaped, and the programs it started (from Python's audit events:
+worker and of the children it reaped (and of the `agentcli`s it started warm:
+`tests/warm_start.py`), and the programs it started (from Python's audit events:
 `subprocess.Popen`, `os.posix_spawn`, a fork, a pty). Each worker appends one JSON line per test
 to a file in AGENTCLI_SUITE_COST (a folder). The report sums that per file and says which tests
 start a Python interpreter (an `agentcli`, a demo server: ~0.5 s of CPU each) or only other
@@ -31,6 +32,7 @@ import pytest
 
 FOLDER = "AGENTCLI_SUITE_COST"
 PYTHONS = ("python", "agentcli", "pytest")
+WARM = "warm agentcli"
 
 
 class _Spawns:
@@ -40,10 +42,10 @@ class _Spawns:
         self.started: list[str] = []
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if event == "subprocess.Popen":
+        if event == "subprocess.Popen" or event == "os.posix_spawn":
             self.started.append(Path(os.fsdecode(args[0])).name)
-        elif event == "os.posix_spawn":
-            self.started.append(Path(os.fsdecode(args[0])).name)
+        elif event == "tests.warm_start":
+            self.started.append(WARM)
         elif event in ("os.forkpty", "pty.spawn"):
             self.started.append("pty")
         elif event == "os.fork":
@@ -55,8 +57,10 @@ class _Spawns:
 
 
 def _cpu() -> float:
+    from tests import warm_start  # agentcli started warm is the warm server's child, not ours
+
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    return time.process_time() + children.ru_utime + children.ru_stime + warm_start.cpu_of_ended_children
 
 
 _spawns = _Spawns()
@@ -93,8 +97,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def starts_python(started: list[str]) -> bool:
-    # ptyprocess (the REPL tests) forks and then runs agentcli: a pty is an agentcli
+    """Whether a test started an interpreter afresh (ptyprocess forks, then runs agentcli)."""
     return any(name == "pty" or name.startswith(PYTHONS) for name in started)
+
+
+def starts_warm(started: list[str]) -> bool:
+    return WARM in started
 
 
 def report(folder: Path, top: int) -> str:
@@ -106,21 +114,26 @@ def report(folder: Path, top: int) -> str:
         row["wall"] += test["wall"]
         row["tests"] += 1
         row["python"] += starts_python(test["started"])
+        row["warm"] += starts_warm(test["started"])
         row["any"] += bool(test["started"])
     cpu = sum(t["cpu"] for t in tests)
     python = sum(starts_python(t["started"]) for t in tests)
+    warm = sum(starts_warm(t["started"]) for t in tests)
     spawning = sum(bool(t["started"]) for t in tests)
     lines = [
         f"{len(tests)} tests in {len(files)} files, {cpu:.0f} s of CPU (workers and reaped children), "
         f"{sum(t['wall'] for t in tests):.0f} s summed wall",
         f"start a Python interpreter (agentcli, a server): {python} tests "
         f"({python / max(len(tests), 1):.0%}) in {sum(1 for r in files.values() if r['python'])} files; "
+        f"agentcli started warm: {warm} tests in {sum(1 for r in files.values() if r['warm'])} files; "
         f"any program: {spawning} tests in {sum(1 for r in files.values() if r['any'])} files",
         "",
-        f"{'cpu s':>7} {'wall s':>7} {'tests':>5} {'py':>4}  file",
+        f"{'cpu s':>7} {'wall s':>7} {'tests':>5} {'py':>4} {'warm':>4}  file",
     ]
     for name, row in sorted(files.items(), key=lambda item: -item[1]["cpu"])[:top]:
-        lines.append(f"{row['cpu']:7.1f} {row['wall']:7.1f} {row['tests']:5.0f} {row['python']:4.0f}  {name}")
+        lines.append(
+            f"{row['cpu']:7.1f} {row['wall']:7.1f} {row['tests']:5.0f} {row['python']:4.0f} {row['warm']:4.0f}  {name}"
+        )
     lines += ["", f"{'cpu s':>7} {'wall s':>7}  test"]
     for test in sorted(tests, key=lambda t: -t["cpu"])[:top]:
         lines.append(f"{test['cpu']:7.2f} {test['wall']:7.2f}  {test['test']}")
