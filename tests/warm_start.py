@@ -59,6 +59,9 @@ _ID = struct.Struct("q")
 _ENDED = struct.Struct("qd")
 """The exit code and the CPU seconds of an ended child (and of the children it reaped)."""
 
+_STARTED_IN = dict(os.environ)
+"""The worker's environment as it started, before any test changed it: the server's own."""
+
 cpu_of_ended_children = 0.0
 """The CPU the warm server's children used, summed as each ends (bench/suite_cost.py reads it:
 they are not this process's children, so its own rusage does not count them)."""
@@ -190,6 +193,7 @@ class WarmServer:
             cwd=root,
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
+            env=_STARTED_IN,
         )
         theirs.close()
         self.control = ours
@@ -272,9 +276,9 @@ def _text(data: bytes) -> str:
 def can_start(argv: list[str], env: dict[str, str]) -> bool:
     """Whether the warm server can start `argv` in `env`: it is the `agentcli` installed beside
     this interpreter, and `env` changes nothing of how an interpreter starts (the PYTHON*
-    variables, e.g. PYTHONPROFILEIMPORTTIME, are this process's, which the server started with)."""
+    variables, e.g. PYTHONPROFILEIMPORTTIME, are those the server started with)."""
     return Path(argv[0]) == Path(sys.executable).parent / "agentcli" and _interpreter_options(env) == (
-        _interpreter_options(os.environ)
+        _interpreter_options(_STARTED_IN)
     )
 
 
