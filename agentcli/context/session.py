@@ -24,13 +24,8 @@ from pathlib import Path
 from agentcli.agents.sources import SESSION, ToolList, ToolSource
 from agentcli.asking import AsksTheUser
 from agentcli.context.facts import gather_facts
-from agentcli.context.instructions import (
-    MAX_IMPORT_DEPTH,
-    InstructionFile,
-    load_instructions,
-    render_instructions,
-    withheld_imports,
-)
+from agentcli.context.instruction_loads import InstructionLoads, InstructionsLoad
+from agentcli.context.instructions import MAX_IMPORT_DEPTH, InstructionFile, load_instructions, withheld_imports
 from agentcli.context.outside import OutsideFiles, project_top
 from agentcli.context.reminders import ReminderSource, ReminderTracker, system_reminder
 from agentcli.context.system_prompt import build_system_prompt
@@ -139,8 +134,10 @@ class SessionContext:
         mcp: McpContent | None = None,
         claude: Path | None = None,
         skill_notices: SkillNotices | None = None,
+        on_instructions_loaded: Callable[[list[InstructionsLoad]], None] = lambda loads: None,
     ) -> None:
-        """`workspace`: the session's (its root is the project; the facts' git runs in it)."""
+        """`workspace`: the session's (its root is the project; the facts' git runs in it);
+        `on_instructions_loaded` hears which instruction files entered the conversation, and why."""
         cwd = self.cwd = workspace.root
         self.mcp = mcp
         """MCP prompts (`/mcp__server__prompt`) and resources (`@server:uri`), when servers are configured."""
@@ -154,14 +151,17 @@ class SessionContext:
         self.facts = gather_facts(workspace, model, today, self.home)
         self.system: list[JSON] = build_system_prompt(cwd, model, append_system_prompt, self.facts)
         """Byte-identical for every request of the session."""
+        self.instruction_loads = InstructionLoads(on_instructions_loaded)
+        """Which instruction files the model was sent (a compaction tells it `compacting`)."""
         self.reminders = ReminderTracker(
             [
                 ReminderSource(
                     "instructions",
-                    lambda: render_instructions(load_instructions(self.cwd, self.home, self.outside)),
+                    lambda: self.instruction_loads.render(self.instruction_files()),
                     changed="The instruction files changed during this session. Their current content follows "
                     "and replaces what was shown earlier.",
                     removed="The instruction files shown earlier were removed or emptied; disregard them.",
+                    on_sent=self.instruction_loads.sent,
                 ),
                 ReminderSource(
                     "skills",
@@ -204,6 +204,10 @@ class SessionContext:
         self._forks: RunsForkedSkills | None = None
         self._skill_tools: SkillTools | None = None
         self._reported_unreadable: set[Path] = set()
+
+    def instruction_files(self) -> list[InstructionFile]:
+        """The instruction files (CLAUDE.md and the rest) as they are on disk now, with their imports."""
+        return load_instructions(self.cwd, self.home, self.outside)
 
     def skills(self) -> SkillCatalog:
         """Skills as they are on disk now (files are re-read, so edits show up)."""

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -17,7 +14,6 @@ from rich.table import Column, Table
 
 from agentcli.contracts import JSON
 from agentcli.conversation import block_text, blocks_of, is_text, text_of, tool_results
-from agentcli.credentials import child_environment
 from agentcli.errors import Halt, UsageError
 from agentcli.hooks.config import EVENTS
 from agentcli.loop import INTERRUPTED_MARKER
@@ -25,7 +21,6 @@ from agentcli.mcp.status import ServerStatus
 from agentcli.output.labels import format_tokens
 from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, SESSION, Rule, RuleError, RuleSource, parse_rule, split_rule_list
-from agentcli.regular_file import read_regular_file
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
 from agentcli.skills.catalog import Skill
@@ -104,7 +99,7 @@ def _help(repl: Repl, args: str) -> None:
         repl.console.print(f"[dim]WebSearch searches with {escape(web.search.backend.label)}.[/dim]")
     repl.console.print(
         "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "
-        "Ctrl-O shows cut-short tool output · Ctrl-C interrupts · Ctrl-D exits[/dim]"
+        "Ctrl-O shows cut-short tool output · # note adds to memory · Ctrl-C interrupts · Ctrl-D exits[/dim]"
     )
 
 
@@ -133,7 +128,7 @@ def _resume(repl: Repl, args: str) -> None:
             current = "  [dim](current)[/dim]" if info.id == repl.session.id else ""
             table.add_row(f"{number}.", escape(info.describe()) + current)
         repl.console.print(table)
-        choice = _ask("Resume which session? Number (Enter to cancel): ")
+        choice = ask("Resume which session? Number (Enter to cancel): ")
         if not choice:
             return
     picked = _pick(repl, sessions, choice)
@@ -164,7 +159,7 @@ def _pick(repl: Repl, sessions: list[SessionInfo], choice: str) -> SessionInfo |
         return None
 
 
-def _ask(question: str) -> str:
+def ask(question: str) -> str:
     from prompt_toolkit import prompt
 
     try:
@@ -224,7 +219,7 @@ def _clip(text: str, lines: int = 2) -> str:
 def _rewind(repl: Repl, args: str) -> None:
     from agentcli.repl.rewind import rewind
 
-    rewind(repl, args, _ask)
+    rewind(repl, args, ask)
 
 
 def _compact(repl: Repl, args: str) -> None:
@@ -599,33 +594,9 @@ def _init(repl: Repl, args: str) -> None:
 
 
 def _memory(repl: Repl, args: str) -> None:
-    """Edit CLAUDE.md in $EDITOR; say what changed (the instructions reminder carries the change)."""
-    path = repl.session.cwd / "CLAUDE.md"
-    before = _contents(path)
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    try:
-        done = subprocess.run([*shlex.split(editor), str(path)], check=False, env=child_environment())
-    except OSError as error:
-        repl.console.print(f"Could not start the editor {editor!r}: {error.strerror}. Set $EDITOR.", style="red")
-        return
-    after = _contents(path)
-    shown = _shown_path(path, repl.session.cwd)
-    failed = f" (the editor exited with status {done.returncode})" if done.returncode else ""
-    if after == before:
-        said = f"{shown} {'unchanged' if after is not None else 'not written'}{failed}."
-    elif after is None:
-        said = f"{shown} was deleted{failed}; the model is told with your next message."
-    else:
-        said = f"{shown} changed{failed}: it will be sent with your next message."
-    repl.console.print(said, style="dim", markup=False)
+    from agentcli.repl.memory import memory_command
 
-
-def _contents(path: Path) -> bytes | None:
-    """The file's bytes; None when there is no such regular file (a FIFO is not waited on)."""
-    try:
-        return read_regular_file(path, None)
-    except OSError:
-        return None
+    memory_command(repl, args, ask)
 
 
 BUILTINS: dict[str, Builtin] = {
@@ -671,7 +642,12 @@ BUILTINS: dict[str, Builtin] = {
             "[allow|ask|deny|remove RULES]",
         ),
         Builtin("init", "Ask the model to write a starter CLAUDE.md for this project", _init),
-        Builtin("memory", "Edit the project's CLAUDE.md in $EDITOR", _memory),
+        Builtin(
+            "memory",
+            "List the instruction files loaded; open one in $EDITOR (# text at the prompt adds a line)",
+            _memory,
+            "[number]",
+        ),
         Builtin("exit", "Leave agentcli", _exit),
         Builtin("quit", "Leave agentcli", _exit),
     )
