@@ -130,6 +130,14 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         OWN_FILES,
         "old checkpoints are deleted",
     ),
+    SettingKey(
+        "enabledPlugins",
+        "object: `name@marketplace` → `true` or `false`",
+        "`{}`",
+        EVERY_FILE,
+        shape="object",
+    ),
+    SettingKey("extraKnownMarketplaces", 'object: marketplace name → `{"source": …}`', "`{}`", shape="object"),
     SettingKey("sandbox.enabled", "`true` or `false`", "`false`"),
     SettingKey("sandbox.autoAllowBashIfSandboxed", "`true` or `false`", "`true`"),
     SettingKey("sandbox.allowUnsandboxedCommands", "`true` or `false`", "`false`"),
@@ -147,6 +155,13 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         "`[]`",
         OWN_FILES,
         "sandboxed commands reach more hosts",
+    ),
+    SettingKey(
+        "sandbox.network.allowUnixSockets",
+        "list of paths",
+        "`[]`",
+        OWN_FILES,
+        "sandboxed commands reach more Unix sockets",
     ),
     SettingKey(
         "sandbox.network.allowAllUnixSockets",

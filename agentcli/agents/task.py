@@ -13,7 +13,7 @@ session's own agent is offered Task: sub-agents are built without it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentcli.access import NOTHING, Access
@@ -21,6 +21,7 @@ from agentcli.agents.definitions import AgentCatalog, definition_files, definiti
 from agentcli.agents.sources import ToolList
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.contracts import JSON, Concurrency, ToolContext, ToolResult
+from agentcli.plugins.manifest import Plugin
 from agentcli.tree_stamp import TreeStamp
 
 TASK = "task"
@@ -51,9 +52,13 @@ class AgentTypes:
     used, or whose frontmatter was read leniently, is reported once (`on_notice`), not at
     every request."""
 
-    def __init__(self, cwd: Path, home: Path | None, on_notice: Callable[[str], None]) -> None:
+    def __init__(
+        self, cwd: Path, home: Path | None, on_notice: Callable[[str], None], plugins: Sequence[Plugin] = ()
+    ) -> None:
+        """`plugins`: the enabled plugins, whose `agents/` hold more definitions."""
         self.cwd = cwd
         self.home = home
+        self.plugins = tuple(plugins)
         self.on_notice = on_notice
         self._catalog: AgentCatalog | None = None
         self._stamp: TreeStamp | None = None
@@ -63,9 +68,10 @@ class AgentTypes:
     def catalog(self) -> AgentCatalog:
         if self._catalog is None or self._stamp is None or self._stamp.changed():
             if self._folders is None:
-                self._folders = definition_folders(self.cwd, self.home)
-            self._stamp = TreeStamp(self._folders, definition_files(self.cwd, self.home))
-            self._catalog = load_agent_catalog(self.cwd, self.home)
+                plugin_folders = [path for plugin in self.plugins for path in plugin.agents if path.is_dir()]
+                self._folders = [*definition_folders(self.cwd, self.home), *plugin_folders]
+            self._stamp = TreeStamp(self._folders, definition_files(self.cwd, self.home, self.plugins))
+            self._catalog = load_agent_catalog(self.cwd, self.home, self.plugins)
             self._report(self._catalog)
         return self._catalog
 

@@ -33,6 +33,7 @@ from agentcli.contracts import JSON, PermissionGate, ToolContext
 from agentcli.conversation import text_block
 from agentcli.errors import UsageError
 from agentcli.mcp.content import McpContent
+from agentcli.plugins.manifest import Plugin
 from agentcli.settings import agentcli_home, claude_home
 from agentcli.skills.catalog import Skill, SkillCatalog
 from agentcli.skills.invoke import SkillInvoker
@@ -98,7 +99,7 @@ class TypedCommand:
     expansion_type: str
     """`slash_command` (a skill or a command file) or `mcp_prompt`."""
     source: str
-    """Where it comes from, as Claude Code names it: `projectSettings`, `userSettings` or `mcp`."""
+    """Where it comes from, as Claude Code names it: `projectSettings`, `userSettings`, `plugin` or `mcp`."""
 
     def hook_fields(self, prompt: str) -> JSON:
         return {
@@ -134,10 +135,13 @@ class SessionContext:
         mcp: McpContent | None = None,
         claude: Path | None = None,
         skill_notices: SkillNotices | None = None,
+        plugins: Sequence[Plugin] = (),
         on_instructions_loaded: Callable[[list[InstructionsLoad]], None] = lambda loads: None,
     ) -> None:
         """`workspace`: the session's (its root is the project; the facts' git runs in it);
+        `plugins`: the enabled plugins, whose skills and commands are read too;
         `on_instructions_loaded` hears which instruction files entered the conversation, and why."""
+        self.plugins = tuple(plugins)
         cwd = self.cwd = workspace.root
         self.mcp = mcp
         """MCP prompts (`/mcp__server__prompt`) and resources (`@server:uri`), when servers are configured."""
@@ -211,7 +215,7 @@ class SessionContext:
 
     def skills(self) -> SkillCatalog:
         """Skills as they are on disk now (files are re-read, so edits show up)."""
-        return load_skills(self.cwd, self.home, self.claude)
+        return load_skills(self.cwd, self.home, self.claude, self.plugins)
 
     def _reported_skills(self) -> SkillCatalog:
         """`skills()`, after saying once what there is to say about their files."""
@@ -313,7 +317,7 @@ class SessionContext:
         skill = self._reported_skills().get(name)
         if skill is None or not skill.user_invocable:
             return None
-        source = "userSettings" if skill.source.startswith("user") else "projectSettings"
+        source = "plugin" if skill.plugin else "userSettings" if skill.source.startswith("user") else "projectSettings"
         return TypedCommand(name, args, "slash_command", source)
 
     def forked_content(self, prepared: PreparedMessage, ctx: ToolContext) -> list[JSON]:

@@ -119,6 +119,10 @@ class HookCommand:
     """`asyncRewake`: its exit 2 tells the model its stderr (later, as `background` hooks do)."""
     shell: str = "bash"
     """The shell of a command without `args`: bash, as in Claude Code (`/bin/sh` where there is none)."""
+    plugin_root: Path | None = None
+    """A plugin's hook: its folder, `CLAUDE_PLUGIN_ROOT` in the hook's environment (and in `args`)."""
+    origin: str = ""
+    """Where it came from when not a settings file of the user's or the project's (`plugin NAME@MKT`)."""
 
     def matches(self, subject: str | None) -> bool:
         return subject is None or matcher_matches(self.matcher, subject)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, SESSION, Rule, RuleError, RuleSource, parse_rule, split_rule_list
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
-from agentcli.skills.catalog import Skill
+from agentcli.skills.catalog import BUILT_IN_HOLDER, BUILTIN_NAMES, Skill
 from agentcli.tools.todo import progress_line
 from agentcli.ui.tool_render import TodoListView
 
@@ -76,9 +77,10 @@ def _help(repl: Repl, args: str) -> None:
             f" {escape(str(winner.path))}[/dim]",
         )
     for lost, holder in catalog.short_names_lost:
+        taken = "a built-in command" if holder == BUILT_IN_HOLDER else f"/{escape(holder)}"
         table.add_row(
             escape(f"/{lost.name}"),
-            f"[dim]({escape(_where(lost))}) only by this name: /{escape(lost.short_name)} is /{escape(holder)}[/dim]",
+            f"[dim]({escape(_where(lost))}) only by this name: /{escape(lost.short_name)} is {taken}[/dim]",
         )
     for name, error in sorted(catalog.errors.items()):
         table.add_row(escape(f"/{name}"), f"[red]unusable: {escape(str(error))}[/red]")
@@ -442,9 +444,33 @@ def _hooks(repl: Repl, args: str) -> None:
             escape(for_terminal(matcher)),
             escape(for_terminal(command)),
             f"{hook.timeout:g} s",
-            escape(for_terminal(_shown_path(hook.source, repl.session.cwd))),
+            escape(for_terminal(hook.origin or _shown_path(hook.source, repl.session.cwd))),
         )
     repl.console.print(table)
+
+
+def _plugin(repl: Repl, args: str) -> None:
+    """`/plugin …`: what `agentcli plugin …` does (agentcli.plugins.manage), asking here before
+    anything is installed or enabled. A change applies to the next session."""
+    from agentcli.plugins.manage import PluginCommands, run_words
+    from agentcli.plugins.manifest import PluginError
+
+    def say(line: str) -> None:
+        repl.console.print(for_terminal(line), markup=False, highlight=False)
+
+    def answer(lines: list[str], question: str) -> bool:
+        for line in lines:
+            say(line)
+        return ask(f"{question} [y/N] ").lower() in ("y", "yes")
+
+    try:
+        words = shlex.split(args)
+        run_words(PluginCommands(repl.session.cwd, say, answer), words)
+    except (PluginError, UsageError, ValueError, OSError) as error:
+        repl.console.print(for_terminal(str(error)), style="yellow", markup=False)
+        return
+    if words and words[0] in ("install", "enable", "disable", "uninstall", "update"):
+        repl.console.print("[dim]Plugins load as a session starts: restart agentcli to use the change.[/dim]")
 
 
 def _sandbox(repl: Repl, args: str) -> None:
@@ -547,7 +573,10 @@ def _show_servers(repl: Repl, manager: McpManager, statuses: list[ServerStatus])
     parts, _ = server_parts(status.name for status in statuses)
     logins = [login_label(status.config, manager.auth_store) for status in statuses]
     with_logins = any(logins)  # only remote servers log in: without one the column would be empty
-    sources = [escape(for_terminal(_shown_path(status.config.source, repl.session.cwd))) for status in statuses]
+    sources = [
+        escape(for_terminal(status.config.origin or _shown_path(status.config.source, repl.session.cwd)))
+        for status in statuses
+    ]
     # the file is shown whole (it is what the user opens to fix a server); the error wraps instead
     whole = Column("from", min_width=min(max(map(len, sources), default=4), max(20, repl.console.width - 40)))
     table = Table("server", "scope", "state", "tools", *(["login"] if with_logins else []), whole, Column(""), box=None)
@@ -634,6 +663,12 @@ BUILTINS: dict[str, Builtin] = {
         ),
         Builtin("sandbox", "Whether commands run in the sandbox, what it allows, how to turn it on", _sandbox),
         Builtin("hooks", "List the hooks that run in this session and the file of each", _hooks),
+        Builtin(
+            "plugin",
+            "Plugins and marketplaces: list, install, enable, disable, uninstall, update",
+            _plugin,
+            "[list|install|enable|disable|uninstall|update|marketplace …]",
+        ),
         Builtin("model", "Show or change the model (provider:model switches provider)", _model, "[name]"),
         Builtin(
             "permissions",
@@ -652,3 +687,4 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("quit", "Leave agentcli", _exit),
     )
 }
+assert set(BUILTINS) == set(BUILTIN_NAMES), "skills.catalog.BUILTIN_NAMES lists the built-in commands"

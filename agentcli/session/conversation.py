@@ -82,6 +82,7 @@ class Conversation:
             on_notice=parts.notice,
             mcp=parts.mcp_content,
             skill_notices=parts.skill_notices,
+            plugins=parts.plugins,
             on_instructions_loaded=self._instructions_loaded,
         )
         self.resumed = loaded

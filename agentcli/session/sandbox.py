@@ -171,6 +171,12 @@ def describe(status: SandboxStatus) -> list[str]:
     )
     if settings.allow_unix_sockets:
         lines.append("Unix sockets are open to commands (sandbox.network.allowAllUnixSockets).")
+    elif layout is not None and layout.sockets:
+        lines.append(
+            f"Unix sockets commands may connect to: {', '.join(_home_relative(p) for p in layout.sockets)} "
+            "(sandbox.network.allowUnixSockets; with it, stream sockets are allowed, so a socket elsewhere "
+            "that is visible inside and that you may write is reachable too)."
+        )
     return lines
 
 
