@@ -29,6 +29,7 @@ from agentcli.contracts import Model
 from agentcli.providers.anthropic import AnthropicModel
 from agentcli.providers.scripted import ScriptedModel
 from agentcli.runner import RunOptions, run_once
+from tests import warm_start
 from tests.fake_anthropic import FakeAnthropic, validation_error
 from tests.terminal import Terminal
 
@@ -226,7 +227,9 @@ def run_main(
 
 @pytest.fixture
 def run_cli(fake_api: FakeAnthropic, home: Path, project: Path) -> RunCli:
-    """Run the installed `agentcli` against the fake server; returns the CompletedProcess."""
+    """Run `agentcli` against the fake server; returns the CompletedProcess. It starts warm
+    (`tests.warm_start`: forked with agentcli imported) unless `warm=False`, for a test of the
+    start itself."""
 
     def run(
         *args: str,
@@ -234,9 +237,12 @@ def run_cli(fake_api: FakeAnthropic, home: Path, project: Path) -> RunCli:
         cwd: Path | None = None,
         env: dict[str, str] | None = None,
         timeout: float = 60,
+        warm: bool = True,
     ) -> subprocess.CompletedProcess[str]:
         full_env = cli_env(home, fake_api.url)
         full_env.update(env or {})
+        if warm and warm_start.can_start([AGENTCLI], full_env):
+            return warm_start.run([AGENTCLI, *args], input=input, cwd=cwd or project, env=full_env, timeout=timeout)
         return subprocess.run(
             [AGENTCLI, *args],
             input=input,

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import fcntl
 import os
+import select
 import signal
+import struct
+import termios
 import time
 from pathlib import Path
 
@@ -12,6 +17,7 @@ import pexpect
 import pyte
 
 from tests.waiting import CEILING
+from tests.warm_start import WarmServer, can_start
 
 CURSOR_POSITION_REQUEST = "\x1b[6n"
 
@@ -28,14 +34,29 @@ KEYS = {
 
 
 class Terminal:
-    """A program on a `rows` x `cols` screen. `wait_for` reads output until text shows up."""
+    """A program on a `rows` x `cols` screen. `wait_for` reads output until text shows up.
 
-    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: Path, rows: int = 40, cols: int = 110) -> None:
+    `agentcli` starts warm (`tests.warm_start`) unless `warm=False`: a test of its start-up
+    itself needs the installed program started afresh."""
+
+    def __init__(
+        self, argv: list[str], *, env: dict[str, str], cwd: Path, rows: int = 40, cols: int = 110, warm: bool = True
+    ) -> None:
         self.screen = pyte.HistoryScreen(cols, rows, history=2000)
         self.stream = pyte.Stream(self.screen)
-        self.child = pexpect.spawn(
-            argv[0], argv[1:], env=env, cwd=str(cwd), dimensions=(rows, cols), encoding="utf-8", codec_errors="replace"
-        )
+        self.child: pexpect.spawn[str] | WarmPty
+        if warm and can_start(argv, env):
+            self.child = WarmPty(argv, env=env, cwd=cwd, rows=rows, cols=cols)
+        else:
+            self.child = pexpect.spawn(
+                argv[0],
+                argv[1:],
+                env=env,
+                cwd=str(cwd),
+                dimensions=(rows, cols),
+                encoding="utf-8",
+                codec_errors="replace",
+            )
         self.output = ""
         self._text: str | None = None
         """`text()` as of the last output read; None once more has been read."""
@@ -133,6 +154,57 @@ class Terminal:
                     os.kill(pid, signal.SIGKILL)
             self.child.wait()
         self.child.close(force=True)
+
+
+class WarmPty:
+    """The part of `pexpect.spawn` that `Terminal` uses, for a warm agentcli on a pty of our own."""
+
+    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: Path, rows: int, cols: int) -> None:
+        self.fd, terminal = os.openpty()
+        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        try:
+            self.process = WarmServer.get().start(argv, env=env, cwd=cwd, stdio=(terminal, terminal, terminal))
+        finally:
+            os.close(terminal)  # the child's is then the only one: its end is our end of input
+        self.pid: int | None = self.process.pid
+        self.exitstatus: int | None = None
+        self.signalstatus: int | None = None
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._closed = False
+
+    def read_nonblocking(self, size: int, timeout: float) -> str:
+        if not select.select([self.fd], [], [], timeout)[0]:
+            raise pexpect.TIMEOUT("nothing to read")
+        try:
+            data = os.read(self.fd, size)
+        except OSError:  # EIO: nobody holds the terminal any more
+            data = b""
+        if not data:
+            raise pexpect.EOF("the program and everything it started closed the terminal")
+        return self._decoder.decode(data)
+
+    def send(self, text: str) -> None:
+        time.sleep(0.05)  # as pexpect's delaybeforesend: keys arrive as typed, not all at once
+        os.write(self.fd, text.encode())
+
+    def isalive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self, signum: int) -> None:
+        self.process.kill(signum)
+
+    def wait(self) -> int:
+        code = self.process.wait()
+        self.exitstatus, self.signalstatus = (code, None) if code >= 0 else (None, -code)
+        return code
+
+    def close(self, force: bool = True) -> None:
+        if self.isalive():
+            self.kill(signal.SIGKILL)
+        self.wait()
+        if not self._closed:
+            os.close(self.fd)
+            self._closed = True
 
 
 def descendants(pid: int) -> list[int]:

@@ -117,8 +117,9 @@ def test_a_diff_taller_than_the_terminal_is_clipped_and_d_shows_all_of_it(
         assert "more lines (press d to see them all)" in screen and "+line 60" not in screen
         assert "1. Yes" in screen  # the options are on screen
         repl.press("d")
-        screen = repl.wait_for("+line 60")
-        assert "+line 1 " in screen and "more lines (shown in full above)" in screen
+        # the whole diff is printed first, then the question is drawn again below it: wait for that
+        screen = repl.wait_for("more lines (shown in full above)")
+        assert "+line 1 " in screen and "+line 60" in screen
         repl.press("1")
         repl.wait_for_prompt("Wrote it.")
         assert (project / "long.txt").read_text() == content

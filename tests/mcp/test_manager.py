@@ -19,7 +19,7 @@ from agentcli.mcp.manager import McpManager
 from agentcli.mcp.status import CallCancelled, ServerDown
 from tests.conftest import AGENTCLI, cli_env
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
-from tests.mcp.helpers import DEMO_SERVER, stdio_server, write_config
+from tests.mcp.helpers import CONNECT_CEILING, DEMO_SERVER, stdio_server, write_config
 from tests.terminal import descendants
 from tests.waiting import CEILING, wait_until
 
@@ -187,7 +187,7 @@ def test_no_server_outlives_agentcli(
         stderr=subprocess.DEVNULL,
     )
     try:
-        fake_api.wait_for_requests(1)
+        fake_api.wait_for_requests(1, timeout=CONNECT_CEILING)  # the first request waits for the server to connect
         wait_until(pid_file.exists, "the server starting")
         server = int(pid_file.read_text())
         assert _alive(server)
