@@ -35,7 +35,7 @@ import stat
 import subprocess
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.context.paths import project_slug
@@ -84,6 +84,26 @@ class Snapshot:
     """One line per path left out: `path: why` (over the size limit, unreadable, a repository of its own)."""
 
 
+@dataclass
+class _Scan:
+    """What `git status` says differs from the last snapshot, sorted for recording."""
+
+    head: str | None = None
+    """The last snapshot's commit; None before the first."""
+    index_differs: bool = False
+    """A tracked path changed: the index's tree is not the last snapshot's any more."""
+    changed: list[bytes] = field(default_factory=list)
+    """Paths to record again."""
+    tracked_left_out: list[bytes] = field(default_factory=list)
+    """Paths left out that an earlier snapshot holds (to drop from the index)."""
+    left_out: list[bytes] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def leave_out(self, path: bytes, why: str) -> None:
+        self.left_out.append(path.rstrip(b"/"))
+        self.skipped.append(f"{os.fsdecode(path.rstrip(b'/'))}: {why}")
+
+
 @dataclass(frozen=True)
 class TreeChange:
     """One path that differs between two snapshots (`git diff-tree --raw`)."""
@@ -113,6 +133,9 @@ class ShadowRepo:
         self.folder = folder
         self.max_file_bytes = max_file_bytes
         self._git_dir = folder / "git"
+        self._real_root = Path(os.path.realpath(root))
+        self._commits: dict[str, tuple[str, str]] = {}
+        """Commit → (tree, message) of the snapshots seen: a snapshot that changed nothing needs no git to say so."""
 
     # ------------------------------------------------------------------ locking and set-up
 
@@ -141,11 +164,15 @@ class ShadowRepo:
                 (self._git_dir / name).unlink()
 
     def _ensure_initialised(self) -> None:
+        config = self._git_dir / "config"
         if (self._git_dir / "HEAD").exists():
+            with contextlib.suppress(OSError):  # one made by an earlier agentcli: today's settings
+                if config.read_text(encoding="ascii", errors="replace") != CONFIG:
+                    config.write_text(CONFIG, encoding="ascii")
             return
         self._git(["init", "-q", "--bare", "--template=", str(self._git_dir)], work_tree=False)
         try:
-            (self._git_dir / "config").write_text(CONFIG, encoding="ascii")
+            config.write_text(CONFIG, encoding="ascii")
             (self._git_dir / "info").mkdir(exist_ok=True)
             (self._git_dir / "info" / "attributes").write_text(ATTRIBUTES, encoding="ascii")
         except OSError as error:
@@ -158,41 +185,100 @@ class ShadowRepo:
     # ------------------------------------------------------------------ recording
 
     def snapshot(self, refs: Sequence[str] = ()) -> Snapshot:
-        """Record the work tree as it is now and point `refs` at it (under `locked()`). Raises CheckpointError."""
-        status = self._git(
-            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"]
-        )
-        changed: list[bytes] = []
-        left_out: list[bytes] = []
-        skipped: list[str] = []
-        for entry in status.split(b"\0"):
-            if len(entry) < 4:
-                continue
-            path = entry[3:]
-            why = self._why_left_out(path)
-            if why is None:
-                changed.append(path)
-            else:
-                left_out.append(path.rstrip(b"/"))
-                skipped.append(f"{os.fsdecode(path.rstrip(b'/'))}: {why}")
-        if left_out:  # an earlier, smaller version must not stand for what is there now
-            self._git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", *_from_stdin()], _literal(left_out))
-        if len(changed) > MANY_PATHS:
-            excluded = [b":(exclude,literal)" + path for path in left_out]
+        """Record the work tree as it is now and point `refs` at it (under `locked()`). Raises CheckpointError.
+
+        One `git status` finds what changed since the last snapshot (the index's stat cache and the
+        untracked cache spare it reading files and folders that did not change); only those are
+        added. An unchanged tree costs that `status` and the refs' update."""
+        scan = self._scan()
+        if scan.tracked_left_out:  # an earlier, smaller version must not stand for what is there now
+            self._git(
+                ["rm", "-r", "-q", "--cached", "--ignore-unmatch", *_from_stdin()], _literal(scan.tracked_left_out)
+            )
+        if len(scan.changed) > MANY_PATHS:
+            excluded = [b":(exclude,literal)" + path for path in scan.left_out]
             self._git(["add", "-A", "--ignore-errors", *_from_stdin()], _nul_list([b":(top)", *excluded]))
-        elif changed:
-            self._git(["add", "-A", "--ignore-errors", *_from_stdin()], _literal(changed))
-        tree = self._text(["write-tree"])
-        message = _message(left_out)
-        head = self._head()
-        if head is not None and head[1:] == (tree, message):
-            commit = head[0]
+        elif scan.changed:
+            self._git(["add", "-A", "--ignore-errors", *_from_stdin()], _literal(scan.changed))
+        index_moved = scan.index_differs or bool(scan.changed or scan.tracked_left_out)
+        commit = self._commit(scan.head, _message(scan.left_out), refs, index_moved=index_moved)
+        return Snapshot(commit, tuple(scan.skipped))
+
+    def snapshot_paths(self, base: str, paths: Sequence[Path], refs: Sequence[str] = ()) -> Snapshot | None:
+        """Snapshot `base` with only `paths` recorded again as they are now, without looking at the
+        rest of the tree (under `locked()`); None when that would not be what a whole snapshot
+        records: a path left out (too big, unreadable, not a file), beyond a symlink or inside
+        another repository, or the repository moved on since `base` (another session recorded).
+        Record the whole tree then. Paths outside the project are not recorded either way."""
+        names = [name for name in (self._name_in_project(path) for path in paths) if name is not None]
+        if any(not self._recordable_alone(name) for name in names):
+            return None
+        present = [name for name in names if os.path.lexists(os.path.join(os.fsencode(self.root), name))]
+        gone = [name for name in names if name not in present]
+        try:
+            left_out = self.left_out(base) - set(names)
+            if present:
+                self._git(["add", "-A", "--ignore-errors", *_from_stdin()], _literal(present))
+            if gone:
+                self._git(["update-index", "--remove", "-z", "--stdin"], _nul_list(gone))
+            return Snapshot(self._commit(base, _message(sorted(left_out)), refs, index_moved=True, verify_head=True))
+        except CheckpointError:
+            return None  # most likely another session recorded since `base`: its index is not ours to build on
+
+    def _commit(
+        self, head: str | None, message: str, refs: Sequence[str], *, index_moved: bool, verify_head: bool = False
+    ) -> str:
+        """The commit of the index's tree with `message` (`head` again when it is the same) and
+        point HEAD and `refs` at it; with `verify_head`, only if HEAD is still `head`."""
+        known = self._commit_info(head) if head is not None else None
+        tree = known[0] if known is not None and not index_moved else self._text(["write-tree"])
+        if known is not None and head is not None and known == (tree, message):
+            commit = head
+            lines = [f"verify HEAD {head}"] if verify_head and refs else []
         else:
             commit = self._text(["commit-tree", tree, "-m", message])
-            refs = ["HEAD", *refs]
-        if refs:
-            self.set_refs(dict.fromkeys(refs, commit))
-        return Snapshot(commit, tuple(skipped))
+            self._commits[commit] = (tree, message)
+            lines = [f"update HEAD {commit}" + (f" {head}" if verify_head and head else "")]
+        lines += [f"update {ref} {commit}" for ref in refs]
+        if lines:  # one transaction: all of it or nothing
+            self._git(["update-ref", "--stdin"], "".join(line + "\n" for line in lines).encode("ascii"))
+        return commit
+
+    def _scan(self) -> _Scan:
+        """What differs between the work tree and the last snapshot (one `git status`)."""
+        out = self._git(
+            ["status", "--porcelain=v2", "--branch", "-z", "-unormal", "--no-renames", "--ignore-submodules=all"]
+        )
+        scan = _Scan()
+        new_folders: list[bytes] = []
+        untracked: list[bytes] = []
+        for entry in out.split(b"\0"):
+            if entry.startswith(b"# branch.oid "):
+                oid = entry.split(b" ")[2].decode("ascii")
+                scan.head = None if oid == "(initial)" else oid
+            elif entry.startswith(b"1 "):
+                scan.index_differs = True
+                path = entry.split(b" ", 8)[8]
+                if (why := self._why_left_out(path)) is None:
+                    scan.changed.append(path)
+                else:
+                    scan.tracked_left_out.append(path)
+                    scan.leave_out(path, why)
+            elif entry.startswith(b"? "):
+                path = entry[2:]
+                if path.endswith(b"/") and not os.path.lexists(os.path.join(os.fsencode(self.root), path, b".git")):
+                    new_folders.append(path)  # a new folder: `-unormal` names it, not its files
+                else:
+                    untracked.append(path)
+        if new_folders:
+            listed = self._git(["ls-files", "-o", "--exclude-standard", "-z", "--", *_argv_literal(new_folders)])
+            untracked += [path for path in listed.split(b"\0") if path]
+        for path in untracked:
+            if (why := self._why_left_out(path)) is None:
+                scan.changed.append(path)
+            else:
+                scan.leave_out(path, why)
+        return scan
 
     def _why_left_out(self, path: bytes) -> str | None:
         """Why `path` (as `git status` listed it) cannot be recorded, or None when it can."""
@@ -217,25 +303,46 @@ class ShadowRepo:
             return f"cannot be read ({error.strerror})"
         return None
 
-    def _head(self) -> tuple[str, str, str] | None:
-        """The last snapshot's commit, tree and message, or None before the first."""
-        found = self._git(["cat-file", "--batch"], b"HEAD\n")
-        header, _, body = found.partition(b"\n")
-        if header.split()[1:2] != [b"commit"] or not body.startswith(b"tree "):
-            return None
-        fields, _, message = body.partition(b"\n\n")
-        tree = fields.split(b"\n", 1)[0].removeprefix(b"tree ").decode("ascii")
-        text = message.decode("utf-8", "surrogateescape").rstrip("\n")
-        return header.split(b" ", 1)[0].decode("ascii"), tree, text
+    def _recordable_alone(self, name: bytes) -> bool:
+        """Whether `name` can be recorded by itself as a whole snapshot would record it: a file or
+        link (or nothing) that is not left out, with no symlink or other repository above it."""
+        parts = name.split(b"/")
+        if any(part in (b"", b".", b"..") or part.lower() == b".git" for part in parts):
+            return False
+        folder = os.fsencode(self.root)
+        for part in parts[:-1]:
+            folder = os.path.join(folder, part)
+            try:
+                if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                    return False  # a link (git would not look beyond it) or a file
+            except FileNotFoundError:
+                return True  # gone with its folder: recorded as gone
+            except OSError:
+                return False
+            if os.path.lexists(os.path.join(folder, b".git")):
+                return False
+        return self._why_left_out(name) is None
+
+    def _name_in_project(self, path: Path) -> bytes | None:
+        """`path` as git names it in the project (relative, with `/`), or None when it is outside."""
+        path = Path(os.path.normpath(path))
+        for root in (self.root, self._real_root):
+            if path.is_relative_to(root) and path != root:
+                return os.fsencode(path.relative_to(root).as_posix())
+        return None
+
+    def _commit_info(self, commit: str) -> tuple[str, str]:
+        """A snapshot's tree and message (remembered: a commit never changes)."""
+        if commit not in self._commits:
+            body = self._git(["cat-file", "commit", commit])
+            fields, _, message = body.partition(b"\n\n")
+            tree = fields.split(b"\n", 1)[0].removeprefix(b"tree ").decode("ascii")
+            self._commits[commit] = (tree, message.decode("utf-8", "surrogateescape").rstrip("\n"))
+        return self._commits[commit]
 
     def left_out(self, commit: str) -> set[bytes]:
         """The paths a snapshot left out (its message says): a restore leaves them as they are."""
-        body = self._git(["cat-file", "commit", commit]).partition(b"\n\n")[2]
-        try:
-            listed = json.loads(body.partition(b"\n\n")[2] or b"{}").get("left_out", [])
-        except (ValueError, AttributeError):
-            return set()
-        return {os.fsencode(path) for path in listed if isinstance(path, str)}
+        return {os.fsencode(path) for path in _left_out_of(self._commit_info(commit)[1])}
 
     # ------------------------------------------------------------------ reading
 
@@ -378,6 +485,19 @@ def _message(left_out: Sequence[bytes]) -> str:
     """A snapshot's commit message: what it left out, which a restore must not remove."""
     listed = json.dumps({"left_out": sorted(os.fsdecode(path) for path in left_out)}, ensure_ascii=True)
     return f"agentcli checkpoint\n\n{listed}"
+
+
+def _left_out_of(message: str) -> list[str]:
+    """The paths a snapshot's message lists as left out."""
+    try:
+        listed = json.loads(message.partition("\n\n")[2] or "{}").get("left_out", [])
+    except (ValueError, AttributeError):
+        return []
+    return [path for path in listed if isinstance(path, str)] if isinstance(listed, list) else []
+
+
+def _argv_literal(paths: Sequence[bytes]) -> list[str]:
+    return [":(top,literal)" + os.fsdecode(path) for path in paths]
 
 
 def _from_stdin() -> list[str]:

@@ -1,11 +1,20 @@
 """One conversation's checkpoints: the work tree before the first change of each user turn, and after it.
 
-`before(turn)` is called (through `workspace.checkpointed.CheckpointedWorkspace.before_change`)
+`before(turn, access)` is called (through `workspace.checkpointed.CheckpointedWorkspace.before_change`)
 before each call that may change something; only the first of a turn records, and every other
 call of that turn (a concurrent one, a sub-agent's) waits until it has, so nothing changes the
 tree before its checkpoint exists. `after(turn)` is called when the turn's run ends, whatever
 ended it; it records only for a turn that recorded a `before`. A turn that changed nothing
 costs nothing.
+
+`before` looks at the whole tree: since the last checkpoint, anything may have changed it (you,
+your editor, another program). `after` looks only at the paths the turn's calls declared
+writing (`ShadowRepo.snapshot_paths`) when every change of the turn was such a call (Write,
+Edit): from `before` to `after` nothing else of agentcli's changed the tree, and whatever else
+changed in the meantime was changed outside agentcli, which the next `before` records as such.
+A command (Bash, a skill's `!`, a sub-agent's), an MCP tool that may change something, a call
+that does not say what it does, or hooks that run commands (`hooks_run_commands`) make the turn's
+`after` look at the whole tree again.
 
 A checkpoint that cannot be recorded (git missing, the disk full, a file that cannot be read)
 never stops the turn: it is said in one notice (git missing: once for the session) and the
@@ -17,7 +26,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
+from agentcli.access import Access
 from agentcli.checkpoints.shadow import CheckpointError, GitMissing, Snapshot
 from agentcli.checkpoints.store import CheckpointStore, step_name
 
@@ -33,38 +44,70 @@ class TurnCheckpoints:
         session_id: str,
         on_notice: Callable[[str], None],
         prune: Callable[[CheckpointStore], None] | None = None,
+        *,
+        hooks_run_commands: Callable[[], bool] = lambda: False,
     ) -> None:
-        """`prune` runs once, before the first checkpoint (`CheckpointStore.prune`)."""
+        """`prune` runs once, before the first checkpoint (`CheckpointStore.prune`);
+        `hooks_run_commands` says whether hooks that run commands are configured (the session's
+        or a sub-agent type's): those may change files during a turn, so a turn's `after` then
+        looks at the whole tree."""
         self._store = store
         self._session_id = session_id
         self._on_notice = on_notice
         self._prune = prune
+        self._hooks_run_commands = hooks_run_commands
         self._lock = threading.Lock()
         self._recorded: set[int] = set()
         """Turns whose `before` was recorded (or tried: a failure is not retried in the same turn)."""
+        self._base: dict[int, str] = {}
+        """Turn → its latest snapshot (its `before`), which its `after` may build on."""
+        self._declared: dict[int, set[Path]] = {}
+        """Turn → the paths its calls declared writing, while those are all it changed."""
+        self._undeclared: set[int] = set()
+        """Turns that ran a call that may change what it does not declare (a command)."""
         self._skipped_said: set[str] = set()
 
     @property
     def store(self) -> CheckpointStore | None:
         return self._store
 
-    def before(self, turn: int) -> None:
-        """A call of user turn `turn` is about to change something."""
+    def before(self, turn: int, access: Access) -> None:
+        """A call of user turn `turn` that declared `access` is about to change something."""
         with self._lock:
-            if self._store is None or turn in self._recorded:
+            if self._store is None:
+                return
+            if _declares_all(access):
+                self._declared.setdefault(turn, set()).update(access.writes)
+            else:
+                self._undeclared.add(turn)
+            if turn in self._recorded:
                 return
             self._recorded.add(turn)
             if self._prune is not None:
                 prune, self._prune = self._prune, None
                 self._record(prune, "Old checkpoints were not cleaned up")
-            self._record(lambda store: self._say_skipped(store.record(self._session_id, step_name(turn), "before")))
+            self._record(lambda store: self._took(turn, store.record(self._session_id, step_name(turn), "before")))
 
     def after(self, turn: int) -> None:
         """User turn `turn`'s run ended."""
         with self._lock:
             if self._store is None or turn not in self._recorded:
                 return
-            self._record(lambda store: self._say_skipped(store.record(self._session_id, step_name(turn), "after")))
+            base, declared = self._base.pop(turn, None), self._declared.pop(turn, set())
+            if turn in self._undeclared or base is None or self._hooks_run_commands():
+                self._undeclared.discard(turn)
+                self._record(lambda store: self._say_skipped(store.record(self._session_id, step_name(turn), "after")))
+            else:
+                step = step_name(turn)
+                self._record(
+                    lambda store: self._say_skipped(
+                        store.record_paths(self._session_id, step, "after", base, sorted(declared))
+                    )
+                )
+
+    def _took(self, turn: int, snapshot: Snapshot) -> None:
+        self._base[turn] = snapshot.commit
+        self._say_skipped(snapshot)
 
     def _record(self, action: Callable[[CheckpointStore], object], failed: str = "") -> None:
         store = self._store
@@ -90,3 +133,8 @@ class TurnCheckpoints:
         shown = "; ".join(new[:MAX_SKIPPED_SHOWN])
         more = f"; and {len(new) - MAX_SKIPPED_SHOWN} more" if len(new) > MAX_SKIPPED_SHOWN else ""
         self._on_notice(f"Left out of checkpoints (a rewind will not restore them): {shown}{more}.")
+
+
+def _declares_all(access: Access) -> bool:
+    """A call whose every change is a path it names (Write, Edit): no command, no MCP server, nothing unknown."""
+    return bool(access.writes) and access.command is None and access.server is None and not access.unknown
