@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import stat
@@ -114,6 +115,7 @@ class TreeChange:
     old_mode: str
     new_mode: str
     new_blob: str
+    old_blob: str = ""
 
     @property
     def name(self) -> str:
@@ -356,8 +358,50 @@ class ShadowRepo:
         for meta, path in zip(fields[0::2], fields[1::2], strict=False):
             parts = meta.decode("ascii", "replace").lstrip(":").split()
             if len(parts) == 5:
-                found.append(TreeChange(path, parts[4][:1], parts[0], parts[1], parts[3]))
+                found.append(TreeChange(path, parts[4][:1], parts[0], parts[1], parts[3], parts[2]))
         return found
+
+    def changes_of_steps(self, pairs: Sequence[tuple[str, str]]) -> list[TreeChange]:
+        """What differs in each (older, newer) pair of snapshots, pair after pair (one git)."""
+        if not pairs:
+            return []
+        lines = b"".join(f"{new} {old}\n".encode("ascii") for old, new in pairs)  # git diffs each from its "parent"
+        fields = self._git(["diff-tree", "--stdin", "-r", "-z", "--no-renames"], lines).split(b"\0")
+        found: list[TreeChange] = []
+        index = 0
+        while index < len(fields) - 1:
+            meta = fields[index].decode("ascii", "replace")
+            parts = meta.lstrip(":").split()
+            if meta.startswith(":") and len(parts) == 5:
+                found.append(TreeChange(fields[index + 1], parts[4][:1], parts[0], parts[1], parts[3], parts[2]))
+                index += 2
+            else:
+                index += 1  # the line's header: the newer commit
+        return found
+
+    def blob_now(self, name: bytes) -> str | None:
+        """The git blob id of the file `name` as it is now (what a snapshot would record); None when
+        there is none, "" when it cannot be read or would be left out."""
+        full = os.path.join(os.fsencode(self.root), name)
+        try:
+            info = os.lstat(full)
+            if stat.S_ISLNK(info.st_mode):
+                data = os.readlink(full)
+                return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+            with open(os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
+                info = os.fstat(file.fileno())
+                if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_file_bytes:
+                    return ""
+                digest = hashlib.sha1(b"blob %d\0" % info.st_size, usedforsecurity=False)
+                read = 0
+                while chunk := file.read(1 << 20):
+                    digest.update(chunk)
+                    read += len(chunk)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError:
+            return ""
+        return digest.hexdigest() if read == info.st_size else ""  # it changed while being read
 
     def changed_names(self, old: str, new: str) -> list[str]:
         return [change.name for change in self.changes(old, new)]

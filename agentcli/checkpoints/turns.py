@@ -24,6 +24,7 @@ repository) are said once each.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -104,6 +105,37 @@ class TurnCheckpoints:
                         store.record_paths(self._session_id, step, "after", base, sorted(declared))
                     )
                 )
+
+    def changed_files(self, turn: int) -> dict[Path, tuple[str | None, str | None]] | None:
+        """Each file the conversation's turns changed, whichever tool changed it, as their
+        checkpoints recorded (the turn `turn`, if it is under way, up to now: the tree is recorded
+        for that) → its git blob id before the first turn that changed it and now (None: there was
+        none, "": cannot be told). None when checkpoints are off or cannot be read."""
+        with self._lock:
+            store = self._store
+            if store is None:
+                return None
+            try:
+                with store.repo.locked():
+                    steps = [step for step in store.steps(self._session_id) if step.rewind == 0 and step.before]
+                    pairs = []
+                    for step in steps:
+                        assert step.before is not None
+                        if step.turn == turn and step.turn in self._base:  # under way: its `after` is to come
+                            now = store.repo.snapshot().commit
+                            self._base[turn] = now  # the index holds it now: the turn's `after` builds on it
+                            pairs.append((step.before, now))
+                        elif step.after:
+                            pairs.append((step.before, step.after))
+                    before: dict[bytes, str | None] = {}
+                    for change in store.repo.changes_of_steps(pairs):
+                        before.setdefault(change.path, None if set(change.old_blob) == {"0"} else change.old_blob)
+                    root = store.repo.root
+                    return {
+                        root / os.fsdecode(name): (blob, store.repo.blob_now(name)) for name, blob in before.items()
+                    }
+            except CheckpointError:
+                return None
 
     def _took(self, turn: int, snapshot: Snapshot) -> None:
         self._base[turn] = snapshot.commit

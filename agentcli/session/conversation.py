@@ -405,6 +405,7 @@ class Conversation:
         state = TaskState(
             requests=self.worklog.requests,
             changed=self.worklog.changed,
+            seen_changed=self.checkpoints.changed_files(self.ctx.user_turn),
             recent=[path for path in self.worklog.recent() if path in self.ctx.read_files],
             skills=self.context.skills_in_force(),
             plan=self.context.plans.latest is not None,
