@@ -34,6 +34,8 @@ from agentcli.checkpoints.shadow import CheckpointError, GitMissing, Snapshot
 from agentcli.checkpoints.store import CheckpointStore, step_name
 
 MAX_SKIPPED_SHOWN = 10
+MAX_FILES_READ = 1_000
+"""Changed files read to tell how they are now (a compaction lists a few hundred at most)."""
 
 
 class TurnCheckpoints:
@@ -110,11 +112,14 @@ class TurnCheckpoints:
         """Each file the conversation's turns changed, whichever tool changed it, as their
         checkpoints recorded (the turn `turn`, if it is under way, up to now: the tree is recorded
         for that) → its git blob id before the first turn that changed it and now (None: there was
-        none, "": cannot be told). None when checkpoints are off or cannot be read."""
+        none, "": cannot be told, or past the first `MAX_FILES_READ`). None when checkpoints are off
+        or cannot be read."""
         with self._lock:
             store = self._store
             if store is None:
                 return None
+            if not store.repo.exists:
+                return {}  # nothing recorded yet (and nothing made for asking)
             try:
                 with store.repo.locked():
                     steps = [step for step in store.steps(self._session_id) if step.rewind == 0 and step.before]
@@ -130,9 +135,10 @@ class TurnCheckpoints:
                     before: dict[bytes, str | None] = {}
                     for change in store.repo.changes_of_steps(pairs):
                         before.setdefault(change.path, None if set(change.old_blob) == {"0"} else change.old_blob)
-                    root = store.repo.root
+                    root, hashed = store.repo.root, set(list(before)[:MAX_FILES_READ])
                     return {
-                        root / os.fsdecode(name): (blob, store.repo.blob_now(name)) for name, blob in before.items()
+                        root / os.fsdecode(name): (blob, store.repo.blob_now(name) if name in hashed else "")
+                        for name, blob in before.items()
                     }
             except CheckpointError:
                 return None
