@@ -143,7 +143,7 @@ def git_processes() -> Iterator[list[int]]:
         count[0] += 1
         return real_run(*args, **kwargs)
 
-    subprocess.run = counted  # type: ignore[assignment]
+    subprocess.run = counted
     try:
         yield count
     finally:
