@@ -55,6 +55,7 @@ CONFIG = """\
 \tautocrlf = false
 \tquotePath = false
 \tuntrackedCache = true
+\tsplitIndex = true
 \tfsmonitor = false
 \tlogAllRefUpdates = false
 [index]
