@@ -60,6 +60,8 @@ CONFIG = """\
 \tlogAllRefUpdates = false
 [index]
 \tversion = 4
+[splitIndex]
+\tsharedIndexExpire = now
 [gc]
 \tauto = 0
 """
