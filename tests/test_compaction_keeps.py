@@ -24,6 +24,7 @@ from tests.credential_values import SECRETS, assert_no_secret_in, hold_every_cre
 from tests.hooks_helpers import hook_command, hook_entry, logged
 from tests.session_helpers import records, transcript_files, two_files_compacting_at_the_second_read
 from tests.test_hooks import Recorder, project_hooks
+from tests.test_subagents import task
 
 TODOS = [
     {"content": "Fix the parser", "status": "completed", "activeForm": "Fixing the parser"},
@@ -34,8 +35,9 @@ SECOND = "/house-style"
 THIRD = "Also add a changelog entry; keep it to one line, no emoji."
 
 
-def session(project: Path, model: ScriptedModel, recorder: Recorder) -> Session:
-    return Session(SessionOptions(), project, recorder.events.append, model=model, prompter=recorder)
+def session(project: Path, model: ScriptedModel, recorder: Recorder, mode: str | None = None) -> Session:
+    options = SessionOptions(permission_mode=mode)
+    return Session(options, project, recorder.events.append, model=model, prompter=recorder)
 
 
 def is_summary_request(request: ModelRequest) -> bool:
@@ -296,24 +298,12 @@ def command_and_sub_agent_session(project: Path, model: ScriptedModel, recorder:
     (project / "README.md").write_text("hello\n")
     model.script(
         reply(tool_use("Bash", {"command": "sed -i s/1/2/ src/app.py"}, id="toolu_sed")),
-        reply(
-            tool_use(
-                "Task",
-                {"description": "notes", "prompt": "write notes", "subagent_type": "general-purpose"},
-                id="toolu_task",
-            )
-        ),
+        reply(task("write notes", "general-purpose", id="toolu_task")),
         reply(tool_use("Write", {"file_path": str(project / "notes.txt"), "content": "sub\n"}, id="toolu_w")),
         reply(text("wrote the notes")),
         reply(text("done")),
     )
-    s = Session(
-        SessionOptions(permission_mode="bypassPermissions"),
-        project,
-        recorder.events.append,
-        model=model,
-        prompter=recorder,
-    )
+    s = session(project, model, recorder, "bypassPermissions")
     s.send("change the app and write notes")
     return s
 
