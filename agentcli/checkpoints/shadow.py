@@ -35,10 +35,12 @@ import os
 import stat
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.checkpoints.objects import EXECUTABLE_MODE, FILE_MODE, LINK_MODE, Entry, LooseObjects, NotLoose
 from agentcli.context.paths import project_slug
 from agentcli.credentials import child_environment
 
@@ -211,42 +213,71 @@ class ShadowRepo:
 
     def snapshot_paths(self, base: str, paths: Sequence[Path], refs: Sequence[str] = ()) -> Snapshot | None:
         """Snapshot `base` with only `paths` recorded again as they are now, without looking at the
-        rest of the tree (under `locked()`); None when that would not be what a whole snapshot
-        records: a path left out (too big, unreadable, not a file), beyond a symlink or inside
-        another repository, or the repository moved on since `base` (another session recorded).
-        Record the whole tree then. Paths outside the project are not recorded either way."""
+        rest of the tree (under `locked()`): the objects are made here (`objects.LooseObjects`),
+        and one git updates HEAD and `refs` (and one more says which new paths are ignored, if
+        any). None when that would not be what a whole snapshot records: a path left out (too big,
+        unreadable, not a file), beyond a symlink or inside another repository, or an object not
+        stored loose; record the whole tree then. Paths outside the project are not recorded
+        either way. The index is not updated: the next whole snapshot finds these paths changed
+        against it and records them again, adding nothing new."""
         names = [name for name in (self._name_in_project(path) for path in paths) if name is not None]
         if any(not self._recordable_alone(name) for name in names):
             return None
-        present = [name for name in names if os.path.lexists(os.path.join(os.fsencode(self.root), name))]
-        gone = [name for name in names if name not in present]
+        objects = LooseObjects(self._git_dir)
         try:
-            left_out = self.left_out(base) - set(names)
-            if present:
-                self._git(["add", "-A", "--ignore-errors", *_from_stdin()], _literal(present))
-            if gone:
-                self._git(["update-index", "--remove", "-z", "--stdin"], _nul_list(gone))
-            return Snapshot(self._commit(base, _message(sorted(left_out)), refs, index_moved=True, verify_head=True))
-        except CheckpointError:
-            return None  # most likely another session recorded since `base`: its index is not ours to build on
+            base_tree, base_message = self._commit_info(base)
+            known = {name: objects.entry(base_tree, name) for name in names}
+            changes = {name: self._entry_now(objects, name) for name in names}
+            new = [name for name, entry in changes.items() if entry is not None and known[name] is None]
+            for name in self._ignored(new):  # not recorded by a whole snapshot either (tracked ones are)
+                del changes[name]
+            tree = objects.with_changes(base_tree, changes)
+            message = _message(sorted({os.fsencode(path) for path in _left_out_of(base_message)} - set(names)))
+            commit = base
+            if (tree, message) != (base_tree, base_message):
+                commit = objects.write("commit", _commit_object(tree, message))
+                self._commits[commit] = (tree, message)
+            self.set_refs(dict.fromkeys(["HEAD", *refs], commit))
+            return Snapshot(commit)
+        except (NotLoose, OSError, CheckpointError):
+            return None
 
-    def _commit(
-        self, head: str | None, message: str, refs: Sequence[str], *, index_moved: bool, verify_head: bool = False
-    ) -> str:
-        """The commit of the index's tree with `message` (`head` again when it is the same) and
-        point HEAD and `refs` at it; with `verify_head`, only if HEAD is still `head`."""
+    def _entry_now(self, objects: LooseObjects, name: bytes) -> Entry | None:
+        """The tree entry `name` would have as it is now (its blob stored); None when it is gone."""
+        full = os.path.join(os.fsencode(self.root), name)
+        try:
+            info = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            return Entry(LINK_MODE, objects.write("blob", os.readlink(full)))
+        with open(os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_file_bytes:
+                raise NotLoose(os.fsdecode(name))  # changed since it was checked: the whole tree decides
+            data = file.read()
+        return Entry(EXECUTABLE_MODE if info.st_mode & stat.S_IXUSR else FILE_MODE, objects.write("blob", data))
+
+    def _ignored(self, names: Sequence[bytes]) -> list[bytes]:
+        """Which of `names` (not in the last snapshot) the project's ignore rules leave out."""
+        if not names:
+            return []
+        out = self._git(["check-ignore", "-z", "--stdin", "--no-index"], _nul_list(names))
+        return [name for name in out.split(b"\0") if name]
+
+    def _commit(self, head: str | None, message: str, refs: Sequence[str], *, index_moved: bool) -> str:
+        """The commit of the index's tree with `message` (`head` again when it is the same), and
+        point HEAD and `refs` at it."""
         known = self._commit_info(head) if head is not None else None
         tree = known[0] if known is not None and not index_moved else self._text(["write-tree"])
         if known is not None and head is not None and known == (tree, message):
             commit = head
-            lines = [f"verify HEAD {head}"] if verify_head and refs else []
         else:
             commit = self._text(["commit-tree", tree, "-m", message])
             self._commits[commit] = (tree, message)
-            lines = [f"update HEAD {commit}" + (f" {head}" if verify_head and head else "")]
-        lines += [f"update {ref} {commit}" for ref in refs]
-        if lines:  # one transaction: all of it or nothing
-            self._git(["update-ref", "--stdin"], "".join(line + "\n" for line in lines).encode("ascii"))
+            refs = ["HEAD", *refs]
+        if refs:
+            self.set_refs(dict.fromkeys(refs, commit))
         return commit
 
     def _scan(self) -> _Scan:
@@ -519,7 +550,8 @@ class ShadowRepo:
             raise GitMissing("git is not installed (checkpoints need it): install git to have them") from None
         except (OSError, subprocess.TimeoutExpired) as error:
             raise CheckpointError(f"git {args[0]} failed: {error}") from None
-        if done.returncode != 0 and not (args[0] == "add" and done.returncode == 1):  # add: some files unreadable
+        if done.returncode != 0 and not (args[0] in ("add", "check-ignore") and done.returncode == 1):
+            # add: some files unreadable; check-ignore: none ignored
             said = done.stderr.decode(errors="replace").strip().splitlines()
             raise CheckpointError(f"git {args[0]} failed: {said[-1] if said else f'exit {done.returncode}'}")
         return done.stdout
@@ -532,6 +564,13 @@ def _message(left_out: Sequence[bytes]) -> str:
     """A snapshot's commit message: what it left out, which a restore must not remove."""
     listed = json.dumps({"left_out": sorted(os.fsdecode(path) for path in left_out)}, ensure_ascii=True)
     return f"agentcli checkpoint\n\n{listed}"
+
+
+def _commit_object(tree: str, message: str) -> bytes:
+    """A snapshot's commit, as `git commit-tree` writes it."""
+    when = f"{int(time.time())} +0000"
+    person = f"agentcli <agentcli@localhost> {when}"
+    return f"tree {tree}\nauthor {person}\ncommitter {person}\n\n{message}\n".encode("utf-8", "surrogateescape")
 
 
 def _left_out_of(message: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -81,7 +82,10 @@ def edited(project: Path) -> list[Path]:
 def created_in_a_new_folder(project: Path) -> list[Path]:
     (project / "new" / "deep").mkdir(parents=True)
     (project / "new" / "deep" / "file.txt").write_text("new\n")
-    return [project / "new" / "deep" / "file.txt", project / "new" / "deep" / "gone.txt"]
+    beside = [project / name for name in ("new.txt", "src.txt", "src-x", "src0")]  # git sorts a folder as `src/`
+    for path in beside:
+        path.write_text("beside\n")
+    return [project / "new" / "deep" / "file.txt", project / "new" / "deep" / "gone.txt", *beside]
 
 
 def deleted_since(project: Path) -> list[Path]:
@@ -151,9 +155,27 @@ def test_a_declared_paths_snapshot_records_what_a_whole_one_would_or_is_one(
         whole = store.repo.snapshot().commit
 
     assert store.repo.changed_names(after, whole) == (["README.md"] if declared_only else [])
+    checked = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], env=shadow_env(store), capture_output=True)
+    assert checked.returncode == 0, checked.stderr
 
 
-def test_a_declared_paths_snapshot_does_not_build_on_another_sessions_checkpoint(project: Path, home: Path) -> None:
+def test_a_whole_snapshot_after_a_declared_paths_one_adds_nothing(project: Path, home: Path) -> None:
+    make_tree(project)
+    store = CheckpointConfig().store(project, home / ".agentcli")
+    with store.repo.locked():
+        base = store.record("s", "000001", "before").commit
+    (project / "src" / "app.py").write_text("x = 2\n")
+    with store.repo.locked():
+        after = store.record_paths("s", "000001", "after", base, [project / "src" / "app.py"]).commit
+    stored = objects(store)
+
+    with store.repo.locked():
+        whole = store.record("s", "000002", "before").commit
+
+    assert whole == after and objects(store) == stored
+
+
+def test_a_declared_paths_snapshot_builds_on_its_own_base_whoever_recorded_since(project: Path, home: Path) -> None:
     make_tree(project)
     store = CheckpointConfig().store(project, home / ".agentcli")
     other = CheckpointConfig().store(project, home / ".agentcli")
@@ -169,7 +191,8 @@ def test_a_declared_paths_snapshot_does_not_build_on_another_sessions_checkpoint
         after = store.record_paths("s", "000001", "after", base, [project / "src" / "app.py"]).commit
         whole = store.repo.snapshot().commit
 
-    assert after == whole  # the whole tree, as it is now: not the other session's README
+    assert store.repo.changed_names(base, after) == ["src/app.py"]  # the README: changed outside agentcli
+    assert store.repo.changed_names(after, whole) == ["README.md"]
 
 
 def test_an_unchanged_declared_path_adds_nothing(project: Path, home: Path) -> None:
@@ -183,6 +206,10 @@ def test_an_unchanged_declared_path_adds_nothing(project: Path, home: Path) -> N
         after = store.record_paths("s", "000001", "after", base, [project / "src" / "app.py"]).commit
 
     assert after == base and objects(store) == stored
+
+
+def shadow_env(store: CheckpointStore) -> dict[str, str]:
+    return {**os.environ, "GIT_DIR": str(store.repo.folder / "git"), "GIT_CONFIG_GLOBAL": os.devnull}
 
 
 def objects(store: CheckpointStore) -> int:
