@@ -21,6 +21,10 @@ restored is byte for byte what was recorded. It runs as agentcli's own program, 
 sandbox (the sandbox may not write `$AGENTCLI_HOME`), with the environment every child gets and
 no GIT_* variable of the caller's.
 
+Two ways to record: `snapshot` looks at the whole tree (one `git status`, then only what changed
+is added); `snapshot_paths` records a few named paths on top of an earlier snapshot, making the
+objects itself (`objects`), for the end of a turn whose every change was a path a call declared.
+
 Several threads and processes use one shadow repository: hold `locked()` around anything that
 changes it (a flock on `agentcli.lock` beside it, and a thread lock).
 """
