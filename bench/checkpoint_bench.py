@@ -13,7 +13,9 @@ on the same tree so load changes hit all alike, each after one file changed:
   its own with the tree as its work tree (the issue's yardstick);
 - with `--against TREE` (another checkout of agentcli, e.g. `main`): that tree's whole-tree
   checkpoint, run by a child process of its own on the same project and interleaved with the rest;
-- `unchanged`: a checkpoint when nothing changed, and the objects it added (target: none).
+- `unchanged`: a checkpoint when nothing changed, and the objects it added (target: none);
+- a turn's two checkpoints (before its first change, at its end), one file changed in between,
+  after a turn like it: Write/Edit only, and with a command (and the other checkout's).
 
 It also counts the git processes each kind of checkpoint starts.
 Target: a checkpoint with one changed file ≤ 50 ms, as a ratio beside plain git.
@@ -69,13 +71,17 @@ for line in sys.stdin:
 (its own and its children's) and the git processes it started."""
 
 
+def source_file(root: Path, index: int) -> Path:
+    return root / f"pkg{index // 2000}" / f"mod{(index // 100) % 20}" / f"file{index}.py"
+
+
 def generate(root: Path, files: int) -> None:
     (root / ".gitignore").write_text("node_modules/\n")
     for index in range(files):
-        folder = root / f"pkg{index // 2000}" / f"mod{(index // 100) % 20}"
+        path = source_file(root, index)
         if index % 100 == 0:
-            folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"file{index}.py").write_text(f"def f{index}(x):\n    return x + {index}\n" * 20)
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"def f{index}(x):\n    return x + {index}\n" * 20)
     modules = root / "node_modules" / "dep"
     modules.mkdir(parents=True)
     for index in range(500):
@@ -116,16 +122,15 @@ class Theirs:
         )
         self.step = 0
         self.gits = 0
-        self.cpu: list[float] = []
 
-    def checkpoint(self) -> float:
+    def checkpoint(self) -> tuple[float, float]:
+        """One whole-tree checkpoint: its wall and CPU seconds."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.step += 1
         self.proc.stdin.write(f"{self.step:06d}\n")
         self.proc.stdin.flush()
         elapsed, cpu, self.gits = json.loads(self.proc.stdout.readline())
-        self.cpu.append(cpu)
-        return float(elapsed)
+        return float(elapsed), float(cpu)
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -178,7 +183,7 @@ def measure(files: int, runs: int, against: Path | None) -> dict[str, Any]:
         if theirs is not None:
             theirs.checkpoint()
         plain_git(root, git_dir)
-        target = root / "pkg3" / "mod7" / "file6750.py"
+        target = source_file(root, files * 3 // 8)
         changes = [0]
         cpu: dict[str, list[float]] = {}
 
@@ -196,16 +201,45 @@ def measure(files: int, runs: int, against: Path | None) -> dict[str, Any]:
         def changed_then_theirs() -> float:
             assert theirs is not None
             change()
-            return theirs.checkpoint()
+            wall, used = theirs.checkpoint()
+            cpu.setdefault("against", []).append(used)
+            return wall
+
+        def turn(name: str, end: Callable[[], object]) -> float:
+            """A turn after one like it: the checkpoint before it (nothing changed since the last
+            turn's end), its one change, the checkpoint at its end (`end`)."""
+            change()
+            end()  # the previous turn's end, not measured
+            began = cpu_seconds()
+            wall = seconds(ours.whole)
+            used = cpu_seconds() - began
+            change()
+            began = cpu_seconds()
+            wall += seconds(end)
+            cpu.setdefault(name, []).append(used + cpu_seconds() - began)
+            return wall
+
+        def turn_theirs() -> float:
+            assert theirs is not None
+            change()
+            theirs.checkpoint()
+            wall, used = theirs.checkpoint()
+            change()
+            end_wall, end_used = theirs.checkpoint()
+            cpu.setdefault("turn, against", []).append(used + end_used)
+            return wall + end_wall
 
         names = ["checkpoint, whole tree", "checkpoint, declared paths", "git add -A && git write-tree"]
         measures: dict[str, Callable[[], float]] = {
             names[0]: partial(changed_then, names[0], ours.whole),
             names[1]: partial(changed_then, names[1], partial(ours.paths, target)),
             names[2]: partial(changed_then, names[2], partial(plain_git, root, git_dir)),
+            "turn, Write/Edit only": partial(turn, "turn, Write/Edit only", partial(ours.paths, target)),
+            "turn, with a command": partial(turn, "turn, with a command", ours.whole),
         }
         if theirs is not None:
             measures["against"] = changed_then_theirs
+            measures["turn, against"] = turn_theirs
         times = interleaved(runs, measures)
         gits: dict[str, int] = {}
         for name, action in (("whole tree", ours.whole), ("declared paths", partial(ours.paths, target))):
@@ -213,9 +247,18 @@ def measure(files: int, runs: int, against: Path | None) -> dict[str, Any]:
             with git_processes() as count:
                 action()
             gits[name] = count[0]
+        ours.whole()  # the index catches up with the declared-paths checkpoint above
         with git_processes() as count:
             ours.whole()
         gits["unchanged"] = count[0]
+        for name, end in (("turn, Write/Edit only", partial(ours.paths, target)), ("turn, with a command", ours.whole)):
+            change()
+            end()
+            with git_processes() as count:
+                ours.whole()
+                change()
+                end()
+            gits[name] = count[0]
         stored = objects(ours.store)
         unchanged = [seconds(ours.whole) for _ in range(runs)]
         added = objects(ours.store) - stored
@@ -223,12 +266,11 @@ def measure(files: int, runs: int, against: Path | None) -> dict[str, Any]:
         result["cpu"] = {name: statistics.median(values) for name, values in cpu.items()}
         result["unchanged"] = statistics.median(unchanged)
         if theirs is not None:
-            result["cpu"]["against"] = statistics.median(theirs.cpu)
             changed_then_theirs()
             result["against gits"] = theirs.gits
             theirs.checkpoint()
             result["against unchanged gits"] = theirs.gits
-            result["against unchanged"] = statistics.median(theirs.checkpoint() for _ in range(runs))
+            result["against unchanged"] = statistics.median(theirs.checkpoint()[0] for _ in range(runs))
             theirs.close()
     result["first"] = first
     result["objects added unchanged"] = added
@@ -267,6 +309,15 @@ def main() -> None:
             f"  {'unchanged tree, ' + against.name:36s} {result['against unchanged'] * 1000:6.1f} ms  "
             f"{result['against unchanged gits']} git processes"
         )
+    print("A turn that changes one file: its checkpoint before and its checkpoint at the end, after a turn like it:")
+    against_turn = result.get("turn, against")
+    for name in ("turn, Write/Edit only", "turn, with a command"):
+        wall = result[name]
+        beside = f"  {wall / against_turn:4.2f}x {against.name}'s" if against is not None and against_turn else ""
+        print(f"  {name:36s} {wall * 1000:6.1f} ms  CPU {cpu[name] * 1000:5.1f} ms  {gits[name]} git processes{beside}")
+    if against is not None:
+        name = f"turn, {against.name} (whole tree twice)"
+        print(f"  {name:36s} {result['turn, against'] * 1000:6.1f} ms  CPU {cpu['turn, against'] * 1000:5.1f} ms")
     print(f"  first checkpoint (reads every file once) {result['first']:.2f} s")
 
 
