@@ -50,6 +50,8 @@ from agentcli.credentials import child_environment
 
 MANY_PATHS = 200
 """Above this many changed paths, one `git add -A` over the tree is cheaper than naming each."""
+READ_WHOLE_BYTES = 32_000_000
+"""A declared file up to this size is read at once to be stored; a bigger one is left to git, which streams it."""
 GIT_TIMEOUT_S = 600.0
 """A checkpoint of a huge first tree takes a while; a hung git does not hang the session forever."""
 CONFIG = """\
@@ -83,6 +85,10 @@ class CheckpointError(Exception):
 
 class GitMissing(CheckpointError):
     """git is not installed: no checkpoint can be recorded."""
+
+
+class _WholeTree(Exception):
+    """A declared path cannot be recorded by itself: record the whole tree."""
 
 
 @dataclass(frozen=True)
@@ -243,7 +249,7 @@ class ShadowRepo:
                 self._commits[commit] = (tree, message)
             self.set_refs(dict.fromkeys(["HEAD", *refs], commit))
             return Snapshot(commit)
-        except (NotLoose, OSError, CheckpointError):
+        except (NotLoose, _WholeTree, OSError, CheckpointError):
             return None
 
     def _entry_now(self, objects: LooseObjects, name: bytes) -> Entry | None:
@@ -257,8 +263,8 @@ class ShadowRepo:
             return Entry(LINK_MODE, objects.write("blob", os.readlink(full)))
         with open(os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
             info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_file_bytes:
-                raise NotLoose(os.fsdecode(name))  # changed since it was checked: the whole tree decides
+            if not stat.S_ISREG(info.st_mode) or info.st_size > min(self.max_file_bytes, READ_WHOLE_BYTES):
+                raise _WholeTree(os.fsdecode(name))  # changed since it was checked, or big: git streams it
             data = file.read()
         return Entry(EXECUTABLE_MODE if info.st_mode & stat.S_IXUSR else FILE_MODE, objects.write("blob", data))
 
