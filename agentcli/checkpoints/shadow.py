@@ -243,11 +243,13 @@ class ShadowRepo:
                 del changes[name]
             tree = objects.with_changes(base_tree, changes)
             message = _message(sorted({os.fsencode(path) for path in _left_out_of(base_message)} - set(names)))
-            commit = base
-            if (tree, message) != (base_tree, base_message):
-                commit = objects.write("commit", _commit_object(tree, message))
+            if (tree, message) == (base_tree, base_message):
+                commit, moved = base, list(refs)
+            else:
+                commit, moved = objects.write("commit", _commit_object(tree, message)), ["HEAD", *refs]
                 self._commits[commit] = (tree, message)
-            self.set_refs(dict.fromkeys(["HEAD", *refs], commit))
+            if moved:
+                self.set_refs(dict.fromkeys(moved, commit))
             return Snapshot(commit)
         except (NotLoose, _WholeTree, OSError, CheckpointError):
             return None
