@@ -26,11 +26,14 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import multiprocessing
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from multiprocessing.context import BaseContext
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -43,6 +46,9 @@ from bench.loop_overhead import FILES, isolated, peak_memory_kb
 AGENTCLI = str(Path(sys.executable).parent / "agentcli")
 WINDOWS = ((5, 15, 11), (5, 55, 51))
 """(first, last) ordinary steps early, and how many of the last ordinary steps, whose medians are compared."""
+PAIRED = 70
+"""The last steps of the long session that take turns with a new session's first steps."""
+YOUNG_STEPS = 60
 WRITE_EVERY = 25
 TODO_EVERY = 100
 WINDOW = 200_000
@@ -65,13 +71,54 @@ def call_of(step: int) -> JSON:
     return {"type": "tool_use", "id": f"toolu_{step:05d}", "name": "Read", "input": tool_input}
 
 
+class Pairing:
+    """Two sessions in two processes taking turns, one step each: the one handing over waits
+    until the other hands back. Each process's CPU clock counts only its own work, and both
+    steps of a pair run under the same load."""
+
+    def __init__(self, context: BaseContext) -> None:
+        self.turn_of = {"old": context.Semaphore(0), "young": context.Semaphore(0)}
+        self.young_gone = context.Event()
+
+    def wait_for_turn(self, me: str) -> None:
+        self.turn_of[me].acquire()
+
+    def hand_over(self, me: str) -> None:
+        """Let the other session take a step, and wait for it to hand back (at once when the
+        young one has ended)."""
+        if self.young_gone.is_set():
+            return
+        self.turn_of["young" if me == "old" else "old"].release()
+        self.wait_for_turn(me)
+
+    def young_ended(self) -> None:
+        self.young_gone.set()
+        self.turn_of["old"].release()
+
+
 class LongReplay:
     """A `Model` that answers `steps` tool steps, then "done"; a summary request with a summary.
     It keeps nothing but the clock readings: when each request came (CPU), the CPU spent inside
-    it, and whether it was a summary request."""
+    it, and whether it was a summary request.
 
-    def __init__(self, steps: int) -> None:
+    With `pairing`, from step `paired_from` on it hands over to the other session of the pair
+    after each answer (`Pairing`), and `on_paired` is called once as that begins (to start the
+    other); `paired` holds the steps taken in turns."""
+
+    def __init__(
+        self,
+        steps: int,
+        pairing: Pairing | None = None,
+        role: str = "old",
+        paired_from: int = 0,
+        on_paired: Callable[[], None] = lambda: None,
+    ) -> None:
         self.steps = steps
+        self.pairing = pairing
+        self.role = role
+        self.paired_from = paired_from
+        self.on_paired = on_paired
+        self.paired: set[int] = set()
         self.step = 0
         self.starts: list[float] = []
         self.model_cpu: list[float] = []
@@ -97,15 +144,31 @@ class LongReplay:
             return ModelResponse([call], "tool_use", usage)
         finally:
             self.model_cpu.append(time.process_time() - began)
+            self._take_turns(request)
+
+    def _take_turns(self, request: ModelRequest) -> None:
+        """In a pair, after a tool request's answer: the other session's step, then this one's
+        (waiting costs no CPU, so the step's CPU is still its own)."""
+        if self.pairing is None or not request.tools or self.step < self.paired_from:
+            return
+        if self.step == self.paired_from and self.role == "old":
+            self.on_paired()  # the young session starts, and hands over at its first request
+            self.pairing.wait_for_turn(self.role)
+        elif not self.pairing.young_gone.is_set():
+            self.pairing.hand_over(self.role)
+        if not self.pairing.young_gone.is_set():
+            self.paired.add(self.step)
 
     def close(self) -> None:
         pass
 
 
-def run_long_session(root: Path, steps: int, window: int = WINDOW) -> tuple[LongReplay, float, Path]:
+def run_long_session(
+    root: Path, steps: int, window: int = WINDOW, model: LongReplay | None = None
+) -> tuple[LongReplay, float, Path]:
     """The session under `root` with a model of a `window`-token context, the model, the CPU clock
     at its end, and the project folder."""
-    model = LongReplay(steps)
+    model = model or LongReplay(steps)
     errors = io.StringIO()
     with isolated(root, errors) as project:
         (project / "out").mkdir()
@@ -126,6 +189,33 @@ def run_long_session(root: Path, steps: int, window: int = WINDOW) -> tuple[Long
     if code != 0:
         raise RuntimeError(f"the benchmark session failed (exit {code}): {errors.getvalue()[-2000:]}")
     return model, finished, project
+
+
+def run_paired(root: Path, steps: int, window: int) -> tuple[LongReplay, float, Path, dict[int, float]]:
+    """`run_long_session`, whose last `PAIRED` steps take turns with the first steps of a new
+    session in another process (`Pairing`); also that new session's ordinary steps."""
+    context = multiprocessing.get_context("spawn")
+    pairing = Pairing(context)
+    young_file = root / "young.json"
+    young = context.Process(target=run_young, args=(root / "young", YOUNG_STEPS, pairing, young_file))
+    model = LongReplay(steps, pairing, "old", paired_from=steps - PAIRED, on_paired=young.start)
+    model, finished, project = run_long_session(root, steps, window, model)
+    young.join()
+    if young.exitcode != 0:
+        raise RuntimeError(f"the new session beside the long one failed (exit {young.exitcode})")
+    young_steps = {int(step): cost for step, cost in json.loads(young_file.read_text()).items()}
+    return model, finished, project, young_steps
+
+
+def run_young(root: Path, steps: int, pairing: Pairing, out: Path) -> None:
+    """The new session of a pair (in its own process): its ordinary steps' harness CPU go to `out`."""
+    root.mkdir()
+    try:
+        model, finished, _ = run_long_session(root, steps, model=LongReplay(steps, pairing, "young"))
+        ordinary, _ = harness_per_step(model, finished)
+        out.write_text(json.dumps(ordinary))
+    finally:
+        pairing.young_ended()
 
 
 def harness_per_step(model: LongReplay, finished: float) -> tuple[dict[int, float], dict[int, float]]:
@@ -161,8 +251,11 @@ def _model_cpu_between(model: LongReplay) -> list[float]:
 
 def first_request_seconds(root: Path, project: Path, runs: int) -> dict[str, list[float]]:
     """Launch to the first request at the fake server of the installed agentcli: `run -c` of the
-    session in `project`, and beside it (interleaved) `run` of a new session in an empty project."""
-    from bench.common import KEY, interleaved, run_child
+    session in `project`, and beside it (interleaved) `run` of a new session in an empty project;
+    and (`… cpu`) the child's own CPU seconds by then, which a loaded machine inflates far less."""
+    import threading
+
+    from bench.common import KEY, interleaved, process_cpu_seconds, run_child
     from tests.fake_anthropic import FakeAnthropic, reply, text
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTCLI_", "OPENAI_"))}
@@ -170,20 +263,33 @@ def first_request_seconds(root: Path, project: Path, runs: int) -> dict[str, lis
     empty = root / "empty"
     empty.mkdir()
 
-    def launch(argv: list[str], cwd: Path) -> float:
+    cpu: dict[str, list[float]] = {"resume cpu": [], "new cpu": []}
+
+    def launch(name: str, argv: list[str], cwd: Path) -> float:
         with FakeAnthropic(api_key=KEY) as api:
-            api.script(reply(text("Going on.")))
+            api.script(reply(text("Going on."), delay=0.3))  # the child waits for the answer meanwhile
+            spent: list[float] = []
+
+            def sample(pid: int) -> None:
+                def at_first_request() -> None:
+                    api.wait_for_requests(1, timeout=120)
+                    spent.append(process_cpu_seconds(pid))
+
+                threading.Thread(target=at_first_request, daemon=True).start()
+
             launched = time.monotonic()
-            run_child([AGENTCLI, *argv], cwd, {**env, "ANTHROPIC_BASE_URL": api.url})
+            run_child([AGENTCLI, *argv], cwd, {**env, "ANTHROPIC_BASE_URL": api.url}, started=sample)
+            cpu[f"{name} cpu"].extend(spent)
             return api.requests[0].received_at - launched
 
-    return interleaved(
+    wall = interleaved(
         runs,
         {
-            "resume": lambda: launch(["run", "-c", "go on"], project),
-            "new": lambda: launch(["run", "hi"], empty),
+            "resume": lambda: launch("resume", ["run", "-c", "go on"], project),
+            "new": lambda: launch("new", ["run", "hi"], empty),
         },
     )
+    return {**wall, **cpu}
 
 
 def main() -> None:
@@ -194,9 +300,17 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        model, finished, project = run_long_session(root, args.steps, args.window)
+        model, finished, project, young = run_paired(root, args.steps, args.window)
         peak = peak_memory_kb() / 1024
         ordinary, compacting = harness_per_step(model, finished)
+        paired_old = [ordinary[s] for s in sorted(model.paired) if s in ordinary]
+        paired_new = [young[s] for s in sorted(young) if 5 <= s <= YOUNG_STEPS]  # not its last: the session's end
+        old_median, new_median = statistics.median(paired_old), statistics.median(paired_new)
+        print(
+            f"side by side (two processes taking turns, one step each): steps 5–{YOUNG_STEPS} of a new session "
+            f"{new_median * 1000:.3f} ms, steps {min(model.paired)}–{max(model.paired)} of the long one "
+            f"{old_median * 1000:.3f} ms (late / early {old_median / new_median:.2f}x, target ≤ 1.2x)"
+        )
         steps = sorted(ordinary)
         for first, last_early, late_count in WINDOWS:
             early = statistics.median([ordinary[s] for s in range(first, last_early + 1) if s in ordinary])
@@ -222,11 +336,17 @@ def main() -> None:
         size = transcript.stat().st_size
         lines = sum(1 for _ in transcript.open("rb"))
         launches = first_request_seconds(root, project, args.runs)
-        resume, new = (statistics.median(launches[name]) for name in ("resume", "new"))
+        resume, new, resume_cpu, new_cpu = (
+            statistics.median(launches[name]) for name in ("resume", "new", "resume cpu", "new cpu")
+        )
         print(
             f"launch to first request, median of {args.runs}: run -c of the {args.steps}-step session "
             f"{resume * 1000:.0f} ms (target ≤ 1 s), run of a new session beside it {new * 1000:.0f} ms "
             f"(resume / new {resume / new:.2f}x); transcript {size / 1e6:.1f} MB, {lines:,} lines"
+        )
+        print(
+            f"  the child's CPU by its first request: run -c {resume_cpu * 1000:.0f} ms, run {new_cpu * 1000:.0f} ms "
+            f"(+{(resume_cpu - new_cpu) * 1000:.0f} ms to load and replay the session)"
         )
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
 

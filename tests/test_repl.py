@@ -324,6 +324,8 @@ def test_memory_opens_claude_md_in_the_editor(
     try:
         repl.wait_for("(shift-tab)")
         repl.submit("/memory")
+        repl.wait_for("Open which one in your editor?")
+        repl.submit("1")
         repl.wait_for("will be sent with your next message")
         assert (project / "CLAUDE.md").read_text() == "Always run make lint.\n"
         repl.submit("hello")

@@ -146,12 +146,12 @@ def test_memory_says_claude_md_changed_only_when_it_did(
     repl = Terminal([AGENTCLI], env=env, cwd=project)
     try:
         repl.wait_for("(shift-tab)")
-        repl.submit("/memory")  # the editor leaves the file as it was
+        repl.submit("/memory 1")  # the editor leaves the file as it was
         screen = repl.wait_for("CLAUDE.md unchanged.")
         assert "will be sent" not in screen
 
         (project / "edit-now").touch()
-        repl.submit("/memory")
+        repl.submit("/memory 1")
         repl.wait_for("CLAUDE.md changed: it will be sent with your next message.")
         assert (project / "CLAUDE.md").read_text() == "Use tabs.\nRun make lint.\n"
     finally:

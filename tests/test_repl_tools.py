@@ -3,6 +3,7 @@ with its spinner, command output, Ctrl-O, and what an interrupt leaves in the sc
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -141,3 +142,26 @@ def test_esc_while_a_command_runs_keeps_its_line_marked_interrupted(
     results = fake_api.requests[1].body["messages"][2]["content"]
     assert [r.get("is_error") for r in results[:2]] == [True, True]
     assert "never-run" not in str(results)
+
+
+def test_after_thousands_of_lines_of_output_the_repl_still_takes_input_and_answers(
+    start_repl: StartRepl, fake_api: FakeAnthropic
+) -> None:
+    fake_api.script(
+        reply(tool_use("Bash", {"command": "seq 1 5000"})),
+        reply(text("Counted to 5000.")),
+        reply(text("Still here.")),
+    )
+    repl = start_repl("--allowed-tools", "Bash(seq:*)")
+
+    repl.submit("count")
+    repl.wait_for_prompt("Counted to 5000.")
+    repl.type(CTRL_O)  # all 5,000 lines through the terminal
+    repl.wait_for("    4000\n")  # not in the preview: the full output is being printed
+    repl.submit("and now?")
+
+    screen = repl.wait_for_prompt("Still here.")
+    assert "    4999" in screen
+    assert len(fake_api.requests) == 3
+    result = fake_api.requests[1].body["messages"][-1]["content"][0]
+    assert "4999\n5000" in json.dumps(result["content"]).replace("\\n", "\n")

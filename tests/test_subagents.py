@@ -35,6 +35,7 @@ from agentcli.providers.anthropic import AnthropicModel
 from agentcli.providers.scripted import Reply, ScriptedModel, reply, text, tool_use
 from agentcli.session import Session, SessionOptions
 from agentcli.sessions.store import list_sessions
+from agentcli.tree_stamp import TreeStamp
 from tests import fake_anthropic as fake
 from tests.conftest import TEST_KEY, RunAgent
 from tests.fake_anthropic import FakeAnthropic, validation_error
@@ -307,6 +308,54 @@ def test_the_task_listing_changes_only_when_a_definition_does(project: Path, in_
     first, second, third = (json.dumps(r.tools) for r in model.requests)
     assert first == second
     assert third != second and "- docs: Writes docs." in third
+
+
+def test_definitions_added_in_new_subfolders_edited_or_removed_mid_session_reach_the_next_request(
+    project: Path, home: Path, in_process_env: None
+) -> None:
+    """The listing is read again only when a stat says something changed: each kind of change is seen."""
+    model = ScriptedModel(*(reply(text(f"answer {n}")) for n in range(6)), check=validation_error)
+    agents = project / ".claude" / "agents"
+    user_agents = home / ".agentcli" / "agents"
+    with Session(SessionOptions(), project, lambda event: None, model=model) as session:
+        session.send("first")
+        (agents / "team").mkdir(parents=True)  # an empty subfolder first, its file after that request
+        session.send("second")
+        define(agents / "team", "reviewer", "---\nname: reviewer\ndescription: Reviews diffs.\n---\nReview.\n")
+        session.send("third")
+        define(agents / "team", "reviewer", "---\nname: reviewer\ndescription: Reviews code.\n---\nReview.\n")
+        define(user_agents, "mine", "---\nname: mine\ndescription: My own.\n---\nHelp.\n")
+        session.send("fourth")
+        (agents / "team" / "reviewer.md").unlink()
+        session.send("fifth")
+
+    listings = [next(t["description"] for t in r.tools if t["name"] == "Task") for r in model.requests]
+    assert "reviewer" not in listings[1]
+    assert "- reviewer: Reviews diffs." in listings[2]
+    assert "- reviewer: Reviews code." in listings[3] and "- mine: My own." in listings[3]
+    assert "reviewer" not in listings[4] and "- mine: My own." in listings[4]
+
+
+def test_a_tree_stamp_sees_every_change_below_its_folders(tmp_path: Path) -> None:
+    root, missing = tmp_path / "agents", tmp_path / "not-yet"
+    define(root / "a", "one", "x")
+    stamp = TreeStamp([root, missing], [root / "a" / "one.md"])
+    assert not stamp.changed()
+    for change in (
+        lambda: (root / "a" / "one.md").write_text("xy"),  # edited
+        lambda: (root / "a" / "deep").mkdir(),  # a folder appears in a folder
+        lambda: missing.mkdir(),  # a root appears
+        lambda: (root / "a" / "one.md").rename(root / "a" / "two.md"),  # renamed
+    ):
+        change()
+        assert stamp.changed()
+        stamp = TreeStamp([root, missing], sorted(root.rglob("*.md")))
+        assert not stamp.changed()
+    (root / ".hidden").mkdir()
+    assert stamp.changed()  # the root's own listing changed
+    stamp = TreeStamp([root, missing], sorted(root.rglob("*.md")))
+    (root / ".hidden" / "x.md").write_text("ignored")  # files in hidden folders are not definitions
+    assert not stamp.changed()
 
 
 def test_explore_cannot_write_even_when_everything_is_allowed(

@@ -4,8 +4,10 @@
   sub-agent has only when its definition names it, see `agents.subagent`), for multi-step work.
 - `Explore`: read-only (Read, Grep, Glob), told to search fast and report with paths and lines.
 - Definitions: `*.md` in `.agentcli/agents/` and `.claude/agents/` and their subfolders (from the
-  working directory up to the repository's top, nearest first), in `$AGENTCLI_HOME/agents/` and
-  in Claude Code's `~/.claude/agents/`. The first
+  working directory up to the repository's top, nearest first), in `$AGENTCLI_HOME/agents/`,
+  in Claude Code's `~/.claude/agents/`, and in the enabled plugins' `agents/` (a plugin `p`'s
+  agent `a` is the type `p:a`; as Claude Code has it, a plugin's definition is treated as a
+  project's: no `hooks:`, no bypassPermissions). The first
   definition of a name wins: project over user, `.agentcli/` over `.claude/`, and a definition
   over a built-in type of the same name. A file is YAML frontmatter then the system prompt:
 
@@ -35,11 +37,13 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentcli.agents.definition_fields import more_fields, tool_entries
 from agentcli.hooks.config import HookConfig
+from agentcli.plugins.manifest import Plugin
 from agentcli.regular_file import read_regular_file
 from agentcli.settings import agentcli_home, claude_home
 from agentcli.skills.frontmatter import SkillFileError, read_frontmatter
@@ -164,34 +168,46 @@ def user_definition_folders(home: Path | None = None) -> list[Path]:
     return [(home or agentcli_home()) / "agents", claude_home() / "agents"]
 
 
-def definition_files(cwd: Path, home: Path | None = None) -> list[Path]:
+def definition_files(cwd: Path, home: Path | None = None, plugins: Sequence[Plugin] = ()) -> list[Path]:
     """Every `*.md` of the definition folders and their subfolders, in precedence order."""
-    return [path for _, path in _definitions(cwd, home)]
+    return [path for _, path, _ in _definitions(cwd, home, plugins)]
 
 
-def _definitions(cwd: Path, home: Path | None) -> list[tuple[Path, Path]]:
-    """(agents folder, definition file), in precedence order (sorted within a folder; hidden ones left out)."""
-    found: list[tuple[Path, Path]] = []
-    for folder in definition_folders(cwd, home):
+def _definitions(
+    cwd: Path, home: Path | None, plugins: Sequence[Plugin] = ()
+) -> list[tuple[Path, Path, Plugin | None]]:
+    """(agents folder, definition file, its plugin), in precedence order (sorted within a folder;
+    hidden ones left out)."""
+    found: list[tuple[Path, Path, Plugin | None]] = []
+    folders: list[tuple[Path, Plugin | None]] = [(folder, None) for folder in definition_folders(cwd, home)]
+    folders += [(folder, plugin) for plugin in plugins for folder in plugin.agents]
+    for folder, plugin in folders:
+        if folder.is_file():
+            found.append((folder.parent, folder, plugin))
+            continue
         with contextlib.suppress(OSError):  # no such folder (the usual case), or unreadable
             files = sorted(
                 path
                 for path in folder.rglob("*.md")
                 if not any(part.startswith(".") for part in path.relative_to(folder).parts) and not path.is_dir()
             )
-            found.extend((folder, path) for path in files)
+            found.extend((folder, path, plugin) for path in files)
     return found
 
 
-def load_agent_catalog(cwd: Path, home: Path | None = None) -> AgentCatalog:
+def load_agent_catalog(cwd: Path, home: Path | None = None, plugins: Sequence[Plugin] = ()) -> AgentCatalog:
     """The built-in types and the definitions on disk now, and the files that could not be used."""
     defined: dict[str, AgentType] = {}
     folder_of: dict[str, Path] = {}
     invalid: list[InvalidDefinition] = []
     own_folders = user_definition_folders(home)
-    for folder, path in _definitions(cwd, home):
+    for folder, path, plugin in _definitions(cwd, home, plugins):
         try:
             agent_type = with_trust(read_definition(path), any(mine in path.parents for mine in own_folders))
+            if plugin is not None:
+                agent_type = replace(
+                    agent_type, name=f"{plugin.name}:{agent_type.name}", source=f"{path} ({plugin.label})"
+                )
         except SkillFileError as error:
             invalid.append(InvalidDefinition(path, str(error)))
             continue
@@ -211,9 +227,9 @@ def load_agent_catalog(cwd: Path, home: Path | None = None) -> AgentCatalog:
     return AgentCatalog((*built_in, *sorted(defined.values(), key=lambda t: t.name.lower())), tuple(invalid))
 
 
-def load_agent_types(cwd: Path, home: Path | None = None) -> list[AgentType]:
+def load_agent_types(cwd: Path, home: Path | None = None, plugins: Sequence[Plugin] = ()) -> list[AgentType]:
     """The agent types a Task call may start here, in listing order (for `/agents`)."""
-    return list(load_agent_catalog(cwd, home).types)
+    return list(load_agent_catalog(cwd, home, plugins).types)
 
 
 def read_definition(path: Path) -> AgentType:

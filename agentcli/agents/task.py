@@ -13,15 +13,16 @@ session's own agent is offered Task: sub-agents are built without it.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentcli.access import NOTHING, Access
-from agentcli.agents.definitions import AgentCatalog, definition_files, load_agent_catalog
+from agentcli.agents.definitions import AgentCatalog, definition_files, definition_folders, load_agent_catalog
 from agentcli.agents.sources import ToolList
 from agentcli.agents.subagent import SubagentRunner
 from agentcli.contracts import JSON, Concurrency, ToolContext, ToolResult
+from agentcli.plugins.manifest import Plugin
+from agentcli.tree_stamp import TreeStamp
 
 TASK = "task"
 """The name of the Task tool's source."""
@@ -45,41 +46,46 @@ Agent types (`subagent_type`):"""
 class AgentTypes:
     """The agent types of a session as their files are now, read again only when one changes.
 
-    A definition file that cannot be used, or whose frontmatter was read leniently, is reported
-    once (`on_notice`), not at every request."""
+    Before every request the Task tool's description asks for them: a `TreeStamp` of the
+    definition folders tells by `stat` alone whether a file was added, edited or removed, so
+    the folders are walked and the files read only then. A definition file that cannot be
+    used, or whose frontmatter was read leniently, is reported once (`on_notice`), not at
+    every request."""
 
-    def __init__(self, cwd: Path, home: Path | None, on_notice: Callable[[str], None]) -> None:
+    def __init__(
+        self, cwd: Path, home: Path | None, on_notice: Callable[[str], None], plugins: Sequence[Plugin] = ()
+    ) -> None:
+        """`plugins`: the enabled plugins, whose `agents/` hold more definitions."""
         self.cwd = cwd
         self.home = home
+        self.plugins = tuple(plugins)
         self.on_notice = on_notice
         self._catalog: AgentCatalog | None = None
-        self._signature: tuple[tuple[str, int, int], ...] | None = None
+        self._stamp: TreeStamp | None = None
+        self._folders: list[Path] | None = None
         self._reported: set[str] = set()
 
     def catalog(self) -> AgentCatalog:
-        signature = self._files_signature()
-        if self._catalog is None or signature != self._signature:
-            self._catalog, self._signature = load_agent_catalog(self.cwd, self.home), signature
-            notices = [f"Skipped an agent definition: {invalid.problem}" for invalid in self._catalog.invalid]
-            notices.extend(
-                f"The agent type {agent_type.name!r} ({agent_type.source}): {'; '.join(agent_type.notes)}."
-                for agent_type in self._catalog.types
-                if agent_type.notes
-            )
-            for text in [*notices, *self._catalog.warnings()]:
-                if text not in self._reported:
-                    self._reported.add(text)
-                    self.on_notice(text)
+        if self._catalog is None or self._stamp is None or self._stamp.changed():
+            if self._folders is None:
+                plugin_folders = [path for plugin in self.plugins for path in plugin.agents if path.is_dir()]
+                self._folders = [*definition_folders(self.cwd, self.home), *plugin_folders]
+            self._stamp = TreeStamp(self._folders, definition_files(self.cwd, self.home, self.plugins))
+            self._catalog = load_agent_catalog(self.cwd, self.home, self.plugins)
+            self._report(self._catalog)
         return self._catalog
 
-    def _files_signature(self) -> tuple[tuple[str, int, int], ...]:
-        """Each definition file's path, modification time and size: any edit changes it."""
-        signature = []
-        for path in definition_files(self.cwd, self.home):
-            with contextlib.suppress(OSError):  # removed meanwhile
-                status = path.stat()
-                signature.append((str(path), status.st_mtime_ns, status.st_size))
-        return tuple(signature)
+    def _report(self, catalog: AgentCatalog) -> None:
+        notices = [f"Skipped an agent definition: {invalid.problem}" for invalid in catalog.invalid]
+        notices.extend(
+            f"The agent type {agent_type.name!r} ({agent_type.source}): {'; '.join(agent_type.notes)}."
+            for agent_type in catalog.types
+            if agent_type.notes
+        )
+        for text in [*notices, *catalog.warnings()]:
+            if text not in self._reported:
+                self._reported.add(text)
+                self.on_notice(text)
 
 
 class TaskTool:

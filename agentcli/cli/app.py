@@ -232,8 +232,10 @@ def rewind(ctx: typer.Context, **values: Any) -> None:
 
 def _add_subcommands() -> None:
     from agentcli.cli.mcp import mcp_app
+    from agentcli.cli.plugin import plugin_app
 
     app.add_typer(mcp_app)
+    app.add_typer(plugin_app)
 
 
 _add_subcommands()

@@ -9,10 +9,10 @@
       needs you to log in: run `agentcli mcp login github` (...)
     Permission rules name a server's tools as shown: mcp__SERVER__TOOL, or mcp__SERVER for all of them.
 
-The servers are those a session in this directory would have (`SessionServers`): the same
-files (with `--mcp-config` and `--strict-mcp-config` as a session takes them), approvals and
-connect timeout; none is asked about, and all are stopped before the
-report is printed.
+The servers are those a session in this directory would have (`SessionServers`): the
+enabled plugins' and the same files (with `--mcp-config` and `--strict-mcp-config` as a
+session takes them), approvals and connect timeout; none is asked about, and all are stopped
+before the report is printed.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from agentcli.mcp.names import server_parts
 from agentcli.mcp.servers import SessionServers
 from agentcli.mcp.status import ServerStatus
 from agentcli.permissions.sources import resolve_mode
+from agentcli.plugins.enabled import active_plugins
 from agentcli.settings import load_settings
 
 NO_SERVERS = (
@@ -46,8 +47,17 @@ def server_report(cwd: Path, flag_files: Sequence[Path] = (), strict: bool = Fal
     notices: list[str] = []
     settings = load_settings(cwd)
     mode = resolve_mode(None, settings)
+    plugins = active_plugins(settings).plugins  # what it says about them, a session says
     servers = SessionServers(
-        settings, cwd, flag_files, strict, mode=lambda: mode, local_settings=None, ask=None, on_notice=notices.append
+        settings,
+        cwd,
+        flag_files,
+        strict,
+        mode=lambda: mode,
+        local_settings=None,
+        ask=None,
+        on_notice=notices.append,
+        plugins=plugins,
     )
     try:
         if servers.manager is None:
@@ -69,7 +79,7 @@ def _lines(status: ServerStatus, parts: Mapping[str, str], store: AuthStore) -> 
     config = status.config
     state = "failed" if status.state == "connecting" else status.state  # timed out while closing
     label = server_label(status, parts)
-    lines = [f"{label} · {config.scope} · {config.transport} · {state}", f"  {config.target}"]
+    lines = [f"{label} · {config.origin or config.scope} · {config.transport} · {state}", f"  {config.target}"]
     if config.logs_in:
         lines.append(f"  login: {login_label(config, store)}")
     listing = tool_listing(status, parts)

@@ -47,9 +47,14 @@ class InstructionFile:
     """Its imports outside the project that were not approved (each also has a note)."""
     unreadable: str | None = None
     """Why its text could not be read (a FIFO, a permission error): the front end tells the user."""
+    memory_type: str = "Project"
+    """Claude Code's name for its place: `User`, `Project` or `Local` (an import takes its importer's)."""
 
 
 USER_KIND = "the user's private global instructions for all projects"
+LOCAL_KIND = "the user's private project instructions, not checked in"
+MEMORY_TYPES = {USER_KIND: "User", LOCAL_KIND: "Local"}
+"""The memory type of each kind of file; any other is `Project`."""
 
 
 def user_files(home: Path | None = None) -> list[Path]:
@@ -63,7 +68,7 @@ def candidate_paths(cwd: Path, home: Path | None = None) -> list[tuple[Path, str
     paths = [(path, USER_KIND) for path in user_files(home)]
     for folder in walk:
         paths.append((folder / "CLAUDE.md", "project instructions, checked into the codebase"))
-        paths.append((folder / "CLAUDE.local.md", "the user's private project instructions, not checked in"))
+        paths.append((folder / "CLAUDE.local.md", LOCAL_KIND))
     paths.extend((folder / "AGENTS.md", "project instructions for coding agents") for folder in walk)
     return paths
 
@@ -126,11 +131,14 @@ def _load(
     chain: tuple[Path, ...],
     seen: set[Path],
     outside: OutsideFiles | None,
+    memory_type: str | None = None,
 ) -> list[InstructionFile]:
-    """`path` and what it imports; `outside` judges imports outside the project (None: the user's own, exempt)."""
+    """`path` and what it imports; `outside` judges imports outside the project (None: the user's own,
+    exempt); an import has its importer's `memory_type`."""
     seen.add(_key(path))
     text, unreadable = _read(path)
-    entry = InstructionFile(path, kind, text, parent, unreadable=unreadable)
+    memory_type = MEMORY_TYPES.get(kind, "Project") if memory_type is None else memory_type
+    entry = InstructionFile(path, kind, text, parent, unreadable=unreadable, memory_type=memory_type)
     found = [entry]
     chain = (*chain, _key(path))
     for mention in import_mentions(entry.text):
@@ -152,7 +160,7 @@ def _load(
             entry.notes.append(outside.note(mention, target))
             entry.withheld.append(OutsideFile(_key(target), mention, path))
         else:
-            found.extend(_load(target, "imported", path, chain, seen, outside))
+            found.extend(_load(target, "imported", path, chain, seen, outside, memory_type))
     return found
 
 

@@ -25,6 +25,9 @@ class ReminderSource:
     """Said before the new body when it changed during the session ("" for nothing)."""
     removed: str
     """Said instead when it became empty during the session."""
+    on_sent: Callable[[bool], None] | None = None
+    """Told each time its body is sent: True when whole for the first time (in a conversation, or
+    after a compaction dropped it), False when as a change."""
 
 
 def system_reminder(body: str) -> JSON:
@@ -56,8 +59,10 @@ class ReminderTracker:
             if previous is None or previous == _digest(""):
                 if body:
                     blocks.append(system_reminder(body))
+                    _tell(source, fresh=True)
             elif body:
                 blocks.append(system_reminder("\n\n".join(part for part in (source.changed, body) if part)))
+                _tell(source, fresh=False)
             else:
                 blocks.append(system_reminder(source.removed))
         return blocks
@@ -73,6 +78,11 @@ class ReminderTracker:
 
     def restore(self, sent: dict[str, str]) -> None:
         self._sent = dict(sent)
+
+
+def _tell(source: ReminderSource, *, fresh: bool) -> None:
+    if source.on_sent is not None:
+        source.on_sent(fresh)
 
 
 def _digest(body: str) -> str:

@@ -24,13 +24,8 @@ from pathlib import Path
 from agentcli.agents.sources import SESSION, ToolList, ToolSource
 from agentcli.asking import AsksTheUser
 from agentcli.context.facts import gather_facts
-from agentcli.context.instructions import (
-    MAX_IMPORT_DEPTH,
-    InstructionFile,
-    load_instructions,
-    render_instructions,
-    withheld_imports,
-)
+from agentcli.context.instruction_loads import InstructionLoads, InstructionsLoad
+from agentcli.context.instructions import MAX_IMPORT_DEPTH, InstructionFile, load_instructions, withheld_imports
 from agentcli.context.outside import OutsideFiles, project_top
 from agentcli.context.reminders import ReminderSource, ReminderTracker, system_reminder
 from agentcli.context.system_prompt import build_system_prompt
@@ -38,6 +33,7 @@ from agentcli.contracts import JSON, PermissionGate, ToolContext
 from agentcli.conversation import text_block
 from agentcli.errors import UsageError
 from agentcli.mcp.content import McpContent
+from agentcli.plugins.manifest import Plugin
 from agentcli.settings import agentcli_home, claude_home
 from agentcli.skills.catalog import Skill, SkillCatalog
 from agentcli.skills.invoke import SkillInvoker
@@ -103,7 +99,7 @@ class TypedCommand:
     expansion_type: str
     """`slash_command` (a skill or a command file) or `mcp_prompt`."""
     source: str
-    """Where it comes from, as Claude Code names it: `projectSettings`, `userSettings` or `mcp`."""
+    """Where it comes from, as Claude Code names it: `projectSettings`, `userSettings`, `plugin` or `mcp`."""
 
     def hook_fields(self, prompt: str) -> JSON:
         return {
@@ -139,8 +135,13 @@ class SessionContext:
         mcp: McpContent | None = None,
         claude: Path | None = None,
         skill_notices: SkillNotices | None = None,
+        plugins: Sequence[Plugin] = (),
+        on_instructions_loaded: Callable[[list[InstructionsLoad]], None] = lambda loads: None,
     ) -> None:
-        """`workspace`: the session's (its root is the project; the facts' git runs in it)."""
+        """`workspace`: the session's (its root is the project; the facts' git runs in it);
+        `plugins`: the enabled plugins, whose skills and commands are read too;
+        `on_instructions_loaded` hears which instruction files entered the conversation, and why."""
+        self.plugins = tuple(plugins)
         cwd = self.cwd = workspace.root
         self.mcp = mcp
         """MCP prompts (`/mcp__server__prompt`) and resources (`@server:uri`), when servers are configured."""
@@ -154,14 +155,17 @@ class SessionContext:
         self.facts = gather_facts(workspace, model, today, self.home)
         self.system: list[JSON] = build_system_prompt(cwd, model, append_system_prompt, self.facts)
         """Byte-identical for every request of the session."""
+        self.instruction_loads = InstructionLoads(on_instructions_loaded)
+        """Which instruction files the model was sent (a compaction tells it `compacting`)."""
         self.reminders = ReminderTracker(
             [
                 ReminderSource(
                     "instructions",
-                    lambda: render_instructions(load_instructions(self.cwd, self.home, self.outside)),
+                    lambda: self.instruction_loads.render(self.instruction_files()),
                     changed="The instruction files changed during this session. Their current content follows "
                     "and replaces what was shown earlier.",
                     removed="The instruction files shown earlier were removed or emptied; disregard them.",
+                    on_sent=self.instruction_loads.sent,
                 ),
                 ReminderSource(
                     "skills",
@@ -205,9 +209,13 @@ class SessionContext:
         self._skill_tools: SkillTools | None = None
         self._reported_unreadable: set[Path] = set()
 
+    def instruction_files(self) -> list[InstructionFile]:
+        """The instruction files (CLAUDE.md and the rest) as they are on disk now, with their imports."""
+        return load_instructions(self.cwd, self.home, self.outside)
+
     def skills(self) -> SkillCatalog:
         """Skills as they are on disk now (files are re-read, so edits show up)."""
-        return load_skills(self.cwd, self.home, self.claude)
+        return load_skills(self.cwd, self.home, self.claude, self.plugins)
 
     def _reported_skills(self) -> SkillCatalog:
         """`skills()`, after saying once what there is to say about their files."""
@@ -309,7 +317,7 @@ class SessionContext:
         skill = self._reported_skills().get(name)
         if skill is None or not skill.user_invocable:
             return None
-        source = "userSettings" if skill.source.startswith("user") else "projectSettings"
+        source = "plugin" if skill.plugin else "userSettings" if skill.source.startswith("user") else "projectSettings"
         return TypedCommand(name, args, "slash_command", source)
 
     def forked_content(self, prepared: PreparedMessage, ctx: ToolContext) -> list[JSON]:

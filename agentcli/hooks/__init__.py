@@ -27,7 +27,8 @@ hooks that failed. What an outcome does is the caller's business, per event:
 - SessionStart (session): stdout and context → a reminder in the next user message.
 - PreCompact (session): exit 2 or `block` → no compaction; stdout and context → instructions
   for the summary, after the user's `/compact` ones (Claude Code's custom instructions).
-- SessionEnd, PostCompact, StopFailure, Notification: run for their effects.
+- SessionEnd, PostCompact, StopFailure, Notification, InstructionsLoaded (session, once per
+  instruction file sent to the model: `context.instruction_loads`): run for their effects.
 - `continue: false` anywhere ends the agent's turn with the `stopReason`.
 
 A hook with `async: true` runs in the background (`background`): the call returns NOTHING for

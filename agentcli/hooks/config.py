@@ -7,8 +7,9 @@ The format is Claude Code's, so a configuration copied from it works unchanged::
 
 Hooks from every file run (user, project, local: they add up, none replaces another), each
 remembering the file it came from. A matcher is matched against the event's subject (the tool
-name; `startup|resume|clear|compact` for SessionStart; `manual|auto` for PreCompact; the agent
-type for SubagentStart and SubagentStop; the command's name for UserPromptExpansion; …): empty
+name; `startup|resume|clear|compact` for SessionStart; the `load_reason` for InstructionsLoaded;
+`manual|auto` for PreCompact; the agent type for SubagentStart and SubagentStop; the command's
+name for UserPromptExpansion; …): empty
 or `*` matches everything; letters, digits, `_`, `-` and spaces are names, separated by `|` or
 `,`, matched exactly; anything else is a regular expression searched for in the name (as Claude
 Code does: `mcp__github__.*`, `Notebook`). Claude Code's `Agent` tool is agentcli's `Task`: a
@@ -42,6 +43,7 @@ from agentcli.setting_keys import setting
 HOOKS_SETTING = setting("hooks")
 EVENTS = (
     "SessionStart",
+    "InstructionsLoaded",
     "UserPromptSubmit",
     "UserPromptExpansion",
     "PreToolUse",
@@ -60,7 +62,6 @@ EVENTS = (
 """The events agentcli runs, in the order of a session's life."""
 NOT_RUN = (
     "Setup",
-    "InstructionsLoaded",
     "MessageDisplay",
     "PermissionDenied",
     "PostToolBatch",
@@ -118,6 +119,10 @@ class HookCommand:
     """`asyncRewake`: its exit 2 tells the model its stderr (later, as `background` hooks do)."""
     shell: str = "bash"
     """The shell of a command without `args`: bash, as in Claude Code (`/bin/sh` where there is none)."""
+    plugin_root: Path | None = None
+    """A plugin's hook: its folder, `CLAUDE_PLUGIN_ROOT` in the hook's environment (and in `args`)."""
+    origin: str = ""
+    """Where it came from when not a settings file of the user's or the project's (`plugin NAME@MKT`)."""
 
     def matches(self, subject: str | None) -> bool:
         return subject is None or matcher_matches(self.matcher, subject)

@@ -17,7 +17,7 @@ contexts add up.
 
 Where Claude Code's reference says an event cannot be blocked, exit 2 does not block it: on
 SessionStart, SubagentStart, SessionEnd, PostCompact and StopFailure its stderr is shown to the
-user; on Notification and PermissionRequest it is ignored (a PermissionRequest hook decides only
+user; on Notification, PermissionRequest and InstructionsLoaded it is ignored (a PermissionRequest hook decides only
 through its `decision` object).
 """
 
@@ -35,7 +35,7 @@ Permission = Literal["allow", "deny", "ask"]
 PLAIN_CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart", "PreCompact")
 SHOWN_ON_EXIT_2 = frozenset({"SessionStart", "SubagentStart", "SessionEnd", "PostCompact", "StopFailure"})
 """Events that cannot be blocked whose exit-2 stderr is shown to the user."""
-IGNORED_ON_EXIT_2 = frozenset({"Notification", "PermissionRequest"})
+IGNORED_ON_EXIT_2 = frozenset({"Notification", "PermissionRequest", "InstructionsLoaded"})
 """Events that cannot be blocked whose exit code 2 changes nothing."""
 Behavior = Literal["allow", "deny"]
 _STRENGTH: dict[Permission, int] = {"allow": 0, "ask": 1, "deny": 2}

@@ -4,7 +4,8 @@ A hook is `bash -c COMMAND` (`/bin/sh` where there is no bash), or with `args` t
 COMMAND run with them and no shell (`${CLAUDE_PROJECT_DIR}` filled into each as plain text), in
 the project directory with the event's JSON on stdin and the environment every child of
 agentcli gets (`credentials.child_environment`: no API key) plus `CLAUDE_PROJECT_DIR` and
-`AGENTCLI_PROJECT_DIR`. When its `timeout` passes, its whole
+`AGENTCLI_PROJECT_DIR`, and for a plugin's hook `CLAUDE_PLUGIN_ROOT` (its folder: bash expands
+`${CLAUDE_PLUGIN_ROOT}` in the command; in `args` it is filled in as plain text). When its `timeout` passes, its whole
 process group is killed and it counts as a non-blocking failure. What it writes is kept up to
 `MAX_OUTPUT_CHARS` characters per stream, the rest dropped as it is read (`capped_output`): a
 hook printing 200 MB does not grow agentcli's memory.
@@ -65,6 +66,8 @@ def run_hooks(
 
 
 def _run_one(hook: HookCommand, data: bytes, project: Path, env: dict[str, str], on_start: Started | None) -> HookRun:
+    if hook.plugin_root is not None:
+        env = {**env, PLUGIN_ROOT: str(hook.plugin_root)}
     try:
         done = run_capped(
             hook_argv(hook, project),
@@ -83,13 +86,14 @@ def _run_one(hook: HookCommand, data: bytes, project: Path, env: dict[str, str],
 
 
 PLACEHOLDERS = ("${CLAUDE_PROJECT_DIR}", "${AGENTCLI_PROJECT_DIR}")
+PLUGIN_ROOT = "CLAUDE_PLUGIN_ROOT"
 
 
 def hook_argv(hook: HookCommand, project: Path) -> list[str]:
     """What runs: the command in bash (or sh), or, with `args`, the program itself."""
     if hook.args is None:
         return [_shell(), "-c", hook.command]
-    return [_placed(part, project) for part in (hook.command, *hook.args)]
+    return [_placed(part, project, hook.plugin_root) for part in (hook.command, *hook.args)]
 
 
 @functools.cache
@@ -97,10 +101,12 @@ def _shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-def _placed(text: str, project: Path) -> str:
-    """`text` with the project folder in place of its placeholders (nothing else is expanded)."""
+def _placed(text: str, project: Path, plugin_root: Path | None) -> str:
+    """`text` with the project (and plugin) folder in place of its placeholders (nothing else is expanded)."""
     for placeholder in PLACEHOLDERS:
         text = text.replace(placeholder, str(project))
+    if plugin_root is not None:
+        text = text.replace(f"${{{PLUGIN_ROOT}}}", str(plugin_root))
     return text
 
 

@@ -22,6 +22,13 @@ with a notice naming the file and saying what to fix; nothing here raises.
 
 Project servers come from a checked-in file that can start programs: they run only once
 approved (`agentcli.mcp.approval`). User and `--mcp-config` servers are the user's own.
+
+An enabled plugin's servers (`plugins.manifest`: its `.mcp.json` or `mcpServers`) are named
+`plugin:PLUGIN:SERVER` (tools `mcp__plugin_PLUGIN_SERVER__…`) and read before the user's file.
+The user approved them when they installed or enabled the plugin, which showed what each runs;
+the plugin comes from someone else, so its `${VAR}`s are expanded as a project's are (never into
+a credential the user did not let through), with `${CLAUDE_PLUGIN_ROOT}` the plugin's folder,
+also set in a stdio server's environment.
 """
 
 from __future__ import annotations
@@ -29,16 +36,17 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from agentcli.bounds import JSON_DIGITS
 from agentcli.expansion import Expander, conceal, withheld_notice
+from agentcli.plugins.manifest import ROOT_VARIABLE, Plugin
 from agentcli.regular_file import NotRegularFile, read_regular_file
 from agentcli.settings import agentcli_home
 
-Scope = Literal["project", "user", "flag"]
+Scope = Literal["project", "user", "flag", "plugin"]
 Transport = Literal["stdio", "http", "sse"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "http", "sse")
 PROJECT_FILE = ".mcp.json"
@@ -78,6 +86,8 @@ class ServerConfig:
     """The port of the login's redirect URI (`oauth.callbackPort`); 0: any free one."""
     written: AsWritten | None = None
     """As the file writes it; None when it has no variables (built here, not read from a file)."""
+    origin: str = ""
+    """`plugin NAME@MKT` for a plugin's server."""
     withheld: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """The credential variables it asked for and does not get, each with where it asked (`env.KEY`)."""
     used: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -131,12 +141,17 @@ def load_servers(
     strict: bool = False,
     environ: Mapping[str, str] | None = None,
     allowed: Collection[str] = (),
+    plugins: Sequence[Plugin] = (),
 ) -> ServerSet:
     """The servers of every configuration file (see the module's docstring). A `--mcp-config`
     file that does not exist is reported; a missing user or project file is not. `allowed`: the
-    credential variables the user lets the project's file expand (`subprocessEnvPassthrough`)."""
+    credential variables the user lets the project's file expand (`subprocessEnvPassthrough`);
+    `plugins`: the enabled plugins (left out with `strict`)."""
     environ = os.environ if environ is None else environ
     found = ServerSet()
+    if not strict:
+        for plugin in plugins:
+            add_plugin_servers(found, plugin, environ, allowed)
     for scope, path in config_files(cwd, flag_files, strict):
         try:
             data = read_config_file(path)
@@ -166,6 +181,30 @@ def load_servers(
         if withheld:
             found.notices.append(withheld_notice(path, withheld))
     return found
+
+
+def add_plugin_servers(
+    found: ServerSet, plugin: Plugin, environ: Mapping[str, str], allowed: Collection[str] = ()
+) -> None:
+    """Add `plugin`'s servers to `found` (see the module's docstring)."""
+    root = str(plugin.root)
+    with_root = {**environ, ROOT_VARIABLE: root}
+    for path, servers in plugin.mcp_servers:
+        withheld: dict[str, list[str]] = {}
+        for own_name, spec in servers.items():
+            name = f"plugin:{plugin.name}:{own_name}"
+            try:
+                server = parse_server(name, spec, "plugin", path, Expander(with_root, checked_in=True, allowed=allowed))
+            except ValueError as error:
+                found.notices.append(f'Skipped MCP server "{own_name}" of {plugin.label} ({path}): {error}')
+                continue
+            if server.transport == "stdio":
+                server = replace(server, env={ROOT_VARIABLE: root, **server.env})
+            found.servers[name] = replace(server, origin=plugin.label)
+            for variable, places in server.withheld.items():
+                withheld.setdefault(variable, []).append(f'server "{own_name}": {", ".join(places)}')
+        if withheld:
+            found.notices.append(withheld_notice(path, withheld))
 
 
 def parse_server(name: str, spec: object, scope: Scope, source: Path, expand: Expander) -> ServerConfig:

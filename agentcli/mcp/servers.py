@@ -43,6 +43,7 @@ from agentcli.mcp.tools import (
     McpToolSource,
     refused_server_notice,
 )
+from agentcli.plugins.manifest import Plugin
 from agentcli.setting_keys import setting
 from agentcli.settings import Settings
 
@@ -69,6 +70,7 @@ class SessionServers:
         ask: AsksAboutProjectServer | None,
         on_notice: Notify,
         elicitor: Elicitor | None = None,
+        plugins: Sequence[Plugin] = (),
     ) -> None:
         self.settings = settings
         self.mode = mode
@@ -76,7 +78,7 @@ class SessionServers:
         self.ask = ask
         self.on_notice = on_notice
         allowed = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
-        found = load_servers(cwd, flag_files, strict=strict, allowed=allowed)
+        found = load_servers(cwd, flag_files, strict=strict, allowed=allowed, plugins=plugins)
         for text in found.notices:
             on_notice(text)
         named, refused = server_parts(found.servers)

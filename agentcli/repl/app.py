@@ -17,14 +17,16 @@ from prompt_toolkit.utils import is_dumb_terminal
 from rich.console import Console
 
 from agentcli import __version__
+from agentcli.context.memory import memory_note
 from agentcli.context.session import parse_command
 from agentcli.errors import AgentcliError, Halt, ModelAPIError
 from agentcli.mcp.content import PREFIX as MCP_PREFIX
 from agentcli.providers import credential_problem
-from agentcli.repl.builtins import BUILTINS, ExitRepl, show_resumed
+from agentcli.repl.builtins import BUILTINS, ExitRepl, ask, show_resumed
 from agentcli.repl.completion import PromptCompleter
 from agentcli.repl.input import prompt_session
 from agentcli.repl.keys import EscWatcher
+from agentcli.repl.memory import add_memory
 from agentcli.repl.prompter import TerminalPrompter
 from agentcli.repl.view import TurnView
 from agentcli.repl.warmup import start_warm_up
@@ -121,8 +123,17 @@ class Repl:
         self._typeahead = text
 
     def handle(self, text: str) -> None:
-        """A built-in command runs here; a skill or ordinary text is sent; an unknown `/name` is
-        answered with a suggestion and nothing is sent."""
+        """A built-in command runs here, and `# note` adds to memory; a skill or ordinary text is
+        sent; an unknown `/name` is answered with a suggestion and nothing is sent."""
+        note = memory_note(text)
+        if note is not None:
+            try:
+                add_memory(self, note, ask)
+            except Halt:
+                raise
+            except (Exception, KeyboardInterrupt) as error:
+                self._report(error)
+            return
         command = parse_command(text)  # None for text, also for a path such as `/usr/bin/env is missing`
         if command is not None:
             name, args = command

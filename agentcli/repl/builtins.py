@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -17,7 +15,6 @@ from rich.table import Column, Table
 
 from agentcli.contracts import JSON
 from agentcli.conversation import block_text, blocks_of, is_text, text_of, tool_results
-from agentcli.credentials import child_environment
 from agentcli.errors import Halt, UsageError
 from agentcli.hooks.config import EVENTS
 from agentcli.loop import INTERRUPTED_MARKER
@@ -25,10 +22,9 @@ from agentcli.mcp.status import ServerStatus
 from agentcli.output.labels import format_tokens
 from agentcli.permissions.persist import change_rules
 from agentcli.permissions.rules import BEHAVIORS, SESSION, Rule, RuleError, RuleSource, parse_rule, split_rule_list
-from agentcli.regular_file import read_regular_file
 from agentcli.safe_text import for_terminal
 from agentcli.sessions.store import SessionInfo, find_session, list_sessions
-from agentcli.skills.catalog import Skill
+from agentcli.skills.catalog import BUILT_IN_HOLDER, BUILTIN_NAMES, Skill
 from agentcli.tools.todo import progress_line
 from agentcli.ui.tool_render import TodoListView
 
@@ -81,9 +77,10 @@ def _help(repl: Repl, args: str) -> None:
             f" {escape(str(winner.path))}[/dim]",
         )
     for lost, holder in catalog.short_names_lost:
+        taken = "a built-in command" if holder == BUILT_IN_HOLDER else f"/{escape(holder)}"
         table.add_row(
             escape(f"/{lost.name}"),
-            f"[dim]({escape(_where(lost))}) only by this name: /{escape(lost.short_name)} is /{escape(holder)}[/dim]",
+            f"[dim]({escape(_where(lost))}) only by this name: /{escape(lost.short_name)} is {taken}[/dim]",
         )
     for name, error in sorted(catalog.errors.items()):
         table.add_row(escape(f"/{name}"), f"[red]unusable: {escape(str(error))}[/red]")
@@ -104,7 +101,7 @@ def _help(repl: Repl, args: str) -> None:
         repl.console.print(f"[dim]WebSearch searches with {escape(web.search.backend.label)}.[/dim]")
     repl.console.print(
         "[dim]Enter sends · Esc then Enter or a trailing \\ adds a line · Shift-Tab cycles permission modes · "
-        "Ctrl-O shows cut-short tool output · Ctrl-C interrupts · Ctrl-D exits[/dim]"
+        "Ctrl-O shows cut-short tool output · # note adds to memory · Ctrl-C interrupts · Ctrl-D exits[/dim]"
     )
 
 
@@ -133,7 +130,7 @@ def _resume(repl: Repl, args: str) -> None:
             current = "  [dim](current)[/dim]" if info.id == repl.session.id else ""
             table.add_row(f"{number}.", escape(info.describe()) + current)
         repl.console.print(table)
-        choice = _ask("Resume which session? Number (Enter to cancel): ")
+        choice = ask("Resume which session? Number (Enter to cancel): ")
         if not choice:
             return
     picked = _pick(repl, sessions, choice)
@@ -164,7 +161,7 @@ def _pick(repl: Repl, sessions: list[SessionInfo], choice: str) -> SessionInfo |
         return None
 
 
-def _ask(question: str) -> str:
+def ask(question: str) -> str:
     from prompt_toolkit import prompt
 
     try:
@@ -224,7 +221,7 @@ def _clip(text: str, lines: int = 2) -> str:
 def _rewind(repl: Repl, args: str) -> None:
     from agentcli.repl.rewind import rewind
 
-    rewind(repl, args, _ask)
+    rewind(repl, args, ask)
 
 
 def _compact(repl: Repl, args: str) -> None:
@@ -447,9 +444,33 @@ def _hooks(repl: Repl, args: str) -> None:
             escape(for_terminal(matcher)),
             escape(for_terminal(command)),
             f"{hook.timeout:g} s",
-            escape(for_terminal(_shown_path(hook.source, repl.session.cwd))),
+            escape(for_terminal(hook.origin or _shown_path(hook.source, repl.session.cwd))),
         )
     repl.console.print(table)
+
+
+def _plugin(repl: Repl, args: str) -> None:
+    """`/plugin …`: what `agentcli plugin …` does (agentcli.plugins.manage), asking here before
+    anything is installed or enabled. A change applies to the next session."""
+    from agentcli.plugins.manage import PluginCommands, run_words
+    from agentcli.plugins.manifest import PluginError
+
+    def say(line: str) -> None:
+        repl.console.print(for_terminal(line), markup=False, highlight=False)
+
+    def answer(lines: list[str], question: str) -> bool:
+        for line in lines:
+            say(line)
+        return ask(f"{question} [y/N] ").lower() in ("y", "yes")
+
+    try:
+        words = shlex.split(args)
+        run_words(PluginCommands(repl.session.cwd, say, answer), words)
+    except (PluginError, UsageError, ValueError, OSError) as error:
+        repl.console.print(for_terminal(str(error)), style="yellow", markup=False)
+        return
+    if words and words[0] in ("install", "enable", "disable", "uninstall", "update"):
+        repl.console.print("[dim]Plugins load as a session starts: restart agentcli to use the change.[/dim]")
 
 
 def _sandbox(repl: Repl, args: str) -> None:
@@ -552,7 +573,10 @@ def _show_servers(repl: Repl, manager: McpManager, statuses: list[ServerStatus])
     parts, _ = server_parts(status.name for status in statuses)
     logins = [login_label(status.config, manager.auth_store) for status in statuses]
     with_logins = any(logins)  # only remote servers log in: without one the column would be empty
-    sources = [escape(for_terminal(_shown_path(status.config.source, repl.session.cwd))) for status in statuses]
+    sources = [
+        escape(for_terminal(status.config.origin or _shown_path(status.config.source, repl.session.cwd)))
+        for status in statuses
+    ]
     # the file is shown whole (it is what the user opens to fix a server); the error wraps instead
     whole = Column("from", min_width=min(max(map(len, sources), default=4), max(20, repl.console.width - 40)))
     table = Table("server", "scope", "state", "tools", *(["login"] if with_logins else []), whole, Column(""), box=None)
@@ -599,33 +623,9 @@ def _init(repl: Repl, args: str) -> None:
 
 
 def _memory(repl: Repl, args: str) -> None:
-    """Edit CLAUDE.md in $EDITOR; say what changed (the instructions reminder carries the change)."""
-    path = repl.session.cwd / "CLAUDE.md"
-    before = _contents(path)
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    try:
-        done = subprocess.run([*shlex.split(editor), str(path)], check=False, env=child_environment())
-    except OSError as error:
-        repl.console.print(f"Could not start the editor {editor!r}: {error.strerror}. Set $EDITOR.", style="red")
-        return
-    after = _contents(path)
-    shown = _shown_path(path, repl.session.cwd)
-    failed = f" (the editor exited with status {done.returncode})" if done.returncode else ""
-    if after == before:
-        said = f"{shown} {'unchanged' if after is not None else 'not written'}{failed}."
-    elif after is None:
-        said = f"{shown} was deleted{failed}; the model is told with your next message."
-    else:
-        said = f"{shown} changed{failed}: it will be sent with your next message."
-    repl.console.print(said, style="dim", markup=False)
+    from agentcli.repl.memory import memory_command
 
-
-def _contents(path: Path) -> bytes | None:
-    """The file's bytes; None when there is no such regular file (a FIFO is not waited on)."""
-    try:
-        return read_regular_file(path, None)
-    except OSError:
-        return None
+    memory_command(repl, args, ask)
 
 
 BUILTINS: dict[str, Builtin] = {
@@ -663,6 +663,12 @@ BUILTINS: dict[str, Builtin] = {
         ),
         Builtin("sandbox", "Whether commands run in the sandbox, what it allows, how to turn it on", _sandbox),
         Builtin("hooks", "List the hooks that run in this session and the file of each", _hooks),
+        Builtin(
+            "plugin",
+            "Plugins and marketplaces: list, install, enable, disable, uninstall, update",
+            _plugin,
+            "[list|install|enable|disable|uninstall|update|marketplace …]",
+        ),
         Builtin("model", "Show or change the model (provider:model switches provider)", _model, "[name]"),
         Builtin(
             "permissions",
@@ -671,8 +677,14 @@ BUILTINS: dict[str, Builtin] = {
             "[allow|ask|deny|remove RULES]",
         ),
         Builtin("init", "Ask the model to write a starter CLAUDE.md for this project", _init),
-        Builtin("memory", "Edit the project's CLAUDE.md in $EDITOR", _memory),
+        Builtin(
+            "memory",
+            "List the instruction files loaded; open one in $EDITOR (# text at the prompt adds a line)",
+            _memory,
+            "[number]",
+        ),
         Builtin("exit", "Leave agentcli", _exit),
         Builtin("quit", "Leave agentcli", _exit),
     )
 }
+assert set(BUILTINS) == set(BUILTIN_NAMES), "skills.catalog.BUILTIN_NAMES lists the built-in commands"

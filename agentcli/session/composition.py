@@ -3,8 +3,9 @@
 `compose` reads the settings (`settings.load_settings`) and the options (`SessionOptions`),
 and builds what every conversation of the session shares (`SessionParts`): the workspace, the
 hooks (the checked-in settings' only once trusted, `hooks.trust`), the permission gate (with
-the front end's prompter, which runs the Notification hooks before each question), the MCP
-servers (started later, `mcp.servers`), the model client (`SessionModel`, made at the first
+the front end's prompter, which runs the Notification hooks before each question), the enabled
+plugins (`plugins.enabled`, whose parts join the others'), the MCP servers (started later,
+`mcp.servers`), the model client (`SessionModel`, made at the first
 request), the built-in tools, WebFetch's page cache, the agent types, which outside files and
 skills are trusted, the loop's configuration for a model (`loop_config`), and the project's
 checkpoints. Building starts nothing but the workspace it makes (entered last, closed with the
@@ -49,6 +50,9 @@ from agentcli.permissions.gate import Gate, build_gate
 from agentcli.permissions.prompt import Answer, PermissionRequest, Prompter
 from agentcli.permissions.request_hooks import request_fields
 from agentcli.permissions.rules import split_rule_list
+from agentcli.plugins.enabled import active_plugins
+from agentcli.plugins.hooks import plugin_hooks
+from agentcli.plugins.manifest import Plugin
 from agentcli.providers import (
     DEFAULT_PROVIDER,
     MODEL_SETTING,
@@ -271,6 +275,8 @@ class SessionParts:
     checkpoint_config: CheckpointConfig
     sandbox: SandboxStatus
     """Whether the agent's commands run in a sandbox, and what it allows (for /sandbox)."""
+    plugins: tuple[Plugin, ...] = ()
+    """The enabled plugins (`agentcli.plugins.enabled`): their skills, commands, agents, hooks and MCP servers."""
 
     @property
     def cwd(self) -> Path:
@@ -331,8 +337,11 @@ def compose(
 
     settings = load_settings(cwd)
     passthrough = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
+    plugins = active_plugins(settings)
+    for text in plugins.notices:
+        notice(text)
     hook_config = trusted_config(
-        load_hooks(settings.raw),
+        load_hooks(settings.raw).plus(plugin_hooks(plugins.plugins)),
         settings.get(TRUST_KEY),
         own_local_settings(cwd),
         approvals.hooks,
@@ -375,7 +384,7 @@ def compose(
     outside_files = OutsideFiles.for_session(
         settings, cwd, save_to=gate.local_settings, ask=approvals.outside, on_notice=notice
     )
-    agent_types = AgentTypes(cwd, agentcli_home(), notice)
+    agent_types = AgentTypes(cwd, agentcli_home(), notice, plugins.plugins)
     mcp = SessionServers(
         settings,
         cwd,
@@ -386,6 +395,7 @@ def compose(
         ask=approvals.mcp_server,
         elicitor=approvals.elicitor,
         on_notice=notice,
+        plugins=plugins.plugins,
     )
     earlier = earlier_transcript(options, cwd)
     provider, named = choose_provider(options, settings, earlier)
@@ -434,6 +444,7 @@ def compose(
         checkpoints=checkpoint_config.store(cwd, agentcli_home()),
         checkpoint_config=checkpoint_config,
         sandbox=status,
+        plugins=plugins.plugins,
     )
 
 

@@ -39,6 +39,7 @@ from agentcli.budget import Budget
 from agentcli.catalog import ModelInfo
 from agentcli.checkpoints.store import CheckpointStore
 from agentcli.checkpoints.turns import TurnCheckpoints
+from agentcli.context.instruction_loads import InstructionsLoad
 from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, ToolContext, Usage
@@ -81,6 +82,8 @@ class Conversation:
             on_notice=parts.notice,
             mcp=parts.mcp_content,
             skill_notices=parts.skill_notices,
+            plugins=parts.plugins,
+            on_instructions_loaded=self._instructions_loaded,
         )
         self.resumed = loaded
         """The transcript this conversation continues, if it does."""
@@ -212,6 +215,11 @@ class Conversation:
         fields = {"source": source, "model": self.agent.model_name}
         for text in self._parts.hooks.run("SessionStart", fields, source).context:
             self.context.reminders.add_once(text)
+
+    def _instructions_loaded(self, loads: list[InstructionsLoad]) -> None:
+        """Run the InstructionsLoaded hooks for each file that entered the conversation (for their effects)."""
+        for load in loads:
+            self._parts.hooks.run("InstructionsLoaded", load.hook_fields(), load.load_reason)
 
     # ------------------------------------------------------------------ what a sub-agent takes (`subagent.Parent`)
 
@@ -383,16 +391,17 @@ class Conversation:
         instructions = "\n\n".join(part for part in (instructions.strip(), *said.context) if part)
         threshold = self.auto_compact_threshold()
         summarise_above = (threshold or self.model_info.context_window) * 3 // 4 if auto else None
-        result = compact_agent(
-            self.agent,
-            self._parts.model,
-            self.context.reminders,
-            self.model_info,
-            instructions=instructions,
-            summarise_above=summarise_above,
-            on_notice=self._parts.notice,
-            carry=self._carry,
-        )
+        with self.context.instruction_loads.compacting():
+            result = compact_agent(
+                self.agent,
+                self._parts.model,
+                self.context.reminders,
+                self.model_info,
+                instructions=instructions,
+                summarise_above=summarise_above,
+                on_notice=self._parts.notice,
+                carry=self._carry,
+            )
         if result.changed:
             adopt(self.agent, result)
             self.recorder.record_compaction(result, auto=auto, reminders=self.context.reminders.snapshot())

@@ -5,6 +5,9 @@ it, and a later one of the same name is `shadowed` (listed in /help as hidden). 
 subfolder, `tools/x.md`, is `tools:x` and also answers to its short name `/x` (as in Claude
 Code), unless a skill or command of that full name exists or an earlier command claimed the
 short name first: those `short_names_lost` are shown in /help and still answer to `/tools:x`.
+A plugin's `p:x` likewise answers to `/x`, once every short name of the project's and the user's
+own files is given out, in the order the plugins are loaded, unless `x` is a built-in command
+(`BUILTIN_NAMES`): a plugin never takes `/help`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,16 @@ from pathlib import Path
 from agentcli.skills.frontmatter import SkillFileError
 
 FORK = "fork"
+BUILTIN_NAMES = frozenset(
+    {
+        "help", "clear", "resume", "rewind", "compact", "cost", "stats", "todos", "agents", "mcp", "sandbox",
+        "hooks", "plugin", "model", "permissions", "init", "memory", "exit", "quit",
+    }
+)  # fmt: skip
+"""The REPL's built-in commands (repl/builtins.py checks it has these): a plugin's short name is
+never one of them, so `/help` stays the REPL's in every front end."""
+BUILT_IN_HOLDER = ""
+"""In `short_names_lost`: the short name is a built-in command's."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,8 @@ class Skill:
     """How its frontmatter was read, when it was not strict YAML (reported once)."""
     digest: str = ""
     """SHA-256 of the bytes this skill was parsed from (see skills/trust.py)."""
+    plugin: str | None = None
+    """The plugin it comes from (its name is then `plugin:name`); None for the user's and the project's own."""
 
     @property
     def kind(self) -> str:
@@ -55,8 +70,10 @@ class Skill:
 
     @property
     def short_name(self) -> str:
-        """A command's file name without `.md` (`tools/x.md` → `x`); a skill's name."""
-        return self.path.stem if self.folder is None else self.name
+        """A command's file name without `.md` (`tools/x.md` → `x`); a skill's name (without its plugin's)."""
+        if self.folder is None:
+            return self.path.stem
+        return self.name.removeprefix(f"{self.plugin}:") if self.plugin else self.name
 
     @property
     def forked(self) -> bool:
@@ -130,12 +147,15 @@ class SkillCatalog:
         return name in self.skills or name in self.errors
 
     def add_short_names(self) -> None:
-        """Give each command in a subfolder its short name, in precedence order, where it is free."""
-        for skill in list(self.skills.values()):
+        """Give each command in a subfolder, and each plugin's skill or command, its short name, in
+        precedence order, where it is free: the project's and the user's before any plugin's."""
+        for skill in sorted(self.skills.values(), key=lambda s: s.plugin is not None):
             short = skill.short_name
             if short == skill.name:
                 continue
             holder = short if self.taken(short) else self.short_names.get(short)
+            if holder is None and skill.plugin and short in BUILTIN_NAMES:
+                holder = BUILT_IN_HOLDER
             if holder is None:
                 self.short_names[short] = skill.name
             else:
