@@ -157,6 +157,13 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         "sandboxed commands reach more hosts",
     ),
     SettingKey(
+        "sandbox.network.allowUnixSockets",
+        "list of paths",
+        "`[]`",
+        OWN_FILES,
+        "sandboxed commands reach more Unix sockets",
+    ),
+    SettingKey(
         "sandbox.network.allowAllUnixSockets",
         "`true` or `false`",
         "`false`",

@@ -27,6 +27,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,8 @@ def tasks_file(folder: Path, count: int) -> Path:
     return path
 
 
-def run(tasks: Path, out: Path, engine: str, workers: int) -> dict[str, float]:
+def run(tasks: Path, out: Path, engine: str, workers: int, options: Any = None) -> dict[str, float]:
+    """The batch of `tasks` into `out` (`options`: the batch's `SessionOptions`, by default Write allowed)."""
     from agentcli.batch.admission import BatchGate
     from agentcli.batch.attempt import Defaults
     from agentcli.batch.command import BatchRequest, _engine
@@ -71,7 +73,7 @@ def run(tasks: Path, out: Path, engine: str, workers: int) -> dict[str, float]:
     from agentcli.batch.tasks import load_tasks
     from agentcli.session import SessionOptions
 
-    options = SessionOptions(allowed_tools=["Write"])
+    options = options or SessionOptions(allowed_tools=["Write"])
     request = BatchRequest(tasks, out, options, workers=workers, ray="local" if engine == "ray" else None)
     make, name = _engine(request, Defaults(session=options))
     plan = BatchPlan(load_tasks(tasks), out, engine_name=name)
@@ -130,10 +132,7 @@ def main() -> None:
     args = parser.parse_args()
     import os
 
-    parent, child = multiprocessing.Pipe()
-    server = multiprocessing.Process(target=serve, args=(child,), daemon=True)
-    server.start()
-    url = parent.recv()
+    server, url = start_server(serve)
     os.environ.update({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "bench-key"})
     figures: dict[str, Any] = {"tasks": args.tasks, "steps": STEPS}
     with tempfile.TemporaryDirectory(prefix="agentcli-batch-bench-") as temp:
@@ -154,9 +153,22 @@ def main() -> None:
         for count in (100, 10_000):
             figures[f"queued.{count}.mb"] = queued_memory_mb(folder, count)
     server.terminate()
+    report(figures, args.json)
+
+
+def start_server(serve_in_child: Callable[..., None], *args: Any) -> tuple[multiprocessing.Process, str]:
+    """`serve_in_child(pipe, *args)` in a child process, and the URL it sends back on the pipe."""
+    parent, child = multiprocessing.Pipe()
+    server = multiprocessing.Process(target=serve_in_child, args=(child, *args), daemon=True)
+    server.start()
+    return server, parent.recv()
+
+
+def report(figures: dict[str, Any], path: Path | None) -> None:
+    """The figures on stdout, and in `path` (`--json`) when given."""
     print(json.dumps(figures, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    if path:
+        path.write_text(json.dumps(figures, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -129,12 +129,19 @@ def claude_code(install: bool) -> Harness:
     )
 
 
+def mini_swe_agent_python(install: bool) -> tuple[str | None, str]:
+    """The interpreter of mini-swe-agent's own venv (made under bench/.peers/ when missing), or
+    None and the harness's status saying why."""
+    mini, status = _located(install, _mini_binary)
+    return (str(Path(mini).parent / "python") if mini is not None else None), status
+
+
 def mini_swe_agent(install: bool) -> Harness:
     name = "mini-swe-agent"
-    mini, status = _located(install, _mini_binary)
-    if mini is None:
+    python, status = mini_swe_agent_python(install)
+    if python is None:
         return Harness(name, status=status)
-    python = str(Path(mini).parent / "python")
+    mini = str(Path(python).parent / "mini")
     # --cost-limit 0: no limit (its default, $3, ended the 200-step session after 118 requests)
     model = ["-m", f"anthropic/{MODEL}", "--cost-limit", "0"]
     return Harness(

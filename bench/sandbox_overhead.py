@@ -7,13 +7,24 @@ The target (issue 24): a sandboxed command costs at most 5 ms more than the same
 unsandboxed (median). The pause between commands stands for the model's turn, during which the
 sandbox makes the next command's starter; `--no-pause` runs them back to back.
 
-Usage: .venv/bin/python bench/sandbox_overhead.py [--runs N] [--no-pause]
+`--claude-code` also measures Claude Code's own sandbox (bubblewrap per command, its seccomp
+helper, socat bridges) where it does it: `claude -p` against the fake API, which asks for
+`true` as a Bash command STEPS times, with `sandbox.enabled` on and off (interleaved rounds); a
+step is the time between two requests of the conversation, and the sandbox's cost per command
+the difference of the medians. Claude Code comes from bench/.peers (installed from npm as
+`bench/run` does) or `AGENTCLI_BENCH_CLAUDE`.
+
+Usage: .venv/bin/python bench/sandbox_overhead.py [--runs N] [--no-pause] [--claude-code [--rounds R]]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -30,7 +41,9 @@ from agentcli.workspace.contract import Command, Workspace
 from agentcli.workspace.local import LocalWorkspace
 from agentcli.workspace.sandbox_settings import SandboxSettings
 from agentcli.workspace.sandboxed import SandboxedWorkspace, SandboxUnavailable
-from bench.common import Figure, interleaved
+from bench.common import CLEARED_PREFIXES, Figure, interleaved
+from bench.peers import MODEL, _claude_binary
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, reply, text, tool_use
 
 COMMANDS = {"true": "true", "ls": "ls -la", "git status": "git status --short"}
 MODEL_TURN_S = 0.1
@@ -110,10 +123,63 @@ def measure(runs: int, pause: float = MODEL_TURN_S) -> dict[str, dict[str, Figur
     return results
 
 
+CLAUDE_STEPS = 12
+
+
+def claude_code_steps(claude: str, sandboxed: bool, steps: int = CLAUDE_STEPS) -> list[float]:
+    """Seconds between consecutive requests of a `claude -p` session whose every step runs `true`."""
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(api_key="bench") as api:
+        home, folder = Path(tmp) / "home", Path(tmp) / "project"
+        (home / ".claude").mkdir(parents=True)
+        (folder / ".claude").mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+        settings = {
+            "sandbox": {"enabled": sandboxed, "autoAllowBashIfSandboxed": True, "allowUnsandboxedCommands": False}
+        }
+        (folder / ".claude" / "settings.json").write_text(json.dumps(settings))
+        asked = [0]
+
+        def respond(request: RecordedRequest) -> Reply:
+            if not request.body.get("tools"):  # a side request (a title, a summary)
+                return reply(text("ok"))
+            asked[0] += 1
+            return (
+                reply(tool_use("Bash", {"command": "true", "description": "run"}))
+                if asked[0] <= steps
+                else reply(text("done"))
+            )
+
+        api.script(*[respond] * (3 * steps + 20))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED_PREFIXES)}
+        env.update(HOME=str(home), ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY="bench")
+        env.update(CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
+        allow = [] if sandboxed else ["--allowedTools", "Bash"]
+        argv = [claude, "-p", "go", "--model", MODEL, "--max-turns", str(steps + 5), *allow]
+        subprocess.run(argv, cwd=folder, env=env, capture_output=True, timeout=600, check=True)
+        times = [r.received_at for r in api.requests if r.body.get("tools")]
+    return [later - earlier for earlier, later in itertools.pairwise(times[1:])]  # the first step warms up
+
+
+def claude_code_overhead(rounds: int) -> dict[str, Figure] | str:
+    """Claude Code's step with and without its sandbox (ms), or why it was not measured."""
+    if why := bwrap.unavailable():
+        return f"not measured: {why}"
+    claude, problem = _claude_binary()
+    if claude is None:
+        return f"not measured: {problem}"
+    samples: dict[str, list[float]] = {"unsandboxed": [], "sandboxed": []}
+    for _ in range(rounds):
+        for way in samples:
+            samples[way] += claude_code_steps(claude, way == "sandboxed")
+    return {way: Figure.of(times, 1000) for way, times in samples.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--no-pause", action="store_true", help="run the commands back to back")
+    parser.add_argument("--claude-code", action="store_true", help="measure Claude Code's sandbox too")
+    parser.add_argument("--rounds", type=int, default=3, help="Claude Code sessions each way")
     args = parser.parse_args()
     pause = 0.0 if args.no_pause else MODEL_TURN_S
     print(f"per command, median (min–max) of {args.runs} interleaved runs, ms; pause before each {pause * 1000:g} ms")
@@ -127,6 +193,17 @@ def main() -> None:
             f"{label:<12}"
             + "".join(f"{figures[way].text():>22}" for way in ("local", "sandboxed", "bwrap per command"))
             + f"{overhead:>+15.1f} ms"
+        )
+    if args.claude_code:
+        figures = claude_code_overhead(args.rounds)
+        if isinstance(figures, str):
+            print(f"Claude Code: {figures}")
+            return
+        overhead = figures["sandboxed"].median - figures["unsandboxed"].median
+        print(
+            f"Claude Code, a step running `true` ({args.rounds} sessions of {CLAUDE_STEPS} steps each way, ms): "
+            f"unsandboxed {figures['unsandboxed'].text()}, sandboxed {figures['sandboxed'].text()}, "
+            f"sandbox overhead {overhead:+.1f} ms"
         )
 
 

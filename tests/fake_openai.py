@@ -1,6 +1,7 @@
 """A fake OpenAI-compatible Chat Completions server for wire-level tests.
 
-Real HTTP and real server-sent events on 127.0.0.1 (point `OPENAI_BASE_URL` at `api.url`)::
+Real HTTP and real server-sent events on 127.0.0.1 (point `OPENAI_BASE_URL` at `api.url`); a
+request without `stream` gets the whole completion as one JSON object, as the API answers it::
 
     with FakeOpenAI(api_key="k") as api:
         api.script(
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,6 +240,38 @@ def _chunks(scripted: Reply, model: str) -> list[JSONObject]:
     return chunks
 
 
+def _completion(scripted: Reply, model: str) -> JSONObject:
+    """The answer to a request without `stream`: one `chat.completion` object."""
+    message: JSONObject = {"role": "assistant", "content": scripted.text or None}
+    if scripted.calls:
+        message["tool_calls"] = [
+            {
+                "id": tool_call.id,
+                "type": "function",
+                "function": {
+                    "name": tool_call.name,
+                    "arguments": tool_call.arguments
+                    if isinstance(tool_call.arguments, str)
+                    else json.dumps(tool_call.arguments),
+                },
+            }
+            for tool_call in scripted.calls
+        ]
+    finish = scripted.finish_reason or ("tool_calls" if scripted.calls else "stop")
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": scripted.prompt_tokens,
+            "completion_tokens": scripted.completion_tokens,
+            "total_tokens": _total(scripted.prompt_tokens, scripted.completion_tokens),
+            "prompt_tokens_details": {"cached_tokens": scripted.cached_tokens},
+        },
+    }
+
+
 def _total(prompt: object, completion: object) -> object:
     """What a server would add up; None for counts a test made garbled on purpose (a string)."""
     if isinstance(prompt, int | float) and isinstance(completion, int | float):
@@ -250,7 +283,11 @@ def _pieces(text: str, size: int = 7) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-class FakeOpenAI(FakeServer[Reply | HttpError, RecordedRequest]):
+ScriptEntry = Reply | HttpError | Callable[[RecordedRequest], Reply | HttpError]
+"""A scripted reply, an HTTP error, or a callable computing either from the request."""
+
+
+class FakeOpenAI(FakeServer[ScriptEntry, RecordedRequest]):
     """The fake server; `requests` lists the requests that passed validation and consumed an entry."""
 
     def __init__(self, *, api_key: str | None = None) -> None:
@@ -267,7 +304,7 @@ class FakeOpenAI(FakeServer[Reply | HttpError, RecordedRequest]):
         entry = self._next_entry()
         if entry is None:
             return HttpError(500, {"error": {"message": "the fake server's script is empty", "type": "server_error"}})
-        return entry
+        return entry(request) if callable(entry) else entry
 
 
 class _Handler(FakeHandler[FakeOpenAI]):
@@ -297,6 +334,9 @@ class _Handler(FakeHandler[FakeOpenAI]):
         entry = fake._take(request)
         if isinstance(entry, HttpError):
             self.send_json(request, entry.status, entry.body, entry.headers)
+            return
+        if not body.get("stream"):  # the whole completion at once, as the API answers without `stream`
+            self.send_json(request, 200, _completion(entry, body["model"]))
             return
         self._stream(request, entry, body["model"])
 

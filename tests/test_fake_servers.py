@@ -84,3 +84,20 @@ def test_every_fake_answers_a_request_its_script_has_no_entry_for_with_a_500_in_
 
     assert status == 500
     assert "script" in answer["error"]["message"]
+
+
+def test_the_openai_fake_answers_a_request_without_stream_with_the_whole_completion() -> None:
+    from tests.fake_openai import call, reply
+
+    with FakeOpenAI(api_key="k") as fake:
+        fake.script(reply("thinking", calls=[call("Bash", {"command": "ls"}, id="call_1")]))
+        status, _, body = post(
+            fake, "/v1/chat/completions", {"authorization": "Bearer k"}, {"model": "m", "messages": HI}
+        )
+
+    assert status == 200 and body["object"] == "chat.completion"
+    [choice] = body["choices"]
+    assert choice["finish_reason"] == "tool_calls" and choice["message"]["content"] == "thinking"
+    [tool_call] = choice["message"]["tool_calls"]
+    assert tool_call["function"] == {"name": "Bash", "arguments": '{"command": "ls"}'}
+    assert body["usage"]["total_tokens"] == 25

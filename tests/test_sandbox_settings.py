@@ -108,3 +108,21 @@ def test_slash_sandbox_says_how_to_turn_it_on_and_what_it_allows_once_on(project
     assert "Hidden: " in "\n".join(on) and ".ssh" in "\n".join(on)
     assert any(line.startswith("Network: only through agentcli's proxy, to pypi.org;") for line in on)
     assert on[-1] == "The model cannot leave it (sandbox.allowUnsandboxedCommands is off)."
+
+
+def test_only_the_user_s_own_files_name_unix_sockets_commands_may_reach(
+    in_process_env: None, home: Path, project: Path
+) -> None:
+    write(home / ".agentcli" / "settings.json", {"sandbox": {"network": {"allowUnixSockets": ["/run/docker.sock"]}}})
+    write(project / ".agentcli" / "settings.local.json", {"sandbox": {"network": {"allowUnixSockets": ["~/a.sock"]}}})
+    write(project / ".agentcli" / "settings.json", {"sandbox": {"network": {"allowUnixSockets": ["/run/evil.sock"]}}})
+    notices: list[str] = []
+
+    merged = sandbox_settings(load_settings(project), None, notices.append)
+
+    assert merged.unix_sockets == ("/run/docker.sock", "~/a.sock")
+    assert notices == [
+        f"Ignored sandbox.network.allowUnixSockets in {project / '.agentcli' / 'settings.json'}: it would open "
+        "Unix sockets to commands, which only your own settings (.agentcli/settings.local.json or "
+        "$AGENTCLI_HOME/settings.json) may do, never the repository's."
+    ]

@@ -2,12 +2,17 @@
 
 `run_attempt` makes the task's workspace under a scratch folder of its own, runs `setup`,
 the agent (a `Session` rooted at the workspace, its requests through the batch's gate, its
-transcripts in the scratch folder), then the check, and takes the workspace's final diff. It
-writes nothing of the batch's output folder: it returns the result and the files for
-`DIR/tasks/ID/` (`Finished`), which the driver alone writes. The scratch folder is removed.
+transcripts in the scratch folder, no checkpoints: the workspace is thrown away), then the
+check, and takes the workspace's final diff. With the sandbox on, the session's sandbox has
+the workspace as its project and hides the batch's folder; the check runs in it too (it runs
+what the agent wrote), the setup (the batch author's command, before the agent) outside. It
+writes nothing of the batch's output folder: it returns the result, the files for
+`DIR/tasks/ID/` and the session's notices (`Finished`), which the driver alone writes and
+shows. The scratch folder is removed.
 
 The verdict (`results.TaskResult.status`): `error` when the workspace or `setup` failed, or
-the agent could not run (a model error after the loop's own retries, bad settings); `budget`
+the agent could not run (a model error after the loop's own retries, bad settings, a sandbox
+required and unavailable: `sandbox_unavailable`); `budget`
 when the task's or the batch's budget stopped it; `timeout` when the agent ran out of time
 (the task's `timeout`); else the check's exit code decides (`passed` on 0, `failed` otherwise;
 a Harbor verifier's reward of 1 passes), and without a check an agent that finished passes.
@@ -29,7 +34,15 @@ from typing import Any
 from agentcli.batch.admission import BatchAdmission, BatchBudgetSpent, Link
 from agentcli.batch.results import Status, TaskResult, Tokens
 from agentcli.batch.tasks import CHECK_TIMEOUT_S, Task
-from agentcli.batch.workspaces import WorkspaceFailed, baseline, final_diff, make_workspace, run_shell, shell
+from agentcli.batch.workspaces import (
+    WorkspaceFailed,
+    baseline,
+    final_diff,
+    make_workspace,
+    run_logged,
+    run_shell,
+    shell,
+)
 from agentcli.contracts import Usage
 from agentcli.errors import (
     AgentcliError,
@@ -40,12 +53,15 @@ from agentcli.errors import (
     TransientModelError,
     UsageError,
 )
+from agentcli.events import AgentEvent, Notice
 from agentcli.loop import LoopConfig
 from agentcli.session import Session, SessionOptions
+from agentcli.session.sandbox import SandboxRequired
+from agentcli.workspace.contract import Workspace, WorkspaceError
 
 BATCH_BUDGET = "batch_budget"
 """`error_class` of a task the batch's budget stopped: no result is written, it runs again."""
-RETRYABLE = ("crashed", "model_unavailable", "workspace")
+RETRYABLE = ("crashed", "model_unavailable", "workspace", "sandbox_unavailable")
 """`error_class`es of failures of the infrastructure, not of the task: retried up to `--retries`."""
 
 
@@ -57,13 +73,16 @@ class Defaults:
     task_budget_usd: float | None = None
     batch_budget_usd: float | None = None
     retry_base_delay: float = LoopConfig.retry_base_delay
+    hidden: tuple[str, ...] = ()
+    """Folders no task may see: the batch's own (`--out`), left out of a copied `workdir` and
+    hidden from the task's sandbox."""
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "session": asdict(self.session)}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Defaults:
-        return cls(**{**raw, "session": SessionOptions(**raw["session"])})
+        return cls(**{**raw, "session": SessionOptions(**raw["session"]), "hidden": tuple(raw.get("hidden", ()))})
 
     def options_for(self, task: Task) -> SessionOptions:
         """The session's options for `task`: the batch's, with the task's own fields instead."""
@@ -81,17 +100,19 @@ class Defaults:
 
 @dataclass
 class Finished:
-    """An attempt's result and the files for `DIR/tasks/ID/` (name relative to it: text)."""
+    """An attempt's result, the files for `DIR/tasks/ID/` (name relative to it: text), and what
+    its session had to tell the user (`events.Notice`: the sandbox that could not start…)."""
 
     result: TaskResult
     files: dict[str, str] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"result": asdict(self.result), "files": self.files}
+        return {"result": asdict(self.result), "files": self.files, "notices": self.notices}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Finished:
-        return cls(TaskResult.from_json(raw["result"]), dict(raw["files"]))
+        return cls(TaskResult.from_json(raw["result"]), dict(raw["files"]), [str(n) for n in raw.get("notices", [])])
 
 
 def run_attempt(task: Task, defaults: Defaults, scratch: Path, cache: Path, link: Link, attempt: int = 1) -> Finished:
@@ -105,7 +126,7 @@ def run_attempt(task: Task, defaults: Defaults, scratch: Path, cache: Path, link
         files = attempt_run.files()
         shutil.rmtree(scratch, ignore_errors=True)
     result.attempts = attempt
-    return Finished(result, files)
+    return Finished(result, files, attempt_run.notices)
 
 
 class _Attempt:
@@ -126,6 +147,8 @@ class _Attempt:
         self.check_exit_code: int | None = None
         self.reward: float | None = None
         self.diff: str | None = None
+        self.sandboxed = False
+        self.notices: list[str] = []
 
     def result(self, status: Status, error_class: str | None = None, error: str | None = None) -> TaskResult:
         return TaskResult(
@@ -146,26 +169,36 @@ class _Attempt:
             error=error,
             model=self.model,
             reward=self.reward,
+            sandboxed=self.sandboxed,
             finished=datetime.now(UTC).isoformat(timespec="seconds"),
         )
 
     def run(self) -> TaskResult:
         self.scratch.mkdir(parents=True)
         try:
-            make_workspace(self.task, self.workspace, self.cache)
+            make_workspace(self.task, self.workspace, self.cache, [Path(folder) for folder in self.defaults.hidden])
             baseline(self.workspace, self.scratch / "baseline.git")
         except WorkspaceFailed as error:
             return self.result("error", "workspace", f"The task's workspace could not be made: {error}.")
-        if self.task.setup is not None:
+        if self.task.setup is not None:  # the batch author's command, before the agent: never sandboxed
             code = run_shell(shell(self.task.setup), self.workspace, self.scratch / "setup.log", CHECK_TIMEOUT_S)
             if code != 0:
                 said = f"exited with {code}" if code is not None else f"ran out of time ({CHECK_TIMEOUT_S:g} s)"
                 return self.result("error", "setup_failed", f"setup {said}: see setup.log; no model call was made.")
-        stopped = self._agent()
-        if stopped is not None and stopped.status != "failed":
+        holder: list[Session] = []
+        try:
+            session = self._session(holder)
+        except SandboxRequired as error:
+            return self.result("error", "sandbox_unavailable", str(error))
+        except AgentcliError as error:
             self._take_diff()
-            return stopped
-        verdict = self._check()
+            return self.result("error", "usage" if isinstance(error, UsageError) else type(error).__name__, str(error))
+        with contextlib.closing(session):  # its sandbox, if any, runs the check too
+            stopped = self._agent(session)
+            if stopped is not None and stopped.status != "failed":
+                self._take_diff()
+                return stopped
+            verdict = self._check(session.sandbox.workspace)
         self._take_diff()
         if stopped is not None:  # stopped early (turn limit, hooks…): only a passing check passes it
             if verdict is not None and verdict.status == "passed":
@@ -173,30 +206,36 @@ class _Attempt:
             return self.result("failed", stopped.error_class, stopped.error)  # with the check's exit code
         return verdict or self.result("passed")
 
-    def _agent(self) -> TaskResult | None:
+    def _session(self, holder: list[Session]) -> Session:
+        """The task's session, rooted at its workspace: checkpoints off (the workspace is thrown
+        away), the batch's folder hidden from its sandbox, its notices kept for the driver."""
+        admission = BatchAdmission(self.link, self.defaults.batch_budget_usd, lambda: self._spent(holder))
+        session = Session(
+            self.defaults.options_for(self.task),
+            self.workspace,
+            self._on_event,
+            admission=admission,
+            transcripts=self.transcripts,
+            retry_base_delay=self.defaults.retry_base_delay,
+            record_checkpoints=False,
+            hidden=[Path(folder) for folder in self.defaults.hidden],
+        )
+        holder.append(session)
+        self.sandboxed = session.sandbox.active
+        return session
+
+    def _on_event(self, event: AgentEvent) -> None:
+        if isinstance(event, Notice) and event.text not in self.notices:
+            self.notices.append(event.text)
+
+    def _agent(self, session: Session) -> TaskResult | None:
         """Run the agent; None when it finished, else how it stopped (`failed`: stopped early,
         the check still decides)."""
-        options = self.defaults.options_for(self.task)
-        holder: list[Session] = []
-        admission = BatchAdmission(self.link, self.defaults.batch_budget_usd, lambda: self._spent(holder))
-        try:
-            session = Session(
-                options,
-                self.workspace,
-                lambda event: None,
-                admission=admission,
-                transcripts=self.transcripts,
-                retry_base_delay=self.defaults.retry_base_delay,
-            )
-        except AgentcliError as error:
-            return self.result("error", "usage" if isinstance(error, UsageError) else type(error).__name__, str(error))
-        holder.append(session)
         try:
             self.model = session.model_name
             stopped = self._converse(session)
         finally:
             self._account(session)
-            session.close()
         return None if stopped is None else self.result(*stopped)
 
     def _converse(self, session: Session) -> tuple[Status, str, str] | None:
@@ -234,12 +273,16 @@ class _Attempt:
             if isinstance(content, list):
                 self.tool_calls += sum(1 for block in content if block.get("type") == "tool_use")
 
-    def _check(self) -> TaskResult | None:
-        """Run the check; its verdict, or None without one."""
+    def _check(self, sandbox: Workspace | None) -> TaskResult | None:
+        """Run the check (in `sandbox`, the agent's, when it has one: the check runs what the
+        agent wrote); its verdict, or None without one."""
         task = self.task
         log = self.scratch / "check.log"
-        if task.tests is not None:
-            from agentcli.batch.harbor import check_argv, reward
+        if task.tests is not None:  # in a bubblewrap of its own (/tests, /app), which the sandbox cannot nest
+            from agentcli.batch.harbor import OUTSIDE_THE_SANDBOX, check_argv, reward
+
+            if sandbox is not None:
+                self._on_event(Notice(OUTSIDE_THE_SANDBOX))
 
             logs = self.scratch / "verifier"
             logs.mkdir()
@@ -247,6 +290,11 @@ class _Attempt:
                 check_argv(task.tests, self.workspace, logs), self.workspace, log, task.check_timeout, task.check_env
             )
             self.reward = reward(logs)
+        elif task.check is not None and sandbox is not None:
+            try:
+                code = run_logged(sandbox, shell(task.check), log, task.check_timeout, task.check_env)
+            except WorkspaceError as error:
+                return self.result("error", "sandbox", f"The check could not run in the sandbox: {error}")
         elif task.check is not None:
             code = run_shell(shell(task.check), self.workspace, log, task.check_timeout, task.check_env)
         else:

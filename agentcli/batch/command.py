@@ -48,7 +48,10 @@ def run_batch_command(request: BatchRequest) -> int:
 
             write_err(sys.stderr, NOTICE)
         defaults = Defaults(
-            session=request.session, task_budget_usd=request.task_budget_usd, batch_budget_usd=request.budget_usd
+            session=request.session,
+            task_budget_usd=request.task_budget_usd,
+            batch_budget_usd=request.budget_usd,
+            hidden=(str(request.out.resolve()),),
         )
         make_engine, engine_name = _engine(request, defaults)
         plan = BatchPlan(

@@ -16,8 +16,10 @@ written: they run again next time. Either way the folder is left ready to resume
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import shutil
+import tempfile
 import uuid
 from collections import deque
 from collections.abc import Callable
@@ -34,7 +36,6 @@ from agentcli.batch.tasks import Task
 
 EXIT_ALL_PASSED, EXIT_NOT_ALL_PASSED, EXIT_INTERRUPTED = 0, 1, 130
 TASKS_FOLDER = "tasks"
-SCRATCH = ".work"
 CACHE = ".cache"
 WAIT_S = 0.2
 """How often the driver's wait for a completion wakes (Ctrl-C is seen at once regardless)."""
@@ -65,6 +66,12 @@ class BatchPlan:
     """What runs the tasks, as the user is told (`4 local workers (2 CPUs × 2)`)."""
 
 
+def scratch_folder(out: Path) -> Path:
+    """Where the batch at `out` makes its tasks' workspaces and its workers' logs: in the
+    machine's temporary folder, so that a sandbox's private `/tmp` hides every other task's."""
+    return Path(tempfile.gettempdir()) / f"agentcli-batch-{hashlib.sha256(str(out).encode()).hexdigest()[:16]}"
+
+
 def run_batch(plan: BatchPlan, make_engine: EngineFactory, progress_live: bool) -> int:
     """Run what is left of the batch; the exit code: 0 when every task has passed, 130 when
     interrupted, 1 otherwise (a task did not pass, or some were not started)."""
@@ -72,15 +79,16 @@ def run_batch(plan: BatchPlan, make_engine: EngineFactory, progress_live: bool) 
         pending = deque((task, 1) for task in plan.tasks if task.id not in log.finished)
         progress = Progress(len(plan.tasks), len(plan.tasks) - len(pending), live=progress_live)
         progress.spent = log.spent
-        shutil.rmtree(plan.out / SCRATCH, ignore_errors=True)  # what a killed driver's workers left
-        scratch = plan.out / SCRATCH / uuid.uuid4().hex[:12]  # this run's own, whatever such workers still do
+        scratch_root = scratch_folder(plan.out)
+        shutil.rmtree(scratch_root, ignore_errors=True)  # what a killed driver's workers left
+        scratch = scratch_root / uuid.uuid4().hex[:12]  # this run's own, whatever such workers still do
         scratch.mkdir(parents=True)
         gate = BatchGate(budget_usd=plan.budget_usd, spent_before=log.spent)
         progress.start(plan.engine_name, len(pending))
         interrupted = False
         if pending:
             interrupted = _drive(plan, make_engine(gate, scratch, plan.out / CACHE), gate, log, pending, progress)
-        shutil.rmtree(plan.out / SCRATCH, ignore_errors=True)
+        shutil.rmtree(scratch_root, ignore_errors=True)
         not_started = sum(1 for task in plan.tasks if task.id not in log.finished)
         progress.summary(not_started, str(plan.out))
         if interrupted:
@@ -154,6 +162,8 @@ def _completed(
         gate.finish(task.id, 0.0)
         progress.running -= 1
         return
+    for text in finished.notices:
+        progress.notice(task.id, text)
     result = finished.result
     gate.finish(task.id, result.cost_usd)
     if result.error_class == BATCH_BUDGET or (stopping and result.error_class == "crashed"):

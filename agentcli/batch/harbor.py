@@ -30,6 +30,10 @@ from agentcli.errors import UsageError
 
 INSTRUCTION = "instruction.md"
 NOT_COPIED = ("Dockerfile", "docker-compose.yaml", "docker-compose.yml")
+OUTSIDE_THE_SANDBOX = (
+    "Harbor tasks: tests/test.sh runs outside the sandbox, in a bubblewrap namespace of its own that "
+    "gives it /tests and /app (the sandbox allows none inside it): it runs what the agent wrote with your authority."
+)
 NOTICE = (
     "Harbor tasks: their Docker environment is not built. Each task works on this machine in a copy of "
     "its environment/ folder, and tests/test.sh runs there as the check."

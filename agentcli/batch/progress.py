@@ -4,7 +4,8 @@ On a terminal (stderr), one line redrawn as tasks start and end: done of total, 
 failed (every status but passed), running, the batch's spend, and the time left estimated from
 the mean time per finished task; each task that does not pass gets a line of its own above it.
 Otherwise (a pipe, CI) one JSON object a line on stdout per event: `start`, `finished` (the
-task's result line plus the running counts), `retry`, `stopping`, and `summary` at the end.
+task's result line plus the running counts), `retry`, `notice` (what a task's session said, each
+text once), `stopping`, and `summary` at the end.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Progress:
         self._out = out or (sys.stderr if live else sys.stdout)
         self._started = time.monotonic()
         self._finished_here = 0
+        self._noticed: set[str] = set()
 
     def start(self, workers: str, pending: int) -> None:
         if self._live:
@@ -67,6 +69,17 @@ class Progress:
             self._redraw()
         else:
             self._json({"event": "retry", "id": result.id, "error_class": result.error_class, "attempt": attempt})
+
+    def notice(self, task: str, text: str) -> None:
+        """What a task's session had to say (the sandbox could not start…), once per batch."""
+        if text in self._noticed:
+            return
+        self._noticed.add(text)
+        if self._live:
+            self._line(f"{task}: {text}")
+            self._redraw()
+        else:
+            self._json({"event": "notice", "id": task, "text": text})
 
     def stopping(self, why: str) -> None:
         if self._live:

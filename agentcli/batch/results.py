@@ -17,7 +17,8 @@ Fields of a line: `id`, `status` (`passed`, `failed`, `error`, `timeout`, `budge
 `error_class` (null, or what ended it: `setup_failed`, `workspace`, `crashed`,
 `model_unavailable`, `model_error`, `task_budget`, `timeout`, `check_timeout`, `usage`, the
 name of the exception that stopped the agent…), `error` (a message),
-`attempts`, `model`, `reward` (a Harbor verifier's), `finished` (ISO time).
+`attempts`, `model`, `reward` (a Harbor verifier's), `sandboxed` (whether the agent's commands
+ran in the sandbox), `finished` (ISO time).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class TaskResult:
     attempts: int = 1
     model: str | None = None
     reward: float | None = None
+    sandboxed: bool = False
+    """Whether the agent's commands (and the check) ran in the sandbox."""
     finished: str = ""
 
     def line(self) -> str:

@@ -11,7 +11,8 @@
   every change, new and deleted files included (what `.gitignore` ignores is left out).
 - `run_shell`: a setup or check command, `bash -c` in the workspace, its output to a file of
   the task's, killed with its process group when its time is up. It and agentcli's own git
-  runs get agentcli's environment without the API credentials.
+  runs get agentcli's environment without the API credentials. `run_logged`: the same through
+  the session's workspace, for a check that runs in the agent's sandbox.
 """
 
 from __future__ import annotations
@@ -23,13 +24,17 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from agentcli.batch.tasks import Task
 from agentcli.credentials import child_environment
+from agentcli.workspace.contract import Command, Workspace
 
 GIT_TIMEOUT_S = 600.0
+LOG_LIMIT = 1_000_000
+"""Characters of a sandboxed check's output kept in its log (its start and its end)."""
 PROTOCOLS = "file:git:http:https:ssh"
 """What a task's `repo` may be fetched with: not `ext::`, which runs a command."""
 
@@ -38,8 +43,9 @@ class WorkspaceFailed(Exception):
     """The workspace could not be made (a clone or a copy failed): the message says why."""
 
 
-def make_workspace(task: Task, where: Path, cache: Path) -> Path:
-    """The task's workspace at `where` (which must not exist yet)."""
+def make_workspace(task: Task, where: Path, cache: Path, left_out: Collection[Path] = ()) -> Path:
+    """The task's workspace at `where` (which must not exist yet); a copied `workdir` leaves out
+    the folders `left_out` (the batch's own, when it is inside: no task sees another's results)."""
     if task.repo is not None:
         source = _cached(task.repo, cache) if _is_remote(task.repo) else task.repo
         commit = _git(["rev-parse", "--verify", f"{task.commit}^{{commit}}"], Path(source)).strip()
@@ -49,18 +55,18 @@ def make_workspace(task: Task, where: Path, cache: Path) -> Path:
     if task.workdir is None:
         where.mkdir()
         return where
-    leave_out = set(task.leave_out)
+    top_names = set(task.leave_out)
+    folders = set(left_out)
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        top = top_names if Path(folder) == task.workdir else set()
+        return {name for name in names if name in top or Path(folder, name) in folders}
+
     try:
-        shutil.copytree(
-            task.workdir, where, symlinks=True, ignore=lambda folder, names: _left_out(folder, names, task, leave_out)
-        )
+        shutil.copytree(task.workdir, where, symlinks=True, ignore=ignored)
     except (OSError, shutil.Error) as error:
         raise WorkspaceFailed(f"copying {task.workdir} failed: {error}") from None
     return where
-
-
-def _left_out(folder: str, names: list[str], task: Task, leave_out: set[str]) -> set[str]:
-    return {name for name in names if name in leave_out} if Path(folder) == task.workdir else set()
 
 
 def _is_remote(repo: str) -> bool:
@@ -167,6 +173,19 @@ def run_shell(
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)  # what it left running in the background too
             proc.wait()
+
+
+def run_logged(
+    workspace: Workspace, argv: Sequence[str], log: Path, timeout: float, env: Mapping[str, str] | None = None
+) -> int | None:
+    """`run_shell` as one of the agent's own commands in `workspace` (its sandbox, where it has
+    one), in its root; its output (both streams, head and tail of at most `LOG_LIMIT` characters)
+    to `log`. Raises WorkspaceError when the workspace refuses to run it."""
+    finished = workspace.run(
+        Command(list(argv), env=dict(env or {})), timeout=timeout, cancel=threading.Event(), output_limit=LOG_LIMIT
+    )
+    log.write_text(finished.output + "\n" if finished.output else "", encoding="utf-8", errors="surrogateescape")
+    return None if finished.outcome == "timeout" else finished.exit_code
 
 
 def shell(command: str) -> list[str]:

@@ -26,7 +26,7 @@ def add_allow_rules(path: Path, rules: Sequence[str]) -> list[str]:
 def change_rules(path: Path, behavior: str, *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> list[str]:
     """Add and remove rules in permissions.<behavior> of `path`; returns the rules that changed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(path):
+    with locked_beside(path):
         data: dict[str, Any] = read_settings_file(path) or {}
         block = data.setdefault("permissions", {})
         if not isinstance(block, dict):
@@ -65,7 +65,7 @@ def update_settings(path: Path, change: Callable[[dict[str, Any]], None]) -> Non
     """Read the settings file `path` (created if missing), let `change` edit its object in
     place, and write it back atomically, under the same lock as the rules."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(path):
+    with locked_beside(path):
         data: dict[str, Any] = read_settings_file(path) or {}
         change(data)
         write_json_atomically(path, data)
@@ -86,14 +86,15 @@ def write_json_atomically(path: Path, data: Any) -> None:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Serialise read-modify-write between agentcli processes (best effort where flock exists)."""
+def locked_beside(path: Path) -> Iterator[None]:
+    """Serialise read-modify-write of `path` between agentcli processes and threads (best effort
+    where flock exists): the lock is held on `path`'s folder, so no stray lock file is left."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    fd = os.open(path.parent, os.O_RDONLY)  # lock the folder: no stray lock file is left behind
+    fd = os.open(path.parent, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

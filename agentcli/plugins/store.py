@@ -23,12 +23,12 @@ import datetime
 import difflib
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agentcli.permissions.persist import write_json_atomically
+from agentcli.permissions.persist import locked_beside, write_json_atomically
 from agentcli.plugins.fetch import clone, content_digest, copy_folder, head_commit
 from agentcli.plugins.manifest import COMPONENT_KEYS, PluginError, check_name, read_json_object, read_plugin
 from agentcli.plugins.marketplace import GITHUB_REPO, GitSource, Marketplace, git_source, github_url, read_marketplace
@@ -196,9 +196,7 @@ class PluginStore:
 
     def remove_marketplace(self, name: str) -> None:
         known = self._own(name)
-        records = self._read(KNOWN_FILE)
-        records.pop(name, None)
-        self._write(KNOWN_FILE, records)
+        self._update(KNOWN_FILE, lambda records: records.pop(name, None))
         clones = self.root / "marketplaces"
         if clones in known.location.parents:
             shutil.rmtree(known.location, ignore_errors=True)
@@ -224,9 +222,8 @@ class PluginStore:
             )
 
     def _record_marketplace(self, name: str, source: dict[str, Any], location: Path, commit: str) -> None:
-        records = self._read(KNOWN_FILE)
-        records[name] = {"source": source, "installLocation": str(location), "commit": commit, "lastUpdated": now()}
-        self._write(KNOWN_FILE, records)
+        record = {"source": source, "installLocation": str(location), "commit": commit, "lastUpdated": now()}
+        self._update(KNOWN_FILE, lambda records: records.__setitem__(name, record))
 
     # ------------------------------------------------------------------ plugins
 
@@ -315,11 +312,7 @@ class PluginStore:
             final.parent.mkdir(parents=True, exist_ok=True)
             staged.folder.rename(final)
             try:
-                records = self._read(INSTALLED_FILE)
-                plugins = records.get("plugins")
-                plugins = plugins if isinstance(plugins, dict) else {}
-                plugins[staged.key] = [record]
-                self._write(INSTALLED_FILE, {"version": 2, "plugins": plugins})
+                self._update(INSTALLED_FILE, lambda records: _plugins(records).__setitem__(staged.key, [record]))
             except BaseException:
                 final.rename(staged.work / "unrecorded")
                 raise
@@ -338,11 +331,7 @@ class PluginStore:
         installed = self.installed().get(key)
         if installed is None:
             raise PluginError(f"{key} is not installed (agentcli plugin list shows what is).")
-        records = self._read(INSTALLED_FILE)
-        plugins = records.get("plugins")
-        if isinstance(plugins, dict):
-            plugins.pop(key, None)
-        self._write(INSTALLED_FILE, {"version": 2, "plugins": plugins or {}})
+        self._update(INSTALLED_FILE, lambda records: _plugins(records).pop(key, None))
         if self.root in installed.path.parents:
             shutil.rmtree(installed.path, ignore_errors=True)
         return installed
@@ -355,9 +344,14 @@ class PluginStore:
             return {}
         return read_json_object(path)
 
-    def _write(self, name: str, data: dict[str, Any]) -> None:
+    def _update(self, name: str, change: Callable[[dict[str, Any]], object]) -> None:
+        """Read one of the store's files, let `change` edit it in place and write it back, with
+        other agentcli processes kept out meanwhile (two installs at once both stay recorded)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        write_json_atomically(self.root / name, data)
+        with locked_beside(self.root / name):
+            records = self._read(name)
+            change(records)
+            write_json_atomically(self.root / name, records)
 
     def _new_staging(self) -> Path:
         staging = self.root / ".staging"
@@ -399,3 +393,12 @@ def read_installed(path: Path) -> dict[str, Installed]:
 
 
 __all__ = ["DIRECT", "Installed", "KnownMarketplace", "PluginStore", "Staged", "git_source", "parse_source"]
+
+
+def _plugins(records: dict[str, Any]) -> dict[str, Any]:
+    """The `plugins` object of an `installed_plugins.json` (made version 2, as written here)."""
+    plugins = records.get("plugins")
+    if not isinstance(plugins, dict):
+        plugins = records["plugins"] = {}
+    records["version"] = 2
+    return plugins

@@ -19,7 +19,7 @@ parts and the current conversation. Nothing here knows of either.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -320,6 +320,8 @@ def compose(
     retry_base_delay: float = LoopConfig.retry_base_delay,
     admission: Admission | None = None,
     transcripts: Path | None = None,
+    record_checkpoints: bool = True,
+    hidden: Sequence[Path] = (),
 ) -> SessionParts:
     """The parts of a session at `cwd`. Raises UsageError (exit 2) on malformed settings or
     rules, or an earlier session (`--resume`) that is not there, before anything is sent.
@@ -329,7 +331,10 @@ def compose(
     root `cwd`; the caller keeps and closes it), else a local one made here; `retry_base_delay`
     paces the loop's retries of a broken stream (tests make it short); `admission`, what every
     model request waits on (a batch's shared rate limiter and budget); `transcripts`, the folder
-    the transcripts go to instead of the project's state folder (a batch task's own)."""
+    the transcripts go to instead of the project's state folder (a batch task's own);
+    `record_checkpoints` False: no checkpoints whatever the settings say (a batch task's
+    workspace is thrown away); `hidden`, more paths the sandbox hides from commands, as
+    `sandbox.filesystem.denyRead` does (a batch's output folder)."""
     sink: EventSink = SerializedSink(on_event)
 
     def notice(text: str) -> None:
@@ -380,6 +385,8 @@ def compose(
     tokens = token_budget(options.max_budget_tokens, settings)
     compact_percent = auto_compact_percent(settings)
     checkpoint_config = CheckpointConfig.from_settings(settings)
+    if not record_checkpoints:
+        checkpoint_config = replace(checkpoint_config, enabled=False)
     timeouts = Timeouts.from_setting(settings.get(IDLE_SETTING), settings.sources.get(IDLE_SETTING))
     outside_files = OutsideFiles.for_session(
         settings, cwd, save_to=gate.local_settings, ask=approvals.outside, on_notice=notice
@@ -406,7 +413,11 @@ def compose(
 
     opened = ExitStack()
     more_folders = tuple(str(folder) for folder in gate.more_folders)  # additionalDirectories: writable as the project
-    sandbox = replace(sandbox, allow_write=(*sandbox.allow_write, *more_folders))
+    sandbox = replace(
+        sandbox,
+        allow_write=(*sandbox.allow_write, *more_folders),
+        deny_read=(*sandbox.deny_read, *(str(path) for path in hidden)),
+    )
     status = SandboxStatus(sandbox)
     if workspace is None:  # made last, once nothing else can fail; entered (a sandbox starts so), closed with the parts
         try:

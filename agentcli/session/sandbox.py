@@ -32,6 +32,10 @@ if TYPE_CHECKING:  # the sandbox's modules load only when it is on
     from agentcli.workspace.sandboxed import SandboxedWorkspace
 
 
+class SandboxRequired(AgentcliError):
+    """The sandbox cannot start and `sandbox.failIfUnavailable` says not to go on without it."""
+
+
 @dataclass(frozen=True)
 class SandboxStatus:
     """The sandbox of a session, for /sandbox."""
@@ -57,7 +61,7 @@ def session_workspace(
     notice: Callable[[str], None],
 ) -> tuple[Workspace, SandboxStatus]:
     """The workspace of a session at `cwd`, entered on `opened` (see the module's docstring).
-    Raises AgentcliError when the sandbox is required and cannot start, UsageError for a
+    Raises SandboxRequired when the sandbox is required and cannot start, UsageError for a
     malformed `excludedCommands` entry."""
     if not settings.enabled:
         return opened.enter_context(LocalWorkspace(cwd, passthrough=passthrough)), SandboxStatus(settings)
@@ -75,7 +79,7 @@ def session_workspace(
         workspace = opened.enter_context(sandboxed)
     except SandboxUnavailable as error:
         if settings.fail_if_unavailable:
-            raise AgentcliError(
+            raise SandboxRequired(
                 f"The sandbox cannot start: {error}. sandbox.failIfUnavailable is set, so agentcli does not run "
                 "without it."
             ) from None
@@ -171,6 +175,12 @@ def describe(status: SandboxStatus) -> list[str]:
     )
     if settings.allow_unix_sockets:
         lines.append("Unix sockets are open to commands (sandbox.network.allowAllUnixSockets).")
+    elif layout is not None and layout.sockets:
+        lines.append(
+            f"Unix sockets commands may connect to: {', '.join(_home_relative(p) for p in layout.sockets)} "
+            "(sandbox.network.allowUnixSockets; with it, stream sockets are allowed, so a socket elsewhere "
+            "that is visible inside and that you may write is reachable too)."
+        )
     return lines
 
 

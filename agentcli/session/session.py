@@ -21,6 +21,7 @@ tool threads, the MCP servers, the model's connections and the workspace it made
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -84,6 +85,8 @@ class Session:
         workspace: Workspace | None = None,
         admission: Admission | None = None,
         transcripts: Path | None = None,
+        record_checkpoints: bool = True,
+        hidden: Sequence[Path] = (),
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
@@ -97,7 +100,9 @@ class Session:
         A `model` given is the session's from then on: `close` closes it. A `workspace` given
         (rooted at `cwd`) is where the agent works; its owner closes it (else the session makes
         a local one). `admission` is what each model request waits on (a batch's shared rate
-        limiter and budget); `transcripts`, the folder for the transcripts (a batch task's own)."""
+        limiter and budget); `transcripts`, the folder for the transcripts (a batch task's own);
+        `record_checkpoints` False records none whatever the settings say, and `hidden` are more
+        paths the sandbox hides from commands (both for a batch task, `compose`)."""
         self.parts: SessionParts = compose(
             options,
             cwd,
@@ -109,6 +114,8 @@ class Session:
             retry_base_delay=retry_base_delay,
             admission=admission,
             transcripts=transcripts,
+            record_checkpoints=record_checkpoints,
+            hidden=hidden,
         )
         self.model_name = self.parts.first_model
         """The model new conversations start with (`/model` changes it)."""

@@ -58,6 +58,8 @@ def argv(layout: Layout, run_dir: Path, tmp_dir: Path, command: list[str]) -> li
         "CAP_SYS_ADMIN",
         "--cap-add",
         "CAP_SETPCAP",
+        "--cap-add",
+        "CAP_SYS_CHROOT",
         "--ro-bind",
         "/",
         "/",
@@ -79,7 +81,7 @@ def argv(layout: Layout, run_dir: Path, tmp_dir: Path, command: list[str]) -> li
     for path in layout.hidden:
         if path.is_dir():
             args += ["--tmpfs", str(path)]
-            for shown in layout.shown:
+            for shown in (*layout.shown, *layout.sockets):
                 if path in shown.parents:
                     args += ["--ro-bind", str(shown), str(shown)]
             args += ["--remount-ro", str(path)]
@@ -89,6 +91,9 @@ def argv(layout: Layout, run_dir: Path, tmp_dir: Path, command: list[str]) -> li
         args += ["--bind", str(path), str(path)]
     for path in layout.read_only:
         args += ["--ro-bind", str(path), str(path)]
+    for path in layout.sockets:  # after /run and /tmp are replaced; read-only still lets a command connect
+        if not any(hidden in path.parents for hidden in layout.hidden):
+            args += ["--ro-bind", str(path), str(path)]
     return [*args, "--chdir", str(layout.project), "--", *command]
 
 

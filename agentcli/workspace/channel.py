@@ -14,15 +14,20 @@ import array
 import json
 import socket
 import struct
-from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported inside the sandbox (see `supervisor`)
+    from collections.abc import Sequence
+    from typing import Any
+
+    Message = dict[str, Any]
+else:
+    Message = dict
 
 MAX_MESSAGE = 64 << 20
 """A message longer than this is a broken peer, not a request."""
 MAX_FDS = 4
 _HEADER = struct.Struct(">I")
-
-Message = dict[str, Any]
 
 
 class ChannelClosed(Exception):

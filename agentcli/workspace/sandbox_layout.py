@@ -8,6 +8,9 @@ which of the project's own files stay read-only.
 - Read-only even there: the protected paths (`permissions.protected`: `.git/hooks` and
   `.git/config`, agentcli's and Claude Code's configuration, skills and commands, `.mcp.json`,
   editor and package-manager settings that run programs), and `filesystem.denyWrite`.
+- The Unix sockets of `network.allowUnixSockets` are bound in at their own paths, even where
+  the sandbox hides what is around them (`/run`, `/tmp`, a secret place); read-only, which
+  does not stop a `connect`, only a `chmod`.
 
 The protected paths at the project's root are judged again before every command
 (`RootGuard`), so one created during the session (by you, or by an approved Write) is
@@ -17,11 +20,12 @@ onto itself (`Layout.pinned`), so it cannot be renamed away and replaced.
 
 Where agentcli's and Claude Code's configuration folders are missing at the root
 (`GUARDED_WHEN_MISSING`, and `.git/hooks`), a command could create them and so approve itself:
-for as long as a command runs, an empty folder holds each such name (read-only inside), and is
-removed after unless something was put in it meanwhile (from outside the sandbox: an approved
-Write). An empty folder is invisible to git, so `git status` and `git add -A` in the sandbox
-see the project as it is. A missing `.mcp.json` is not held: a command may create one, and its
-servers then wait for your approval as a checked-in file's do.
+for as long as a command runs, a placeholder holds each such name (mounted onto itself inside,
+so it can be neither removed nor replaced), and is removed after. The placeholder is a named
+pipe: git ignores it, so `git status` and `git add -A` in the sandbox see the project as it is,
+and making and removing one costs the file system no block (an empty folder's removal waited
+milliseconds on the journal). A missing `.mcp.json` is not held: a command may create one, and
+its servers then wait for your approval as a checked-in file's do.
 """
 
 from __future__ import annotations
@@ -85,6 +89,8 @@ class Layout:
     """Folders holding nested protected paths, bound onto themselves so they cannot be moved."""
     read_only: tuple[Path, ...] = ()
     """Nested protected paths and `filesystem.denyWrite`."""
+    sockets: tuple[Path, ...] = ()
+    """`network.allowUnixSockets` that are sockets."""
     unresolved: tuple[str, ...] = field(default=(), compare=False)
     """Paths the settings name that do not exist (nothing to mount), for /sandbox."""
 
@@ -115,6 +121,13 @@ def plan_layout(project: Path, settings: SandboxSettings, home: Path, homes: Seq
     read_only += [p for p in existing(settings.deny_write) if any(_within(p, w) for w in writable)]
     read_only += [p for p in own_install() if not _within(p, project)]
     shown = [p for p in existing(settings.allow_read) if any(_within(p, h) and p != h for h in hidden)]
+    sockets = []
+    for text in settings.unix_sockets:
+        path = setting_path(text, project, home)
+        if path is not None and stat.S_ISSOCK(path.stat().st_mode):
+            sockets.append(path)
+        else:
+            missing.append(text)  # not there (yet), or not a socket: nothing is bound
     return Layout(
         project=project,
         writable=tuple(writable),
@@ -122,6 +135,7 @@ def plan_layout(project: Path, settings: SandboxSettings, home: Path, homes: Seq
         shown=tuple(shown),
         pinned=tuple(pinned),
         read_only=tuple(dict.fromkeys(read_only)),
+        sockets=tuple(dict.fromkeys(sockets)),
         unresolved=tuple(missing),
     )
 
@@ -213,24 +227,31 @@ class RootProtection:
     """The mounts a command needs for the project's root, judged just before it starts."""
 
     pinned: tuple[str, ...]
+    """Bound onto themselves, so that they can be neither moved nor replaced: the git folder, and
+    the placeholders of the missing protected paths."""
     read_only: tuple[str, ...]
-    """The protected paths there, and the held folders of the missing ones."""
+    """The protected paths there."""
 
 
 class RootGuard:
     """The protected paths at the project's root, judged again for every command; holds the
-    placeholder folders of the missing ones while commands run (counted: commands may overlap)."""
+    placeholders of the missing ones while commands run (counted: commands may overlap).
+
+    Judged on every command, in plain strings and `os` calls (a few tenths of a millisecond, most
+    of it the placeholders' own calls), not cached by the root's modification time: its
+    granularity (a clock tick) would let a configuration folder made just after a command slip
+    past the next one."""
 
     def __init__(self, project: Path, writable: Sequence[Path]) -> None:
-        self._project = project
-        self._writable = tuple(writable)
+        self._project = str(project)
+        self._writable = tuple(str(path) for path in writable)
         self._lock = threading.Lock()
-        self._held: dict[Path, tuple[int, int]] = {}
+        self._held: dict[str, tuple[int, int]] = {}
         """Placeholder → (its inode, how many commands hold it)."""
 
     @contextlib.contextmanager
     def for_command(self) -> Iterator[RootProtection]:
-        taken: list[Path] = []
+        taken: list[str] = []
         try:
             with self._lock:
                 protection = self._judge(taken)
@@ -240,38 +261,49 @@ class RootGuard:
                 for path in taken:
                     self._release(path)
 
-    def _judge(self, taken: list[Path]) -> RootProtection:
+    def _judge(self, taken: list[str]) -> RootProtection:
         pinned: list[str] = []
         read_only: list[str] = []
 
-        def judge(path: Path, there: bool, guarded: bool) -> None:
+        def judge(path: str, there: bool, guarded: bool) -> None:
             """Read-only if it is there; held (if `guarded`) while it is not."""
             if (path in self._held or (guarded and not there)) and self._hold(path):
                 taken.append(path)
-                read_only.append(str(path))
+                pinned.append(path)  # a named pipe holds nothing to write: bound onto itself is enough
                 return
-            real = _real(path) if there else None
-            if real is not None and any(_within(real, w) for w in self._writable):
-                read_only.append(str(real))
+            if not there:
+                return
+            try:  # its folder is real already: only a symlink needs resolving
+                real = os.path.realpath(path, strict=True) if stat.S_ISLNK(os.lstat(path).st_mode) else path
+            except OSError:
+                return
+            if any(_within_text(real, w) for w in self._writable):
+                read_only.append(real)
 
         try:
             present = {name.lower(): name for name in os.listdir(self._project)}
         except OSError:
             present = {}
-        git = self._project / present.get(".git", ".git")
-        if ".git" in present and git.is_dir() and not git.is_symlink():
-            pinned.append(str(git))
-            judge(git / "hooks", os.path.lexists(git / "hooks"), guarded=True)
-            judge(git / "config", True, guarded=False)
-        elif ".git" in present:
-            judge(git, True, guarded=False)
+        if ".git" in present:
+            git = os.path.join(self._project, present[".git"])
+            try:
+                git_is_folder = stat.S_ISDIR(os.lstat(git).st_mode)
+            except OSError:
+                git_is_folder = False
+            if git_is_folder:
+                pinned.append(git)
+                hooks = os.path.join(git, "hooks")
+                judge(hooks, os.path.lexists(hooks), guarded=True)
+                judge(os.path.join(git, "config"), True, guarded=False)
+            else:
+                judge(git, True, guarded=False)
         for name in _ROOT_NAMES:
             there = name in present
-            judge(self._project / present.get(name, name), there, guarded=name in GUARDED_WHEN_MISSING)
+            judge(os.path.join(self._project, present.get(name, name)), there, guarded=name in GUARDED_WHEN_MISSING)
         return RootProtection(tuple(pinned), tuple(dict.fromkeys(read_only)))
 
-    def _hold(self, path: Path) -> bool:
-        """Take `path`'s placeholder folder (made now if it is missing); False when something else is there."""
+    def _hold(self, path: str) -> bool:
+        """Take `path`'s placeholder (made now if it is missing); False when something else is there."""
         if path in self._held:
             inode, count = self._held[path]
             if _inode(path) == inode:
@@ -279,7 +311,7 @@ class RootGuard:
                 return True
             del self._held[path]
         try:
-            os.mkdir(path, 0o755)  # never follows a symlink: one in its place makes this fail
+            os.mkfifo(path, 0o600)  # never follows a symlink: one in its place makes this fail
         except OSError:
             return False
         made = _inode(path)
@@ -288,7 +320,7 @@ class RootGuard:
         self._held[path] = (made, 1)
         return True
 
-    def _release(self, path: Path) -> None:
+    def _release(self, path: str) -> None:
         inode, count = self._held.get(path, (0, 0))
         if count > 1:
             self._held[path] = (inode, count - 1)
@@ -298,16 +330,20 @@ class RootGuard:
             info = os.lstat(path)
         except OSError:
             return
-        if info.st_ino == inode and stat.S_ISDIR(info.st_mode):
-            with contextlib.suppress(OSError):  # not empty: something was put there from outside, and stays
-                os.rmdir(path)
+        if info.st_ino == inode and stat.S_ISFIFO(info.st_mode):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
-def _inode(path: Path) -> int | None:
+def _inode(path: str) -> int | None:
     try:
         return os.lstat(path).st_ino
     except OSError:
         return None
+
+
+def _within_text(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _real(path: Path) -> Path | None:

@@ -5,8 +5,8 @@
 raises `SandboxUnavailable` with one line saying why (`bwrap.diagnose`). `Sandbox.spawn` takes
 a starter the supervisor made ahead of time, sends it the command with its output pipes, and
 hands back the process at once. Leaving `spawn`'s block kills the command if it still runs,
-waits for the report that nothing of it is left, and has the next starter made (while the
-model thinks rather than while a command runs).
+waits until nothing of it is left (`command_end`: a pidfd of it, or the supervisor's report),
+and has the next starter made (while the model thinks rather than while a command runs).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import IO
 
 import agentcli
 from agentcli.signals import interrupts_deferred
-from agentcli.workspace import bwrap, channel
+from agentcli.workspace import bwrap, channel, seccomp
+from agentcli.workspace.command_end import CommandEnd, PidfdEnd, ReportedEnd, kernel_keeps_exit_status
 from agentcli.workspace.contract import Command, WorkspaceError
 from agentcli.workspace.sandbox_layout import Layout, RootProtection
 
@@ -34,8 +35,11 @@ READY_TIMEOUT_S = 20.0
 """For the supervisor's first answer (a machine under load may take seconds to start Python)."""
 ANSWER_TIMEOUT_S = 20.0
 """For a starter, when the supervisor is asked for one."""
+STARTER_DELAY_S = 0.02
+"""How long after a command ends the supervisor makes the next command's starter: not while
+agentcli is still finishing that command (it is made at once when a command needs it sooner)."""
 END_TIMEOUT_S = 30.0
-"""For a killed command's starter to report that nothing of it is left."""
+"""For the supervisor to report that nothing of a killed command is left."""
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 PACKAGE_ROOT = Path(agentcli.__file__).resolve().parent.parent
 RUN_INSIDE_PROXY = str(bwrap.RUN_INSIDE / "proxy.sock")
@@ -48,19 +52,33 @@ class SandboxUnavailable(Exception):
 class Sandbox:
     """A running bubblewrap sandbox (see the module's docstring). Thread-safe."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], control: socket.socket) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], control: socket.socket, *, pidfd_exits: bool) -> None:
         self._proc = proc
         self._control = control
         self._lock = threading.Lock()
+        self._sending = threading.Lock()
+        """Held while writing to the control socket (a kill may come while a starter is awaited)."""
         self._asked = False
         """A starter was asked for and not yet received."""
+        self._pidfd_exits = pidfd_exits
+        """The supervisor hands a pidfd with each starter, which tells the command's end (`command_end`)."""
         self._stopped: str | None = None
 
     @classmethod
     def start(cls, layout: Layout, run_dir: Path, tmp_dir: Path, *, relay_port: int, unix_sockets: bool) -> Sandbox:
-        """Launch bwrap and the supervisor; raises SandboxUnavailable."""
+        """Launch bwrap and the supervisor; raises SandboxUnavailable. `unix_sockets`: commands may
+        open any Unix socket; else only stream sockets, and only when the layout binds some in."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        config = {"relay": {"port": relay_port, "proxy": RUN_INSIDE_PROXY}, "allow_unix_sockets": unix_sockets}
+        try:
+            command_filter = seccomp.program(allow_unix_sockets=unix_sockets, allow_unix_streams=bool(layout.sockets))
+        except seccomp.Unsupported as error:
+            raise SandboxUnavailable(str(error)) from None
+        pidfd_exits = kernel_keeps_exit_status()
+        config = {
+            "relay": {"port": relay_port, "proxy": RUN_INSIDE_PROXY},
+            "filter": command_filter.hex(),
+            "pidfd_exits": pidfd_exits,
+        }
         command = [
             sys.executable,
             "-I",
@@ -87,7 +105,7 @@ class Sandbox:
                 raise SandboxUnavailable(f"bubblewrap could not be started: {error.strerror or error}") from None
             finally:
                 theirs.close()
-        sandbox = cls(proc, ours)
+        sandbox = cls(proc, ours, pidfd_exits=pidfd_exits)
         why = sandbox._wait_ready()
         if why is not None:
             sandbox.close()
@@ -105,7 +123,7 @@ class Sandbox:
             return ""
         message, _fds = answer
         if message.get("ready"):
-            self._ask_for_starter()
+            self._ask_for_starter(after=0.0)
             return None
         return f"the sandbox's supervisor failed: {message.get('error')}"
 
@@ -121,7 +139,8 @@ class Sandbox:
         self, command: Command, env: Mapping[str, str], cwd: Path, protection: RootProtection
     ) -> Iterator[SandboxProcess]:
         """Run `command` inside (see the module's docstring). Raises WorkspaceError when the sandbox is gone."""
-        starter = self._starter()
+        starter, number, pidfd = self._starter()
+        end: CommandEnd = PidfdEnd(pidfd) if pidfd is not None else ReportedEnd(starter, lambda: self._kill(number))
         fds: list[int] = []
         ours: list[int] = []
         try:
@@ -146,10 +165,11 @@ class Sandbox:
                 for fd in fds:
                     os.close(fd)
                 fds.clear()
-                proc = SandboxProcess(starter, out, err, command.argv)
+                proc = SandboxProcess(starter, out, err, command.argv, end=end)
         except BaseException:
             for fd in (*fds, *ours):
                 os.close(fd)
+            end.close()
             starter.close()
             raise
         try:
@@ -158,36 +178,49 @@ class Sandbox:
             proc.close()
             self._ask_for_starter()  # made while the model thinks, not while a command runs
 
-    def _starter(self) -> socket.socket:
-        """A starter, made ahead of time unless commands came faster than they are made."""
+    def _starter(self) -> tuple[socket.socket, int, int | None]:
+        """A starter, its number and (with `pidfd_exits`) its pidfd, made ahead of time unless
+        commands came faster than they are made."""
         with self._lock:
             if self.stopped is not None:
                 raise WorkspaceError(_stopped_message(self.stopped))
             try:
-                if not self._asked:
-                    channel.send(self._control, {"zygote": True})
+                self._send({"hurry": True} if self._asked else {"starter": True})
                 self._asked = False
                 answer = self._answer(ANSWER_TIMEOUT_S)
-                if answer is None or not answer[1]:
+                if answer is None or not answer[1] or not isinstance(answer[0].get("starter"), int):
                     raise OSError("the supervisor did not hand over a starter")
-                _message, fds = answer
-                for fd in fds[1:]:
+                message, fds = answer
+                for fd in fds[2:]:
                     os.close(fd)
-                return socket.socket(fileno=fds[0])
+                pidfd = fds[1] if len(fds) > 1 else None
+                if self._pidfd_exits and pidfd is None:
+                    os.close(fds[0])
+                    raise OSError("a starter ended before it was used")
+                return socket.socket(fileno=fds[0]), message["starter"], pidfd
             except (OSError, ValueError, channel.ChannelClosed) as error:
                 self._stopped = f"the sandbox stopped answering ({error})"
                 raise WorkspaceError(_stopped_message(self._stopped)) from None
 
-    def _ask_for_starter(self) -> None:
-        """Have the next command's starter made now, unless one is on its way."""
+    def _ask_for_starter(self, after: float = STARTER_DELAY_S) -> None:
+        """Have the next command's starter made `after` seconds from now, unless one is on its way."""
         with self._lock:
             if self._asked or self._stopped is not None:
                 return
             try:
-                channel.send(self._control, {"zygote": True})
+                self._send({"starter": True, "after": after})
                 self._asked = True
             except OSError as error:
                 self._stopped = f"the sandbox stopped answering ({error})"
+
+    def _kill(self, number: int) -> None:
+        """Have the supervisor kill starter `number`'s command (nothing if it ended, or the sandbox did)."""
+        with contextlib.suppress(OSError):
+            self._send({"kill": number})
+
+    def _send(self, message: channel.Message) -> None:
+        with self._sending:
+            channel.send(self._control, message)
 
     def _answer(self, timeout: float) -> tuple[channel.Message, list[int]] | None:
         self._control.settimeout(timeout)
@@ -198,7 +231,7 @@ class Sandbox:
 
     def close(self) -> None:
         """End the sandbox: the supervisor exits when its control socket closes, and with it everything inside."""
-        with self._lock:
+        with self._lock, self._sending:
             self._stopped = self._stopped or "the sandbox was closed"
             self._control.close()
         try:
@@ -214,14 +247,18 @@ class SandboxProcess:
     when it exits, everything it started ends. A program that cannot be started exits with 127,
     saying why on its standard error, as a shell reports it."""
 
-    def __init__(self, starter: socket.socket, stdout: int, stderr: int | None, argv: Sequence[str]) -> None:
+    def __init__(
+        self, starter: socket.socket, stdout: int, stderr: int | None, argv: Sequence[str], *, end: CommandEnd
+    ) -> None:
+        """`end`: tells when the command ended (with everything it started), and ends it early."""
         self._starter = starter
+        self._end = end
         self._stdout = io.FileIO(stdout, "rb")
         self._stderr = io.FileIO(stderr, "rb") if stderr is not None else None
         self._argv = list(argv)
         self._status: int | None = None
         self._ended = False
-        """Its starter reported that nothing of the command is left."""
+        """Nothing of the command is left, and its status is known."""
         self._lock = threading.Lock()
 
     @property
@@ -249,33 +286,29 @@ class SandboxProcess:
     def kill(self) -> None:
         with self._lock:
             if not self._ended:
-                with contextlib.suppress(OSError):
-                    channel.send(self._starter, {"kill": True})
+                self._end.kill()
 
     def close(self) -> None:
-        """Kill it unless it ended, wait for its starter to report that nothing is left, close its pipes."""
+        """Kill it unless it ended, wait until nothing of it is left, close its pipes."""
         if self.poll() is None:
             self.kill()
         self._collect(END_TIMEOUT_S)
         self._stdout.close()
         if self._stderr is not None:
             self._stderr.close()
+        self._end.close()
         self._starter.close()
 
     def _collect(self, timeout: float | None) -> None:
-        """Take the starter's report of the end, waiting up to `timeout` seconds for it."""
-        if self._ended or not select.select([self._starter], [], [], timeout)[0]:
+        """Take the command's end, waiting up to `timeout` seconds for it."""
+        if self._ended or not select.select([self._end], [], [], timeout)[0]:
             return
         with self._lock:
             if self._ended:
                 return
-            try:
-                answer = channel.receive(self._starter)
-            except (OSError, ValueError, channel.ChannelClosed):
-                answer = None
+            status = self._end.status()
             self._ended = True
-            status = answer[0].get("exit") if answer is not None else None
-            self._status = os.waitstatus_to_exitcode(status) if isinstance(status, int) else -9
+            self._status = os.waitstatus_to_exitcode(status) if status is not None else -9
 
 
 def _stopped_message(why: str) -> str:

@@ -8,8 +8,8 @@ object (`Settings.raw`) and the command line's `--sandbox`/`--no-sandbox`:
   `failIfUnavailable`, turn `autoAllowBashIfSandboxed` and `allowUnsandboxedCommands` off, and
   add to `filesystem.denyRead` and `filesystem.denyWrite`. Anything else it says (turning the
   sandbox off, `excludedCommands`, `network.allowedDomains`, `filesystem.allowRead`,
-  `filesystem.allowWrite`, `network.allowAllUnixSockets`) is ignored with a notice, since a
-  hostile repository controls that file;
+  `filesystem.allowWrite`, `network.allowUnixSockets`, `network.allowAllUnixSockets`) is
+  ignored with a notice, since a hostile repository controls that file;
 - `--sandbox` / `--no-sandbox` decide `enabled` for one run, over every file.
 
 Lists add up across the files whose value counts. A value of the wrong type is a usage error
@@ -45,6 +45,8 @@ class SandboxSettings:
     allowed_domains: tuple[str, ...] = ()
     allow_unix_sockets: bool = False
     """`network.allowAllUnixSockets`: commands may open Unix sockets (the machine's daemons are then reachable)."""
+    unix_sockets: tuple[str, ...] = ()
+    """`network.allowUnixSockets`: socket files bound into the sandbox, which commands may connect to."""
     deny_read: tuple[str, ...] = ()
     allow_read: tuple[str, ...] = ()
     allow_write: tuple[str, ...] = ()
@@ -61,6 +63,7 @@ _FIELDS = {
     "failIfUnavailable": "fail_if_unavailable",
     "network.allowedDomains": "allowed_domains",
     "network.allowAllUnixSockets": "allow_unix_sockets",
+    "network.allowUnixSockets": "unix_sockets",
     "filesystem.denyRead": "deny_read",
     "filesystem.allowRead": "allow_read",
     "filesystem.allowWrite": "allow_write",
@@ -70,6 +73,7 @@ _LISTS = frozenset(
     {
         "excludedCommands",
         "network.allowedDomains",
+        "network.allowUnixSockets",
         "filesystem.denyRead",
         "filesystem.allowRead",
         "filesystem.allowWrite",
@@ -94,6 +98,7 @@ _WIDENS = {
     "excludedCommands": "run commands outside the sandbox",
     "network.allowedDomains": "open the network to more hosts",
     "network.allowAllUnixSockets": "open Unix sockets to commands",
+    "network.allowUnixSockets": "open Unix sockets to commands",
     "filesystem.allowRead": "show secret places to commands",
     "filesystem.allowWrite": "let commands write outside the project",
 }

@@ -7,7 +7,9 @@ What bubblewrap's namespaces leave open, and so what the filter refuses with EPE
   not stop `connect`. So `socket(AF_UNIX, …)` is refused, and so is `socketpair(AF_UNIX,
   SOCK_DGRAM)` (a datagram socket may `connect` to any path later). A stream `socketpair`, which
   is connected for good, stays allowed (shells, Node and Python use them among their own
-  processes). The setting `sandbox.network.allowAllUnixSockets` lifts this part.
+  processes). The setting `sandbox.network.allowAllUnixSockets` lifts this part;
+  `sandbox.network.allowUnixSockets` lifts it for stream sockets (`allow_unix_streams`), since
+  the filter cannot read the path a `connect` names.
 - New user namespaces (`unshare` or `clone` with CLONE_NEWUSER): inside one a command would
   hold every capability again. `clone3`, whose flags the filter cannot read, answers ENOSYS,
   so the C library falls back to `clone`. (bubblewrap's own `--disable-userns` would also
@@ -19,21 +21,21 @@ What bubblewrap's namespaces leave open, and so what the filter refuses with EPE
   filter does not know: refused wholesale.
 
 Only x86-64 and AArch64 are known; elsewhere `program` raises `Unsupported` and the sandbox does
-not start (it never runs without the filter). Installing it needs `no_new_privs`, which
-bubblewrap sets for everything in the sandbox.
+not start (it never runs without the filter). agentcli builds it, and the supervisor installs
+it in each starter (`linux.install_filter`), which needs `no_new_privs`: bubblewrap sets it for
+everything in the sandbox.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
-import os
 import platform
 import struct
 from dataclasses import dataclass
 
 AF_UNIX = 1
 CLONE_NEWUSER = 0x10000000
+SOCK_STREAM = 1
 SOCK_DGRAM = 2
 SOCK_TYPE_MASK = 0xF
 """`socketpair`'s type argument also carries SOCK_NONBLOCK and SOCK_CLOEXEC."""
@@ -53,8 +55,6 @@ _ARCH = 4
 _ARG0 = 16
 _ARG1 = 24
 _X32_BIT = 0x40000000
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
 
 
 class Unsupported(Exception):
@@ -86,8 +86,23 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def program(allow_unix_sockets: bool = False, machine: str | None = None) -> bytes:
-    """The filter as `struct sock_filter`s, for `install` (or bubblewrap's `--seccomp`)."""
+def _unix_type_check(kind: int, *, refused: bool, refuse: bytes, allow: bytes) -> list[bytes]:
+    """For `socket` and `socketpair`: another family than AF_UNIX is allowed; an AF_UNIX one of
+    type `kind` is refused (`refused`), or is the only AF_UNIX type allowed."""
+    on_kind = (0, 1) if refused else (1, 0)  # jump to `refuse` or to `allow` when the type is `kind`
+    return [
+        _op(_LD_W_ABS, _ARG0),
+        _op(_JEQ_K, AF_UNIX, 0, 4),
+        _op(_LD_W_ABS, _ARG1),
+        _op(_AND_K, SOCK_TYPE_MASK),
+        _op(_JEQ_K, kind, *on_kind),
+        refuse,
+        allow,
+    ]
+
+
+def program(allow_unix_sockets: bool = False, machine: str | None = None, *, allow_unix_streams: bool = False) -> bytes:
+    """The filter as `struct sock_filter`s, for `linux.install_filter` (or bubblewrap's `--seccomp`)."""
     name = machine or platform.machine()
     abi = _ABIS.get(name.lower())
     if abi is None:
@@ -95,16 +110,10 @@ def program(allow_unix_sockets: bool = False, machine: str | None = None) -> byt
     refuse = _op(_RET_K, _ERRNO | errno.EPERM)
     allow = _op(_RET_K, _ALLOW)
     # Built back to front, so each jump knows how far its target is.
-    socketpair_check = [
-        _op(_LD_W_ABS, _ARG0),
-        _op(_JEQ_K, AF_UNIX, 0, 4),
-        _op(_LD_W_ABS, _ARG1),
-        _op(_AND_K, SOCK_TYPE_MASK),
-        _op(_JEQ_K, SOCK_DGRAM, 0, 1),
-        refuse,
-        allow,
-    ]
+    socketpair_check = _unix_type_check(SOCK_DGRAM, refused=True, refuse=refuse, allow=allow)
     socket_check = [_op(_LD_W_ABS, _ARG0), _op(_JEQ_K, AF_UNIX, 0, 1), refuse, allow]
+    if allow_unix_streams:
+        socket_check = _unix_type_check(SOCK_STREAM, refused=False, refuse=refuse, allow=allow)
     tail: list[bytes] = [allow]
     if not allow_unix_sockets:
         tail = [
@@ -124,18 +133,3 @@ def program(allow_unix_sockets: bool = False, machine: str | None = None) -> byt
     if abi.x32:
         head += [_op(_JGE_K, _X32_BIT, 0, 1), refuse]
     return b"".join([*head, *body, *tail])
-
-
-class _Filter(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-def install(filter_program: bytes) -> None:
-    """Put the calling thread (and every process it starts from now on) under `filter_program`.
-    Raises OSError when the kernel refuses it (no `no_new_privs`, no seccomp)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    buffer = ctypes.create_string_buffer(filter_program)
-    prog = _Filter(len(filter_program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, f"cannot install the system-call filter: {os.strerror(code)}")

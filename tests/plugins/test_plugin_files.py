@@ -3,13 +3,17 @@ reach outside what they are (hostile paths, names, links), each refusal one clea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agentcli.mcp.config import load_servers
+from agentcli.permissions import persist
+from agentcli.plugins import store
 from agentcli.plugins.enabled import active_plugins
 from agentcli.plugins.hooks import plugin_hooks
 from agentcli.plugins.manifest import PluginError, read_plugin
@@ -285,6 +289,44 @@ def test_a_record_that_cannot_be_written_takes_the_files_back_out(tmp_path: Path
 
     assert not list((home / "plugins" / "cache").rglob("plugin.json"))
     assert not list((home / "plugins" / ".staging").iterdir())
+
+
+def test_every_record_is_read_and_written_under_the_stores_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two agentcli processes installing at once must not lose one record: each read-modify-write
+    of the store's files happens while the lock other processes take is held."""
+    held: list[Path] = []
+    outside_lock: list[str] = []
+    real_lock, real_write = persist.locked_beside, persist.write_json_atomically
+
+    @contextlib.contextmanager
+    def recording_lock(path: Path) -> Iterator[None]:
+        with real_lock(path):
+            held.append(path)
+            try:
+                yield
+            finally:
+                held.remove(path)
+
+    def checked_write(path: Path, data: object) -> None:
+        if path not in held:
+            outside_lock.append(path.name)
+        real_write(path, data)
+
+    monkeypatch.setattr(store, "locked_beside", recording_lock)
+    monkeypatch.setattr(store, "write_json_atomically", checked_write)
+    market = _market(tmp_path, [{"name": "good", "source": "./plugins/good"}])
+    ops, _ = commands(tmp_path, tmp_path / "home")
+
+    ops.marketplace_add(str(market))
+    ops.install("good@test-market")
+    ops.uninstall("good@test-market")
+    ops.marketplace_remove("test-market")
+
+    assert outside_lock == []
+    records = json.loads((tmp_path / "home" / "plugins" / "installed_plugins.json").read_text())
+    assert records == {"version": 2, "plugins": {}}
 
 
 def test_claude_codes_marketplaces_are_known_and_left_as_they_are(
