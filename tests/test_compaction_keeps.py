@@ -24,6 +24,7 @@ from tests.credential_values import SECRETS, assert_no_secret_in, hold_every_cre
 from tests.hooks_helpers import hook_command, hook_entry, logged
 from tests.session_helpers import records, transcript_files, two_files_compacting_at_the_second_read
 from tests.test_hooks import Recorder, project_hooks
+from tests.test_subagents import task
 
 TODOS = [
     {"content": "Fix the parser", "status": "completed", "activeForm": "Fixing the parser"},
@@ -34,8 +35,9 @@ SECOND = "/house-style"
 THIRD = "Also add a changelog entry; keep it to one line, no emoji."
 
 
-def session(project: Path, model: ScriptedModel, recorder: Recorder) -> Session:
-    return Session(SessionOptions(), project, recorder.events.append, model=model, prompter=recorder)
+def session(project: Path, model: ScriptedModel, recorder: Recorder, mode: str | None = None) -> Session:
+    options = SessionOptions(permission_mode=mode)
+    return Session(options, project, recorder.events.append, model=model, prompter=recorder)
 
 
 def is_summary_request(request: ModelRequest) -> bool:
@@ -287,3 +289,78 @@ def test_turn_numbers_before_a_compaction_still_count_on_resume(
 
     assert loaded.last_turn == 2  # the next prompt is turn 3, whatever came before the boundary
     assert loaded.requests == ["first", "second"]
+
+
+def command_and_sub_agent_session(project: Path, model: ScriptedModel, recorder: Recorder) -> Session:
+    """One turn: Bash `sed -i` changes src/app.py, a sub-agent Writes notes.txt; README.md untouched."""
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("x = 1\n")
+    (project / "README.md").write_text("hello\n")
+    model.script(
+        reply(tool_use("Bash", {"command": "sed -i s/1/2/ src/app.py"}, id="toolu_sed")),
+        reply(task("write notes", "general-purpose", id="toolu_task")),
+        reply(tool_use("Write", {"file_path": str(project / "notes.txt"), "content": "sub\n"}, id="toolu_w")),
+        reply(text("wrote the notes")),
+        reply(text("done")),
+    )
+    s = session(project, model, recorder, "bypassPermissions")
+    s.send("change the app and write notes")
+    return s
+
+
+def test_files_a_command_and_a_sub_agent_changed_are_listed_after_compact(
+    model: ScriptedModel, project: Path, home: Path, in_process_env: None
+) -> None:
+    recorder = Recorder()
+    with command_and_sub_agent_session(project, model, recorder) as s:
+        model.script(reply(text("SUMMARY")), reply(text("ok")))
+        compacted = s.compact()
+        s.send("go on")
+
+    assert (project / "src" / "app.py").read_text() == "x = 2\n" and (project / "notes.txt").read_text() == "sub\n"
+    carried = first_message_texts(model.requests[-1])
+    assert "Files changed in this conversation (by any tool: edits, commands, sub-agents and hooks" in carried
+    assert "- src/app.py: changed, still differs from before" in carried
+    assert "- notes.txt: created" in carried
+    assert "README.md:" not in carried
+    assert "2 changed files" in compacted.describe()
+    [path] = transcript_files(home, project)
+    [boundary] = [r for r in records(path) if r["type"] == "compact"]
+    assert sorted(Path(p).name for p in boundary["kept"]["changed_seen"]) == ["app.py", "notes.txt"]
+
+
+def test_a_file_a_command_changed_back_is_said_to_be_as_it_was(
+    model: ScriptedModel, project: Path, in_process_env: None
+) -> None:
+    recorder = Recorder()
+    with command_and_sub_agent_session(project, model, recorder) as s:
+        (project / "src" / "app.py").write_text("x = 1\n")
+        model.script(reply(text("SUMMARY")), reply(text("ok")))
+        s.compact()
+        s.send("go on")
+
+    carried = first_message_texts(model.requests[-1])
+    assert "- src/app.py: back as it was before the conversation changed it" in carried
+    assert "- notes.txt: created" in carried
+
+
+def test_auto_compaction_mid_turn_lists_what_a_command_changed_so_far(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    two_files_compacting_at_the_second_read(run_agent, model, project)
+    (project / "app.py").write_text("x = 1\n")
+    model.script(
+        reply(tool_use("Bash", {"command": "sed -i s/1/2/ app.py"}, id="toolu_sed")),
+        reply(tool_use("Read", {"file_path": "one.txt"}, id="toolu_1")),
+        reply(text("Now the second file."), tool_use("Read", {"file_path": "two.txt"}, id="toolu_2")),
+        reply(text("SUMMARY")),
+        reply(text("Both hold digits.")),
+    )
+
+    done = run_agent("Bump app.py, then read one.txt and two.txt.", permission_mode="bypassPermissions")
+
+    assert done.returncode == 0, done.stderr
+    assert "Auto-compacted: " in done.stderr
+    carried = first_message_texts(model.requests[-1])
+    assert "- app.py: changed, still differs from before" in carried
+    assert "one.txt:" not in carried  # read, not changed

@@ -11,6 +11,7 @@ from agentcli.providers import scripted
 from agentcli.providers.scripted import ScriptedModel
 from tests.conftest import RunAgent, RunCli, StartRepl
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
+from tests.waiting import wait_until
 
 
 def transcripts(home: Path, project: Path) -> list[Path]:
@@ -118,8 +119,13 @@ def test_compact_summarises_and_shrinks_the_next_request(
     assert len(after.raw) * 2 < len(before.raw)
     print(f"request size before /compact: {len(before.raw):,} bytes; after: {len(after.raw):,} bytes")
     [path] = transcripts(home, project)
-    kinds = [json.loads(line)["type"] for line in path.read_text().splitlines()]
-    assert kinds.count("compact") == 1 and kinds[-4:] == ["message", "message", "message", "run"]
+
+    def kinds() -> list[str]:
+        return [json.loads(line)["type"] for line in path.read_text().splitlines()]
+
+    # the answer is on screen while it streams; its turn's records are written when the turn ends
+    wait_until(lambda: kinds().count("run") == 3, "the last turn's run record")
+    assert kinds().count("compact") == 1 and kinds()[-4:] == ["message", "message", "message", "run"]
 
 
 def test_a_session_still_open_in_the_repl_cannot_be_continued_elsewhere(

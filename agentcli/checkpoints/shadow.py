@@ -21,6 +21,10 @@ restored is byte for byte what was recorded. It runs as agentcli's own program, 
 sandbox (the sandbox may not write `$AGENTCLI_HOME`), with the environment every child gets and
 no GIT_* variable of the caller's.
 
+Two ways to record: `snapshot` looks at the whole tree (one `git status`, then only what changed
+is added); `snapshot_paths` records a few named paths on top of an earlier snapshot, making the
+objects itself (`objects`), for the end of a turn whose every change was a path a call declared.
+
 Several threads and processes use one shadow repository: hold `locked()` around anything that
 changes it (a flock on `agentcli.lock` beside it, and a thread lock).
 """
@@ -29,20 +33,25 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import stat
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.checkpoints.objects import EXECUTABLE_MODE, FILE_MODE, LINK_MODE, Entry, LooseObjects, NotLoose
 from agentcli.context.paths import project_slug
 from agentcli.credentials import child_environment
 
 MANY_PATHS = 200
 """Above this many changed paths, one `git add -A` over the tree is cheaper than naming each."""
+READ_WHOLE_BYTES = 32_000_000
+"""A declared file up to this size is read at once to be stored; a bigger one is left to git, which streams it."""
 GIT_TIMEOUT_S = 600.0
 """A checkpoint of a huge first tree takes a while; a hung git does not hang the session forever."""
 CONFIG = """\
@@ -54,10 +63,13 @@ CONFIG = """\
 \tautocrlf = false
 \tquotePath = false
 \tuntrackedCache = true
+\tsplitIndex = true
 \tfsmonitor = false
 \tlogAllRefUpdates = false
 [index]
 \tversion = 4
+[splitIndex]
+\tsharedIndexExpire = now
 [gc]
 \tauto = 0
 """
@@ -75,6 +87,10 @@ class GitMissing(CheckpointError):
     """git is not installed: no checkpoint can be recorded."""
 
 
+class _WholeTree(Exception):
+    """A declared path cannot be recorded by itself: record the whole tree."""
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """The work tree as recorded: its commit in the shadow repository, and what was left out."""
@@ -82,6 +98,26 @@ class Snapshot:
     commit: str
     skipped: tuple[str, ...] = ()
     """One line per path left out: `path: why` (over the size limit, unreadable, a repository of its own)."""
+
+
+@dataclass
+class _Scan:
+    """What `git status` says differs from the last snapshot, sorted for recording."""
+
+    head: str | None = None
+    """The last snapshot's commit; None before the first."""
+    index_differs: bool = False
+    """A tracked path changed: the index's tree is not the last snapshot's any more."""
+    changed: list[bytes] = field(default_factory=list)
+    """Paths to record again."""
+    tracked_left_out: list[bytes] = field(default_factory=list)
+    """Paths left out that an earlier snapshot holds (to drop from the index)."""
+    left_out: list[bytes] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def leave_out(self, path: bytes, why: str) -> None:
+        self.left_out.append(path.rstrip(b"/"))
+        self.skipped.append(f"{os.fsdecode(path.rstrip(b'/'))}: {why}")
 
 
 @dataclass(frozen=True)
@@ -94,6 +130,7 @@ class TreeChange:
     old_mode: str
     new_mode: str
     new_blob: str
+    old_blob: str = ""
 
     @property
     def name(self) -> str:
@@ -113,6 +150,9 @@ class ShadowRepo:
         self.folder = folder
         self.max_file_bytes = max_file_bytes
         self._git_dir = folder / "git"
+        self._real_root = Path(os.path.realpath(root))
+        self._commits: dict[str, tuple[str, str]] = {}
+        """Commit → (tree, message) of the snapshots seen: a snapshot that changed nothing needs no git to say so."""
 
     # ------------------------------------------------------------------ locking and set-up
 
@@ -141,11 +181,15 @@ class ShadowRepo:
                 (self._git_dir / name).unlink()
 
     def _ensure_initialised(self) -> None:
+        config = self._git_dir / "config"
         if (self._git_dir / "HEAD").exists():
+            with contextlib.suppress(OSError):  # one made by an earlier agentcli: today's settings
+                if config.read_text(encoding="ascii", errors="replace") != CONFIG:
+                    config.write_text(CONFIG, encoding="ascii")
             return
         self._git(["init", "-q", "--bare", "--template=", str(self._git_dir)], work_tree=False)
         try:
-            (self._git_dir / "config").write_text(CONFIG, encoding="ascii")
+            config.write_text(CONFIG, encoding="ascii")
             (self._git_dir / "info").mkdir(exist_ok=True)
             (self._git_dir / "info" / "attributes").write_text(ATTRIBUTES, encoding="ascii")
         except OSError as error:
@@ -158,41 +202,131 @@ class ShadowRepo:
     # ------------------------------------------------------------------ recording
 
     def snapshot(self, refs: Sequence[str] = ()) -> Snapshot:
-        """Record the work tree as it is now and point `refs` at it (under `locked()`). Raises CheckpointError."""
-        status = self._git(
-            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"]
-        )
-        changed: list[bytes] = []
-        left_out: list[bytes] = []
-        skipped: list[str] = []
-        for entry in status.split(b"\0"):
-            if len(entry) < 4:
-                continue
-            path = entry[3:]
-            why = self._why_left_out(path)
-            if why is None:
-                changed.append(path)
-            else:
-                left_out.append(path.rstrip(b"/"))
-                skipped.append(f"{os.fsdecode(path.rstrip(b'/'))}: {why}")
-        if left_out:  # an earlier, smaller version must not stand for what is there now
-            self._git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", *_from_stdin()], _literal(left_out))
-        if len(changed) > MANY_PATHS:
-            excluded = [b":(exclude,literal)" + path for path in left_out]
+        """Record the work tree as it is now and point `refs` at it (under `locked()`). Raises CheckpointError.
+
+        One `git status` finds what changed since the last snapshot (the index's stat cache and the
+        untracked cache spare it reading files and folders that did not change); only those are
+        added. An unchanged tree costs that `status` and the refs' update."""
+        scan = self._scan()
+        if scan.tracked_left_out:  # an earlier, smaller version must not stand for what is there now
+            self._git(
+                ["rm", "-r", "-q", "--cached", "--ignore-unmatch", *_from_stdin()], _literal(scan.tracked_left_out)
+            )
+        if len(scan.changed) > MANY_PATHS:
+            excluded = [b":(exclude,literal)" + path for path in scan.left_out]
             self._git(["add", "-A", "--ignore-errors", *_from_stdin()], _nul_list([b":(top)", *excluded]))
-        elif changed:
-            self._git(["add", "-A", "--ignore-errors", *_from_stdin()], _literal(changed))
-        tree = self._text(["write-tree"])
-        message = _message(left_out)
-        head = self._head()
-        if head is not None and head[1:] == (tree, message):
-            commit = head[0]
+        elif scan.changed:
+            self._git(["add", "-A", "--ignore-errors", *_from_stdin()], _literal(scan.changed))
+        index_moved = scan.index_differs or bool(scan.changed or scan.tracked_left_out)
+        commit = self._commit(scan.head, _message(scan.left_out), refs, index_moved=index_moved)
+        return Snapshot(commit, tuple(scan.skipped))
+
+    def snapshot_paths(self, base: str, paths: Sequence[Path], refs: Sequence[str] = ()) -> Snapshot | None:
+        """Snapshot `base` with only `paths` recorded again as they are now, without looking at the
+        rest of the tree (under `locked()`): the objects are made here (`objects.LooseObjects`),
+        and one git updates HEAD and `refs` (and one more says which new paths are ignored, if
+        any). None when that would not be what a whole snapshot records: a path left out (too big,
+        unreadable, not a file), beyond a symlink or inside another repository, or an object not
+        stored loose; record the whole tree then. Paths outside the project are not recorded
+        either way. The index is not updated: the next whole snapshot finds these paths changed
+        against it and records them again, adding nothing new."""
+        names = [name for name in (self._name_in_project(path) for path in paths) if name is not None]
+        if any(not self._recordable_alone(name) for name in names):
+            return None
+        objects = LooseObjects(self._git_dir)
+        try:
+            base_tree, base_message = self._commit_info(base)
+            known = {name: objects.entry(base_tree, name) for name in names}
+            changes = {name: self._entry_now(objects, name) for name in names}
+            new = [name for name, entry in changes.items() if entry is not None and known[name] is None]
+            for name in self._ignored(new):  # not recorded by a whole snapshot either (tracked ones are)
+                del changes[name]
+            tree = objects.with_changes(base_tree, changes)
+            message = _message(sorted({os.fsencode(path) for path in _left_out_of(base_message)} - set(names)))
+            if (tree, message) == (base_tree, base_message):
+                commit, moved = base, list(refs)
+            else:
+                commit, moved = objects.write("commit", _commit_object(tree, message)), ["HEAD", *refs]
+                self._commits[commit] = (tree, message)
+            if moved:
+                self.set_refs(dict.fromkeys(moved, commit))
+            return Snapshot(commit)
+        except (NotLoose, _WholeTree, OSError, CheckpointError):
+            return None
+
+    def _entry_now(self, objects: LooseObjects, name: bytes) -> Entry | None:
+        """The tree entry `name` would have as it is now (its blob stored); None when it is gone."""
+        full = os.path.join(os.fsencode(self.root), name)
+        try:
+            info = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            return Entry(LINK_MODE, objects.write("blob", os.readlink(full)))
+        with open(os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > min(self.max_file_bytes, READ_WHOLE_BYTES):
+                raise _WholeTree(os.fsdecode(name))  # changed since it was checked, or big: git streams it
+            data = file.read()
+        return Entry(EXECUTABLE_MODE if info.st_mode & stat.S_IXUSR else FILE_MODE, objects.write("blob", data))
+
+    def _ignored(self, names: Sequence[bytes]) -> list[bytes]:
+        """Which of `names` (not in the last snapshot) the project's ignore rules leave out."""
+        if not names:
+            return []
+        out = self._git(["check-ignore", "-z", "--stdin", "--no-index"], _nul_list(names))
+        return [name for name in out.split(b"\0") if name]
+
+    def _commit(self, head: str | None, message: str, refs: Sequence[str], *, index_moved: bool) -> str:
+        """The commit of the index's tree with `message` (`head` again when it is the same), and
+        point HEAD and `refs` at it."""
+        known = self._commit_info(head) if head is not None else None
+        tree = known[0] if known is not None and not index_moved else self._text(["write-tree"])
+        if known is not None and head is not None and known == (tree, message):
+            commit = head
         else:
             commit = self._text(["commit-tree", tree, "-m", message])
+            self._commits[commit] = (tree, message)
             refs = ["HEAD", *refs]
         if refs:
             self.set_refs(dict.fromkeys(refs, commit))
-        return Snapshot(commit, tuple(skipped))
+        return commit
+
+    def _scan(self) -> _Scan:
+        """What differs between the work tree and the last snapshot (one `git status`)."""
+        out = self._git(
+            ["status", "--porcelain=v2", "--branch", "-z", "-unormal", "--no-renames", "--ignore-submodules=all"]
+        )
+        scan = _Scan()
+        new_folders: list[bytes] = []
+        untracked: list[bytes] = []
+        for entry in out.split(b"\0"):
+            if entry.startswith(b"# branch.oid "):
+                oid = entry.split(b" ")[2].decode("ascii")
+                scan.head = None if oid == "(initial)" else oid
+            elif entry.startswith(b"1 "):
+                scan.index_differs = True
+                path = entry.split(b" ", 8)[8]
+                if (why := self._why_left_out(path)) is None:
+                    scan.changed.append(path)
+                else:
+                    scan.tracked_left_out.append(path)
+                    scan.leave_out(path, why)
+            elif entry.startswith(b"? "):
+                path = entry[2:]
+                if path.endswith(b"/") and not os.path.lexists(os.path.join(os.fsencode(self.root), path, b".git")):
+                    new_folders.append(path)  # a new folder: `-unormal` names it, not its files
+                else:
+                    untracked.append(path)
+        if new_folders:
+            listed = self._git(["ls-files", "-o", "--exclude-standard", "-z", "--", *_argv_literal(new_folders)])
+            untracked += [path for path in listed.split(b"\0") if path]
+        for path in untracked:
+            if (why := self._why_left_out(path)) is None:
+                scan.changed.append(path)
+            else:
+                scan.leave_out(path, why)
+        return scan
 
     def _why_left_out(self, path: bytes) -> str | None:
         """Why `path` (as `git status` listed it) cannot be recorded, or None when it can."""
@@ -217,25 +351,46 @@ class ShadowRepo:
             return f"cannot be read ({error.strerror})"
         return None
 
-    def _head(self) -> tuple[str, str, str] | None:
-        """The last snapshot's commit, tree and message, or None before the first."""
-        found = self._git(["cat-file", "--batch"], b"HEAD\n")
-        header, _, body = found.partition(b"\n")
-        if header.split()[1:2] != [b"commit"] or not body.startswith(b"tree "):
-            return None
-        fields, _, message = body.partition(b"\n\n")
-        tree = fields.split(b"\n", 1)[0].removeprefix(b"tree ").decode("ascii")
-        text = message.decode("utf-8", "surrogateescape").rstrip("\n")
-        return header.split(b" ", 1)[0].decode("ascii"), tree, text
+    def _recordable_alone(self, name: bytes) -> bool:
+        """Whether `name` can be recorded by itself as a whole snapshot would record it: a file or
+        link (or nothing) that is not left out, with no symlink or other repository above it."""
+        parts = name.split(b"/")
+        if any(part in (b"", b".", b"..") or part.lower() == b".git" for part in parts):
+            return False
+        folder = os.fsencode(self.root)
+        for part in parts[:-1]:
+            folder = os.path.join(folder, part)
+            try:
+                if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                    return False  # a link (git would not look beyond it) or a file
+            except FileNotFoundError:
+                return True  # gone with its folder: recorded as gone
+            except OSError:
+                return False
+            if os.path.lexists(os.path.join(folder, b".git")):
+                return False
+        return self._why_left_out(name) is None
+
+    def _name_in_project(self, path: Path) -> bytes | None:
+        """`path` as git names it in the project (relative, with `/`), or None when it is outside."""
+        path = Path(os.path.normpath(path))
+        for root in (self.root, self._real_root):
+            if path.is_relative_to(root) and path != root:
+                return os.fsencode(path.relative_to(root).as_posix())
+        return None
+
+    def _commit_info(self, commit: str) -> tuple[str, str]:
+        """A snapshot's tree and message (remembered: a commit never changes)."""
+        if commit not in self._commits:
+            body = self._git(["cat-file", "commit", commit])
+            fields, _, message = body.partition(b"\n\n")
+            tree = fields.split(b"\n", 1)[0].removeprefix(b"tree ").decode("ascii")
+            self._commits[commit] = (tree, message.decode("utf-8", "surrogateescape").rstrip("\n"))
+        return self._commits[commit]
 
     def left_out(self, commit: str) -> set[bytes]:
         """The paths a snapshot left out (its message says): a restore leaves them as they are."""
-        body = self._git(["cat-file", "commit", commit]).partition(b"\n\n")[2]
-        try:
-            listed = json.loads(body.partition(b"\n\n")[2] or b"{}").get("left_out", [])
-        except (ValueError, AttributeError):
-            return set()
-        return {os.fsencode(path) for path in listed if isinstance(path, str)}
+        return {os.fsencode(path) for path in _left_out_of(self._commit_info(commit)[1])}
 
     # ------------------------------------------------------------------ reading
 
@@ -249,8 +404,50 @@ class ShadowRepo:
         for meta, path in zip(fields[0::2], fields[1::2], strict=False):
             parts = meta.decode("ascii", "replace").lstrip(":").split()
             if len(parts) == 5:
-                found.append(TreeChange(path, parts[4][:1], parts[0], parts[1], parts[3]))
+                found.append(TreeChange(path, parts[4][:1], parts[0], parts[1], parts[3], parts[2]))
         return found
+
+    def changes_of_steps(self, pairs: Sequence[tuple[str, str]]) -> list[TreeChange]:
+        """What differs in each (older, newer) pair of snapshots, pair after pair (one git)."""
+        if not pairs:
+            return []
+        lines = b"".join(f"{new} {old}\n".encode("ascii") for old, new in pairs)  # git diffs each from its "parent"
+        fields = self._git(["diff-tree", "--stdin", "-r", "-z", "--no-renames"], lines).split(b"\0")
+        found: list[TreeChange] = []
+        index = 0
+        while index < len(fields) - 1:
+            meta = fields[index].decode("ascii", "replace")
+            parts = meta.lstrip(":").split()
+            if meta.startswith(":") and len(parts) == 5:
+                found.append(TreeChange(fields[index + 1], parts[4][:1], parts[0], parts[1], parts[3], parts[2]))
+                index += 2
+            else:
+                index += 1  # the line's header: the newer commit
+        return found
+
+    def blob_now(self, name: bytes) -> str | None:
+        """The git blob id of the file `name` as it is now (what a snapshot would record); None when
+        there is none, "" when it cannot be read or would be left out."""
+        full = os.path.join(os.fsencode(self.root), name)
+        try:
+            info = os.lstat(full)
+            if stat.S_ISLNK(info.st_mode):
+                data = os.readlink(full)
+                return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+            with open(os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
+                info = os.fstat(file.fileno())
+                if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_file_bytes:
+                    return ""
+                digest = hashlib.sha1(b"blob %d\0" % info.st_size, usedforsecurity=False)
+                read = 0
+                while chunk := file.read(1 << 20):
+                    digest.update(chunk)
+                    read += len(chunk)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError:
+            return ""
+        return digest.hexdigest() if read == info.st_size else ""  # it changed while being read
 
     def changed_names(self, old: str, new: str) -> list[str]:
         return [change.name for change in self.changes(old, new)]
@@ -365,7 +562,8 @@ class ShadowRepo:
             raise GitMissing("git is not installed (checkpoints need it): install git to have them") from None
         except (OSError, subprocess.TimeoutExpired) as error:
             raise CheckpointError(f"git {args[0]} failed: {error}") from None
-        if done.returncode != 0 and not (args[0] == "add" and done.returncode == 1):  # add: some files unreadable
+        if done.returncode != 0 and not (args[0] in ("add", "check-ignore") and done.returncode == 1):
+            # add: some files unreadable; check-ignore: none ignored
             said = done.stderr.decode(errors="replace").strip().splitlines()
             raise CheckpointError(f"git {args[0]} failed: {said[-1] if said else f'exit {done.returncode}'}")
         return done.stdout
@@ -378,6 +576,26 @@ def _message(left_out: Sequence[bytes]) -> str:
     """A snapshot's commit message: what it left out, which a restore must not remove."""
     listed = json.dumps({"left_out": sorted(os.fsdecode(path) for path in left_out)}, ensure_ascii=True)
     return f"agentcli checkpoint\n\n{listed}"
+
+
+def _commit_object(tree: str, message: str) -> bytes:
+    """A snapshot's commit, as `git commit-tree` writes it."""
+    when = f"{int(time.time())} +0000"
+    person = f"agentcli <agentcli@localhost> {when}"
+    return f"tree {tree}\nauthor {person}\ncommitter {person}\n\n{message}\n".encode("utf-8", "surrogateescape")
+
+
+def _left_out_of(message: str) -> list[str]:
+    """The paths a snapshot's message lists as left out."""
+    try:
+        listed = json.loads(message.partition("\n\n")[2] or "{}").get("left_out", [])
+    except (ValueError, AttributeError):
+        return []
+    return [path for path in listed if isinstance(path, str)] if isinstance(listed, list) else []
+
+
+def _argv_literal(paths: Sequence[bytes]) -> list[str]:
+    return [":(top,literal)" + os.fsdecode(path) for path in paths]
 
 
 def _from_stdin() -> list[str]:

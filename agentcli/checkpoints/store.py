@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,12 @@ class CheckpointStore:
     def record(self, session_id: str, step: str, kind: str) -> Snapshot:
         """Snapshot the work tree as `kind` (`before`, `after`) of `step` (under `repo.locked()`)."""
         return self.repo.snapshot([self.ref(session_id, step, kind)])
+
+    def record_paths(self, session_id: str, step: str, kind: str, base: str, paths: Sequence[Path]) -> Snapshot:
+        """As `record`, for a work tree that differs from snapshot `base` at most in `paths`: only
+        they are looked at (`ShadowRepo.snapshot_paths`), or the whole tree when that cannot be exact."""
+        ref = self.ref(session_id, step, kind)
+        return self.repo.snapshot_paths(base, paths, [ref]) or self.repo.snapshot([ref])
 
     def ref(self, session_id: str, step: str, kind: str) -> str:
         return f"{_checked(session_id)}/{step}/{kind}"

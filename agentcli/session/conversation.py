@@ -137,7 +137,9 @@ class Conversation:
         )
         asking = self.context.asking_source(parts.gate, parts.ask_user)
         recording = parts.checkpoints if parts.checkpoint_config.enabled else None
-        self.checkpoints = TurnCheckpoints(recording, self.id, parts.notice, prune=self._prune)
+        self.checkpoints = TurnCheckpoints(
+            recording, self.id, parts.notice, prune=self._prune, hooks_run_commands=self._hooks_run_commands
+        )
         """The work tree before (and after) each user turn that changes it."""
         self.ctx = ToolContext(
             CheckpointedWorkspace(parts.workspace, self.checkpoints), user_turn=loaded.last_turn if loaded else 0
@@ -200,6 +202,11 @@ class Conversation:
     def _prune(self, store: CheckpointStore) -> None:
         """Before this process's first checkpoint: drop old sessions' checkpoints (`cleanupPeriodDays`)."""
         store.prune(self._parts.checkpoint_config.cleanup_days, project_state_dir(self._parts.cwd))
+
+    def _hooks_run_commands(self) -> bool:
+        """Whether hooks that may change files run during a turn: the session's, or a sub-agent type's own."""
+        types = self._parts.agent_types.catalog().types
+        return bool(self._parts.hooks.config.commands) or any(t.hooks is not None and t.hooks.commands for t in types)
 
     def _model_name(self) -> str:
         """The model the agent's requests go to now (WebSearch's provider search asks it)."""
@@ -410,6 +417,7 @@ class Conversation:
         state = TaskState(
             requests=self.worklog.requests,
             changed=self.worklog.changed,
+            seen_changed=self.checkpoints.changed_files(self.ctx.user_turn),
             recent=[path for path in self.worklog.recent() if path in self.ctx.read_files],
             skills=self.context.skills_in_force(),
             plan=self.context.plans.latest is not None,

@@ -7,8 +7,9 @@ budget (`Budgets`, scaled down for a small context window):
 
 - every request the user typed, word for word (over budget: the first and the most recent ones,
   and a note saying how many in the middle are left to the summary);
-- the files the conversation changed (declared writes, `worklog.WorkLog`), each marked as still
-  differing from how it was before its first change, or not;
+- the files the conversation changed (declared writes, `worklog.WorkLog`; and, when checkpoints
+  are on, every file its turns' checkpoints saw change: by a command, a sub-agent, a hook), each
+  marked as still differing from how it was before its first change, or not;
 - the current contents of the few files read or written most recently (`FILES_KEPT`), read
   again through the workspace (so a path swapped for a symlink is refused) with any credential
   agentcli holds redacted, as a Read's result is;
@@ -24,6 +25,7 @@ summarises (`compact.render_conversation`) and carries them afresh.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -90,6 +92,10 @@ class TaskState:
     """The user's requests as typed, oldest first."""
     changed: Mapping[Path, Baseline] = field(default_factory=dict)
     """Files changed → how each was before its first change (`worklog.Baseline`)."""
+    seen_changed: Mapping[Path, tuple[Baseline, Baseline]] | None = None
+    """Files the checkpoints saw change in the conversation's turns, whichever tool changed them →
+    how each was before the first turn that changed it and how it is now (git blob ids,
+    `checkpoints.turns.TurnCheckpoints.changed_files`); None when checkpoints are off."""
     recent: Sequence[Path] = ()
     """Files read or written, the most recent first."""
     skills: Sequence[tuple[str, str]] = ()
@@ -119,7 +125,7 @@ class Carried:
             parts.append(f"{some} word for word")
         if kept["todos"]:
             parts.append(f"the task list ({_count(kept['todos'], 'item')})")
-        if changed := len(kept["changed_files"]):
+        if changed := len(kept["changed_files"]) + len(kept.get("changed_seen", [])):
             parts.append(_count(changed, "changed file"))
         if files := len(kept["files"]):
             parts.append(_count(files, "file") + " re-read")
@@ -145,8 +151,9 @@ def carry(
     skills, skill_names = _skills(state.skills, budgets.skills * CHARS_PER_TOKEN)
     if skills:
         blocks.append(system_reminder(skills))
-    if state.changed:
-        blocks.append(system_reminder(_changed(state.changed, fingerprint, root)))
+    changed, seen_only = _changed(state, fingerprint, root)
+    if changed:
+        blocks.append(system_reminder(changed))
     files = _recent_files(state.recent, workspace, budgets)
     blocks.extend(system_reminder(text) for _, text in files)
     if words := _where_it_stood(state.last_turn):
@@ -156,6 +163,7 @@ def carry(
         "requests_left_out": left_out,
         "todos": state.todos,
         "changed_files": {str(path): baseline for path, baseline in state.changed.items()},
+        "changed_seen": [str(path) for path in seen_only],
         "files": [str(path) for path, _ in files],
         "skills": skill_names,
         "plan": state.plan,
@@ -213,13 +221,32 @@ def _skills(skills: Sequence[tuple[str, str]], budget: int) -> tuple[str, list[s
     return "\n\n".join([head, *parts]), names
 
 
-def _changed(changed: Mapping[Path, Baseline], fingerprint: Callable[[Path], Baseline], root: Path) -> str:
-    lines = []
-    for path, before in list(changed.items())[:CHANGED_LISTED]:
-        lines.append(f"- {_shown(path, root)}: {_status(before, fingerprint(path))}")
-    if len(changed) > CHANGED_LISTED:
-        lines.append(f"- and {len(changed) - CHANGED_LISTED:,} more")
-    return "Files changed in this conversation (by Edit, Write and other tools that say so):\n" + "\n".join(lines)
+def _changed(state: TaskState, fingerprint: Callable[[Path], Baseline], root: Path) -> tuple[str, list[Path]]:
+    """The list of the files changed ("" when none): the declared ones first, then those only the
+    checkpoints saw (a command's, a sub-agent's), which are returned too."""
+    declared = {_shown(path, root) for path in state.changed}
+    seen_only = {
+        path: states for path, states in (state.seen_changed or {}).items() if _shown(path, root) not in declared
+    }
+    total = len(state.changed) + len(seen_only)
+    if not total:
+        return "", []
+    lines = [
+        f"- {_shown(path, root)}: {_status(before, fingerprint(path))}"
+        for path, before in itertools.islice(state.changed.items(), CHANGED_LISTED)
+    ]
+    lines += [
+        f"- {_shown(path, root)}: {_status(before, now)}"
+        for path, (before, now) in itertools.islice(seen_only.items(), CHANGED_LISTED - len(lines))
+    ]
+    if total > len(lines):
+        lines.append(f"- and {total - len(lines):,} more")
+    by = (
+        "by any tool: edits, commands, sub-agents and hooks, as the checkpoints recorded them"
+        if state.seen_changed is not None
+        else "by Edit, Write and other tools that say so"
+    )
+    return f"Files changed in this conversation ({by}):\n" + "\n".join(lines), list(seen_only)
 
 
 def _status(before: Baseline, now: Baseline) -> str:

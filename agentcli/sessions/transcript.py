@@ -20,7 +20,8 @@ The file is `$AGENTCLI_HOME/projects/<project slug>/<session id>.jsonl`. Every r
   conversation; earlier lines are never rewritten. A summarising one carries `kept`, what the
   new conversation carries besides the summary (`sessions.carry`): `requests` (all of them,
   verbatim) and `requests_left_out` (how many of them its message leaves to the summary),
-  `changed_files` (as below), `files` (re-read), `skills` (names), `todos` (a count), `plan` and
+  `changed_files` (as below), `changed_seen` (the other files the checkpoints saw change: paths),
+  `files` (re-read), `skills` (names), `todos` (a count), `plan` and
   `in_progress` (whether it carried them).
 - `rewind`: the conversation went back to before user turn `turn` (`conversation`: true): the
   `message` records from that turn's prompt on are no longer part of it (earlier lines are never

@@ -6,7 +6,7 @@ call declared it reads and writes, as the gate judged it), told by the conversat
 knows: each request as the user typed it (`note_request`). A file is fingerprinted (sha256) just
 before the first call that declares writing it runs, so a compaction can say whether it still
 differs from how it was then. Changes a call does not declare (a Bash command's, a sub-agent's)
-are not seen here.
+are not seen here: the checkpoints see them (`checkpoints.turns.TurnCheckpoints.changed_files`).
 
 Everything is kept in memory, small per item (a request, a path and a digest), and written to
 the transcript as it comes (`take_unrecorded`), so a resumed conversation takes it up again.

@@ -26,4 +26,4 @@ class CheckpointedWorkspace(WorkspaceWrapper):
 
     def before_change(self, change: Change) -> None:
         self._inner.before_change(change)  # a refusal there stops the call before anything is recorded
-        self._checkpoints.before(change.user_turn)
+        self._checkpoints.before(change.user_turn, change.access)

@@ -154,7 +154,8 @@ def test_a_checkpoint_that_cannot_be_recorded_is_said_and_the_turn_goes_on(
 def test_a_formatter_run_by_a_hook_is_part_of_its_turn(
     model: ScriptedModel, run_agent: RunAgent, run_main: RunMain, project: Path, home: Path
 ) -> None:
-    hook = {"matcher": "Write", "hooks": [{"type": "command", "command": "sed -i s/draft/formatted/ notes.txt"}]}
+    formatter = "sed -i s/draft/formatted/ notes.txt && echo notes.txt > index.txt"  # and a file the Write did not name
+    hook = {"matcher": "Write", "hooks": [{"type": "command", "command": formatter}]}
     (home / ".agentcli" / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [hook]}}))
     model.script(
         reply(tool_use("Write", {"file_path": "notes.txt", "content": "draft\n"}, id="toolu_w")),
@@ -163,9 +164,9 @@ def test_a_formatter_run_by_a_hook_is_part_of_its_turn(
     assert run_agent("write notes", permission_mode=BYPASS).returncode == 0
     assert (project / "notes.txt").read_text() == "formatted\n"
     listed = json.loads(run_main("rewind", "--list", "--json").stdout)
-    assert listed["turns"][0]["files"] == ["notes.txt"]
+    assert listed["turns"][0]["files"] == ["index.txt", "notes.txt"]
     assert run_main("rewind", "--to", "1", "--code").returncode == 0
-    assert not (project / "notes.txt").exists()
+    assert not (project / "notes.txt").exists() and not (project / "index.txt").exists()
 
 
 def test_continue_goes_on_from_the_rewound_conversation(
