@@ -115,6 +115,14 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         "the project's MCP servers are approved",
         "names",
     ),
+    SettingKey(
+        "enabledMcpjsonServerDigests",
+        "object: server name → digest",
+        "`{}`",
+        OWN_FILES,
+        "the project's MCP servers are approved",
+        "object",
+    ),
     SettingKey("disabledMcpjsonServers", "list of server names", "`[]`", OWN_FILES, shape="names"),
     SettingKey("checkpoints", "`true` or `false`", "`true`", OWN_FILES, "checkpoints are turned off", "flag"),
     SettingKey(

@@ -19,6 +19,7 @@ Not on the fast path: typer reads these (`agentcli.cli.app` adds this sub-app).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,7 +30,7 @@ from agentcli.cli.commands import echo
 from agentcli.cli.options import MCP_CONFIG, STRICT_MCP_CONFIG
 from agentcli.cli.shared import Subcommand
 from agentcli.mcp.claude_json import read_claude_json
-from agentcli.mcp.config import PROJECT_FILE, TRANSPORTS, USER_FILE, Transport
+from agentcli.mcp.config import PROJECT_FILE, TRANSPORTS, USER_FILE, Transport, parse_server
 from agentcli.mcp.edit import ConfigEditError, add_server, remove_server, server_names
 from agentcli.mcp.names import RENAME, server_parts
 from agentcli.output.streams import write_err
@@ -105,7 +106,7 @@ def add_command(
         raise _fail(str(error)) from None
     said = f'Added MCP server "{name}" ({transport}) to {path}.'
     if scope == "project":
-        said += _approve(name)
+        said += _approve(name, entry, path)
     raise typer.Exit(echo(said))
 
 
@@ -217,14 +218,17 @@ def _pair(item: str, separator: str, flag: str, form: str) -> tuple[str, str]:
     return key.strip(), value.strip() if separator == ":" else value
 
 
-def _approve(name: str) -> str:
-    """Approve the project server the user just added; the sentence saying so (or why not)."""
+def _approve(name: str, entry: dict[str, Any], path: Path) -> str:
+    """Approve the project server the user just added, as written in `path`; the sentence saying
+    so (or why not)."""
     from agentcli.errors import UsageError
+    from agentcli.expansion import Expander
     from agentcli.mcp.approval import remember_approval
 
     local = Path.cwd() / ".agentcli" / "settings.local.json"
     try:
-        remember_approval(local, name, approved=True)
-    except (OSError, UsageError) as error:
+        server = parse_server(name, entry, "project", path, Expander(os.environ, checked_in=True))
+        remember_approval(local, server, approved=True)
+    except (OSError, UsageError, ValueError) as error:
         return f" Could not approve it in {local} ({error}); agentcli will ask before starting it."
     return f" Approved for you in {local} (enabledMcpjsonServers); others who check out .mcp.json are asked."

@@ -7,7 +7,8 @@ for it:
 - `config`: which servers there are (`.mcp.json`, `$AGENTCLI_HOME/mcp.json`, `--mcp-config`),
   `${VAR}` expanded: `load_servers(cwd, files, strict=...)` → `ServerSet`.
 - `approval`: which project servers may start (settings, the REPL's question, bypassPermissions):
-  `approval_state(server, settings, mode)`, `remember_approval(path, name, approved)`.
+  `approval_state(server, settings, mode)`, `remember_approval(path, server, approved)`
+  (a yes pinned to what the server runs).
 - `manager`: `McpManager` connects the servers in parallel on one asyncio loop in a background
   thread, keeps each one's `ServerStatus`, calls tools (`call_tool`), runs any other request on a
   server's SDK `ClientSession` (`request`), reconnects one (`reconnect`) and stops them all (`close`).

@@ -4,7 +4,12 @@ A project server starts only when one of these says so, in this order:
 
 1. `disabledMcpjsonServers: [name]` in the user's or local settings, or for this project in
    Claude Code's `~/.claude.json`: never (until removed);
-2. `enabledMcpjsonServers: [name]` or `enableAllProjectMcpServers: true` there: yes;
+2. `enabledMcpjsonServers: [name]` or `enableAllProjectMcpServers: true` there: yes; but when
+   the approval was given through agentcli (the REPL's question, `agentcli mcp add`), it is
+   pinned to what the server runs (`enabledMcpjsonServerDigests`: name → digest of its entry as
+   written), and a server whose entry changed since is asked about again (`changed`): a
+   repository cannot swap the program behind a name the user said yes to. A name the user wrote
+   into `enabledMcpjsonServers` by hand, with no digest, is honoured as written;
 3. `--permission-mode bypassPermissions` (or that mode from settings): yes;
 4. otherwise the REPL asks once per server and saves the answer to
    `.agentcli/settings.local.json`; `agentcli run` has nobody to ask and leaves it out, saying
@@ -25,6 +30,8 @@ variable by its name, never its value), and which credentials are withheld from 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -37,8 +44,10 @@ from agentcli.settings import OWN_SCOPES, Settings
 ENABLE_ALL_KEY = setting("enableAllProjectMcpServers")
 ENABLED_KEY = setting("enabledMcpjsonServers")
 DISABLED_KEY = setting("disabledMcpjsonServers")
+DIGESTS_KEY = setting("enabledMcpjsonServerDigests")
 
-Approval = Literal["approved", "disabled", "undecided"]
+Approval = Literal["approved", "disabled", "changed", "undecided"]
+"""`changed`: approved when it ran something else; asked about again as if undecided."""
 
 
 class AsksAboutProjectServer(Protocol):
@@ -57,13 +66,28 @@ def approval_state(
     own = [data for scope, _, data in settings.raw if scope in OWN_SCOPES]
     if server.name in refused_elsewhere or any(server.name in _names(data.get(DISABLED_KEY)) for data in own):
         return "disabled"
-    if any(data.get(ENABLE_ALL_KEY) is True or server.name in _names(data.get(ENABLED_KEY)) for data in own):
+    if any(data.get(ENABLE_ALL_KEY) is True for data in own):
         return "approved"
+    pins = [_digests(data).get(server.name) for data in own if server.name in _names(data.get(ENABLED_KEY))]
+    if pins:
+        return "approved" if None in pins or server_digest(server) in pins else "changed"
     return "approved" if mode == "bypassPermissions" else "undecided"
 
 
-def remember_approval(local_settings: Path, name: str, approved: bool) -> None:
-    """Save the user's answer for the project server `name` (raises OSError or UsageError)."""
+def server_digest(server: ServerConfig) -> str:
+    """What `server` runs or connects to, as its file writes it (variables unexpanded), as a digest:
+    the same entry always gives the same one, any change to its program, arguments, environment,
+    address or headers another."""
+    shown = server.shown
+    written = [server.transport, shown.command, list(shown.args), dict(shown.env), shown.url, dict(shown.headers)]
+    text = json.dumps(written, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def remember_approval(local_settings: Path, server: ServerConfig, approved: bool) -> None:
+    """Save the user's answer for the project server `server`, a yes pinned to what it runs now
+    (raises OSError or UsageError)."""
+    name = server.name
     keep, drop = (ENABLED_KEY, DISABLED_KEY) if approved else (DISABLED_KEY, ENABLED_KEY)
 
     def change(data: dict[str, Any]) -> None:
@@ -71,6 +95,15 @@ def remember_approval(local_settings: Path, name: str, approved: bool) -> None:
         data[keep] = kept if name in kept else [*kept, name]
         if drop in data:
             data[drop] = [other for other in _names(data.get(drop)) if other != name]
+        digests = _digests(data)
+        if approved:
+            digests[name] = server_digest(server)
+        else:
+            digests.pop(name, None)
+        if digests:
+            data[DIGESTS_KEY] = digests
+        else:
+            data.pop(DIGESTS_KEY, None)
 
     update_settings(local_settings, change)
 
@@ -112,6 +145,13 @@ def claude_approval_note(names: list[str]) -> str:
         f"You approved {listed} in Claude Code (~/.claude.json); that is not carried over, since the "
         ".mcp.json may have changed what it runs since."
     )
+
+
+def _digests(data: dict[str, Any]) -> dict[str, str]:
+    value = data.get(DIGESTS_KEY)
+    if not isinstance(value, dict):
+        return {}
+    return {name: digest for name, digest in value.items() if isinstance(digest, str)}
 
 
 def _names(value: object) -> list[str]:

@@ -35,7 +35,7 @@ from agentcli.mcp.approval import (
     remember_approval,
 )
 from agentcli.mcp.claude_json import ClaudeJson
-from agentcli.mcp.config import load_servers
+from agentcli.mcp.config import ServerConfig, load_servers
 from agentcli.mcp.names import server_parts
 from agentcli.mcp.search import SEARCH_ENV, THRESHOLD_SETTING, threshold_percent
 from agentcli.mcp.tools import (
@@ -132,6 +132,12 @@ class SessionServers:
             state = approval_state(status.config, self.settings, self.mode(), self._claude.disabled)
             if state == "approved":
                 self.manager.connect(status.name)
+            elif state == "changed":
+                self.manager.add(status.config, "needs approval", "changed since you approved it")
+                self.on_notice(
+                    f'MCP server "{status.name}" of .mcp.json changed since you approved it '
+                    f"(it now {_what_it_does(status.config)}): it is asked about again before it starts."
+                )
             elif state == "disabled":
                 where = " (Claude Code's ~/.claude.json)" if status.name in self._claude.disabled else ""
                 self.manager.add(status.config, "disabled", f"disabled in disabledMcpjsonServers{where}")
@@ -190,19 +196,21 @@ class SessionServers:
             if self._claude.approved_there(status.name):
                 self.on_notice(claude_approval_note([status.name]))
             approved = self.ask(status.config)
-            self._remember(status.name, approved)
+            self._remember(status.config, approved)
             if approved:
                 self.manager.connect(status.name)
             else:
                 self.manager.add(status.config, "disabled", "you declined it (disabledMcpjsonServers)")
 
-    def _remember(self, name: str, approved: bool) -> None:
+    def _remember(self, server: ServerConfig, approved: bool) -> None:
         if self.local_settings is None:
             return
         try:
-            remember_approval(self.local_settings, name, approved)
+            remember_approval(self.local_settings, server, approved)
         except (OSError, UsageError) as error:
-            self.on_notice(f"Could not save your answer about MCP server {name!r} to {self.local_settings}: {error}")
+            self.on_notice(
+                f"Could not save your answer about MCP server {server.name!r} to {self.local_settings}: {error}"
+            )
 
 
 _DEFAULTS = {
@@ -228,3 +236,8 @@ def _configured(variable: str, setting: str, settings: Settings, bounds: Range, 
             return number
         on_notice(f"Ignored {variable}={shown(text)}: it must be {bounds.describe()}. Using {fallback:,}.")
     return fallback
+
+
+def _what_it_does(server: ServerConfig) -> str:
+    verb = "runs" if server.transport == "stdio" else "connects to"
+    return f"{verb} {server.target}"

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.mcp.approval import remember_approval
+from agentcli.mcp.config import load_servers
 from tests.conftest import RunMain
 from tests.fake_anthropic import FakeAnthropic, reply, text
 from tests.mcp.helpers import stdio_server, write_config
@@ -91,3 +93,43 @@ def test_user_servers_need_no_approval(run_main: RunMain, fake_api: FakeAnthropi
     assert done.returncode == 0, done.stderr
     assert "mcp__demo__echo" in _mcp_tools(fake_api)
     assert "Not started" not in done.stderr
+
+
+def test_a_yes_given_through_agentcli_holds_only_while_the_server_runs_the_same_thing(
+    run_main: RunMain, fake_api: FakeAnthropic, project: Path, tmp_path: Path
+) -> None:
+    """A repository that swaps the program behind an approved name is asked about again."""
+    local = project / ".agentcli" / "settings.local.json"
+    write_config(project / ".mcp.json", demo=stdio_server())
+    remember_approval(local, load_servers(project).servers["demo"], approved=True)
+    fake_api.script(reply(text("fine")), reply(text("fine")))
+
+    first = run_main("run", "hi")
+
+    assert first.returncode == 0, first.stderr
+    assert "mcp__demo__echo" in _mcp_tools(fake_api)
+    assert json.loads(local.read_text())["enabledMcpjsonServerDigests"]["demo"].startswith("sha256:")
+
+    pid_file = tmp_path / "server.pid"
+    write_config(project / ".mcp.json", demo=stdio_server(DEMO_PID_FILE=str(pid_file)))  # what it runs changed
+
+    second = run_main("run", "hi")
+
+    assert second.returncode == 0, second.stderr
+    assert [tool["name"] for tool in fake_api.requests[-1].body["tools"] if tool["name"].startswith("mcp__")] == []
+    assert not pid_file.exists()  # never started
+    assert 'MCP server "demo" of .mcp.json changed since you approved it (it now runs ' in second.stderr
+    assert 'Not started: the MCP server "demo"' in second.stderr
+
+
+def test_a_no_forgets_the_pinned_yes(project: Path) -> None:
+    local = project / ".agentcli" / "settings.local.json"
+    write_config(project / ".mcp.json", demo=stdio_server())
+    server = load_servers(project).servers["demo"]
+
+    remember_approval(local, server, approved=True)
+    remember_approval(local, server, approved=False)
+
+    saved = json.loads(local.read_text())
+    assert saved["disabledMcpjsonServers"] == ["demo"] and saved["enabledMcpjsonServers"] == []
+    assert "enabledMcpjsonServerDigests" not in saved

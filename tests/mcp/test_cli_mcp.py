@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentcli.cli.app import app
+from agentcli.mcp.approval import server_digest
+from agentcli.mcp.config import load_servers
 from tests.conftest import RunMain
 from tests.mcp.helpers import DEMO_SERVER, stdio_server, write_config
 
@@ -44,6 +46,8 @@ def test_add_a_stdio_server_to_the_project_keeps_the_other_keys_and_approves_it(
     }
     local = json.loads((project / ".agentcli" / "settings.local.json").read_text())
     assert local["enabledMcpjsonServers"] == ["demo"]
+    # the yes is pinned to what was added: the same digest the session computes from .mcp.json
+    assert local["enabledMcpjsonServerDigests"] == {"demo": server_digest(load_servers(project).servers["demo"])}
 
 
 def test_add_an_http_server_for_the_user_with_headers(run_main: RunMain, project: Path, home: Path) -> None:
