@@ -30,13 +30,12 @@ from pathlib import Path
 
 from agentcli.batch.tasks import Task
 from agentcli.credentials import child_environment
+from agentcli.git_runner import GitFailed, run_git
 from agentcli.workspace.contract import Command, Workspace
 
 GIT_TIMEOUT_S = 600.0
 LOG_LIMIT = 1_000_000
 """Characters of a sandboxed check's output kept in its log (its start and its end)."""
-PROTOCOLS = "file:git:http:https:ssh"
-"""What a task's `repo` may be fetched with: not `ext::`, which runs a command."""
 
 
 class WorkspaceFailed(Exception):
@@ -128,24 +127,11 @@ def _tree_args(workspace: Path, git_dir: Path) -> list[str]:
 
 def _git(args: Sequence[str], cwd: Path) -> str:
     """git's output; WorkspaceFailed with its message when it fails."""
-    env = child_environment()
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C", "GIT_ALLOW_PROTOCOL": PROTOCOLS})
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise WorkspaceFailed(f"git {args[0]} failed: {error}") from None
-    if done.returncode != 0:
-        problem = done.stderr.decode(errors="replace").strip().splitlines()
-        raise WorkspaceFailed(f"git {' '.join(args[:2])} failed: {problem[-1] if problem else done.returncode}")
-    return done.stdout.decode(errors="surrogateescape")
+        output = run_git(args, cwd, timeout_s=GIT_TIMEOUT_S, env={"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"})
+    except GitFailed as error:
+        raise WorkspaceFailed(f"git {' '.join(args[:2])} failed: {error}") from None
+    return output.decode(errors="surrogateescape")
 
 
 def run_shell(

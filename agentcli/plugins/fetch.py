@@ -1,11 +1,9 @@
 """Getting a plugin's or marketplace's files: a git clone, or a copy of a local folder.
 
-git runs with the user's git configuration (their credentials helpers, `url.*.insteadOf`), no
-terminal prompt (`GIT_TERMINAL_PROMPT=0`: an unreachable or private repository fails at once
-instead of waiting for a password), without agentcli's API keys in its environment, and never
-with a value from a marketplace where an option could go (`--` before the URL; refs and shas
-are checked in `marketplace`), and only over `PROTOCOLS` (never `ext::`, whatever the git
-configuration says). A failure is a `PluginError` of one line: git's own last line.
+git runs as `agentcli.git_runner` runs it (no prompt, no API keys, never `ext::`), with the
+user's git configuration (their credential helpers, `url.*.insteadOf`), and never with a value
+from a marketplace where an option could go (`--` before the URL; refs and shas are checked in
+`marketplace`). A failure is a `PluginError` of one line: git's own last line.
 
 A copy keeps symlinks as links, leaves out `.git`, and is refused when a link leads out of the
 copied folder (`check_links`): an installed plugin's files are all its own.
@@ -16,41 +14,28 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
-from agentcli.credentials import child_environment
+from agentcli.git_runner import NOT_INSTALLED, GitFailed, run_git
 from agentcli.plugins.manifest import PluginError
 
 GIT_TIMEOUT_S = 300.0
-PROTOCOLS = "file:git:http:https:ssh"
-"""What git may fetch with: never `ext::`, whose URL is a command to run."""
 
 
 def git(args: list[str], cwd: Path | None = None) -> str:
     """Run git; its stdout, or a PluginError with the last line it wrote to stderr."""
-    env = child_environment()
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["GIT_ALLOW_PROTOCOL"] = PROTOCOLS
-    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise PluginError("git is not installed; agentcli needs it to fetch plugins from git repositories.") from None
-    except subprocess.TimeoutExpired:
-        raise PluginError(f"git {args[0]} took over {GIT_TIMEOUT_S:.0f} s and was stopped.") from None
-    if done.returncode != 0:
-        lines = [line.strip() for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-        raise PluginError(lines[-1] if lines else f"git {args[0]} failed (exit {done.returncode}).")
-    return done.stdout.decode("utf-8", "replace").strip()
+        output = run_git(args, cwd, timeout_s=GIT_TIMEOUT_S, env={"GIT_SSH_COMMAND": _ssh_command()})
+    except GitFailed as error:
+        if str(error) == NOT_INSTALLED:
+            raise PluginError(f"{NOT_INSTALLED}; agentcli needs it to fetch plugins from git repositories.") from None
+        raise PluginError(str(error)) from None
+    return output.decode("utf-8", "replace").strip()
+
+
+def _ssh_command() -> str:
+    """The user's own `GIT_SSH_COMMAND`, or ssh that never prompts."""
+    return os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
 
 
 def clone(url: str, dest: Path, *, ref: str = "", sha: str = "") -> str:
