@@ -39,7 +39,7 @@ from agentcli.cache import with_cache_breakpoints
 from agentcli.contracts import JSON, Cancellation, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
 from agentcli.errors import ModelAPIError, TransientModelError
-from agentcli.providers.body import JsonFragments, encode
+from agentcli.providers.body import JsonFragments, encode, json_object
 from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
 from agentcli.providers.http import Endpoint, EventStream, HttpClient, stream_error
 from agentcli.providers.timeouts import Timeouts
@@ -151,16 +151,16 @@ class DirectRoute:
 
     def body(self, request: ModelRequest) -> bytes:
         """The request as JSON: what `messages.create(..., stream=True)` of the SDK sent, each message encoded once."""
-        fields = [
-            f'"model":{encode(request.model)}',
-            f'"max_tokens":{encode(request.max_tokens)}',
-            f'"system":{self._fragments.array(request.system)}',
+        fields: list[tuple[str, str | list[bytes]]] = [
+            ("model", encode(request.model)),
+            ("max_tokens", encode(request.max_tokens)),
+            ("system", self._fragments.array(request.system)),
         ]
         if request.tools:
-            fields.append(f'"tools":{self._fragments.array(request.tools)}')
-        fields += [f'"messages":{self._fragments.array(request.messages)}', '"stream":true']
+            fields.append(("tools", self._fragments.array(request.tools)))
+        fields += [("messages", self._fragments.array(request.messages)), ("stream", "true")]
         self._fragments.next_request()
-        return ("{" + ",".join(fields) + "}").encode()
+        return json_object(fields)
 
     def close(self) -> None:
         self._http.close()

@@ -56,7 +56,7 @@ from agentcli.conversation import (
     web_search_wanted,
 )
 from agentcli.errors import ModelAPIError, TransientModelError
-from agentcli.providers.body import JsonFragments, encode
+from agentcli.providers.body import JsonFragments, encode, json_object
 from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
 from agentcli.providers.http import Endpoint, LazyHttpClient
 from agentcli.providers.timeouts import Timeouts
@@ -147,19 +147,19 @@ class _Translator:
                 messages.extend(self._translated(message))
             self._previous, self._current = self._current, {}
         limit = "max_completion_tokens" if official else "max_tokens"  # OpenAI's reasoning models refuse max_tokens
-        fields = [
-            f'"model":{encode(request.model)}',
-            f'"{limit}":{encode(request.max_tokens)}',
-            f'"messages":{self._fragments.array(messages)}',
+        fields: list[tuple[str, str | list[bytes]]] = [
+            ("model", encode(request.model)),
+            (limit, encode(request.max_tokens)),
+            ("messages", self._fragments.array(messages)),
         ]
         functions = [tool for tool in request.tools if tool is not web_search_wanted(request.tools)]
         if functions:
-            fields.append(f'"tools":{encode([function_tool(tool) for tool in functions])}')
+            fields.append(("tools", encode([function_tool(tool) for tool in functions])))
         if web_search_wanted(request.tools) is not None:  # OpenAI's search models search on their own
-            fields.append('"web_search_options":{}')
-        fields.append('"stream":true,"stream_options":{"include_usage":true}')
+            fields.append(("web_search_options", "{}"))
+        fields += [("stream", "true"), ("stream_options", '{"include_usage":true}')]
         self._fragments.next_request()
-        return ("{" + ",".join(fields) + "}").encode()
+        return json_object(fields)
 
     def _translated(self, message: JSON) -> list[JSON]:
         kept = self._current.get(id(message)) or self._previous.get(id(message))
