@@ -14,7 +14,7 @@ from tests.conftest import RunAgent, RunMain
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import reply as fake_reply
 from tests.fake_anthropic import text as fake_text
-from tests.plugins.helpers import REVIEWER_PROMPT, commands, make_plugin, market_with_greeter
+from tests.plugins.helpers import commands, make_plugin, market_with_greeter
 from tests.sandbox_support import PYTHON, require_sandbox
 
 
@@ -47,7 +47,6 @@ def test_a_plugin_folder_works_for_one_run_and_nothing_is_installed(
     assert served["content"] == "echo: hi"  # its MCP server
     assert not (home / ".agentcli" / "plugins").exists()  # nothing installed
     assert not (home / ".agentcli" / "settings.json").exists()  # nothing enabled
-    assert REVIEWER_PROMPT not in sent
 
 
 def test_the_folder_is_protected_while_the_session_runs(
