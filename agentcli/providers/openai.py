@@ -37,9 +37,11 @@ own HTTP layer (`agentcli.providers.http`).
 from __future__ import annotations
 
 import json
+import operator
 import os
 import threading
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentcli import __version__
@@ -130,21 +132,30 @@ class OpenAIModel:
 
 
 class _Translator:
-    """The conversation as Chat Completions messages, each message translated and encoded once."""
+    """The conversation as Chat Completions messages, each message translated and encoded once.
+
+    The translation of the messages sent last time is kept as a whole too, and reused while the
+    conversation starts with those very messages, so a request translates only its new ones (and
+    the same system message object goes first, so `JsonFragments` reuses their joined encoding)."""
 
     def __init__(self) -> None:
         self._fragments = JsonFragments()
         self._previous: dict[int, tuple[JSON, list[JSON]]] = {}
         self._current: dict[int, tuple[JSON, list[JSON]]] = {}
+        self._system: JSON = {"role": "system", "content": ""}
+        self._sent: list[JSON] = []
+        """The conversation's messages the last request carried, and (`_sent_as`) their translation."""
+        self._sent_as: list[JSON] = []
         self._lock = threading.Lock()
 
     def body(self, request: ModelRequest, *, official: bool) -> bytes:
         with self._lock:
             messages: list[JSON] = []
             if system := "\n\n".join(str(b.get("text", "")) for b in request.system if is_text(b)):
-                messages.append({"role": "system", "content": system})
-            for message in request.messages:
-                messages.extend(self._translated(message))
+                if self._system["content"] != system:
+                    self._system = {"role": "system", "content": system}
+                messages.append(self._system)
+            messages += self._conversation(request.messages)
             self._previous, self._current = self._current, {}
         limit = "max_completion_tokens" if official else "max_tokens"  # OpenAI's reasoning models refuse max_tokens
         fields: list[tuple[str, str | list[bytes]]] = [
@@ -160,6 +171,15 @@ class _Translator:
         fields += [("stream", "true"), ("stream_options", '{"include_usage":true}')]
         self._fragments.next_request()
         return json_object(fields)
+
+    def _conversation(self, source: Sequence[JSON]) -> list[JSON]:
+        """`source` translated, the messages sent last time taken as they were translated then."""
+        reused = len(source) >= len(self._sent) and all(map(operator.is_, source, self._sent))
+        translated = list(self._sent_as) if reused else []
+        for message in source[len(self._sent) if reused else 0 :]:
+            translated += self._translated(message)
+        self._sent, self._sent_as = list(source), translated
+        return translated
 
     def _translated(self, message: JSON) -> list[JSON]:
         kept = self._current.get(id(message)) or self._previous.get(id(message))
