@@ -98,7 +98,7 @@ class OpenAIModel:
         self._base_url = base_url
         self._api_key = api_key
         self._http = LazyHttpClient(self._endpoint, self._timeouts)
-        self._translator = _Translator()
+        self._translator = Translator()
         self._ids = ConversationIds()
 
     def _endpoint(self) -> Endpoint:
@@ -131,7 +131,7 @@ class OpenAIModel:
         return assembler.finish()
 
 
-class _Translator:
+class Translator:
     """The conversation as Chat Completions messages, each message translated and encoded once.
 
     The translation of the messages sent last time is kept as a whole too, and reused while the
