@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agentcli.contracts import ModelRequest
+from agentcli.mcp.names import server_parts
 from agentcli.providers.scripted import Reply, ScriptedModel, reply, text, tool_use
 from tests.conftest import RunAgent, RunCli
 from tests.mcp.helpers import raw_server, write_config
@@ -103,11 +104,17 @@ def test_deny_rules_catch_shortened_names_by_the_server_and_by_the_full_listed_n
     )
 
     assert ran.returncode == 0, ran.stderr
-    assert called(logs[long_server]) == []  # not started: a server part is never cut
+    assert called(logs[long_server]) == []  # offered under a shortened name, denied by its full one
     assert called(logs[server]) == ["other"]
-    [shortened] = [name for name in offered(model) if name != f"mcp__{server}__other"]
+    cut_server = [name for name in offered(model) if not name.startswith(f"mcp__{server}__")]
+    assert len(cut_server) == 2 and all(name.startswith("mcp__a_server_with_a_name_lo_") for name in cut_server)
+    assert all(len(name.split("__")[1]) == 32 for name in cut_server), cut_server
+    [shortened] = [
+        name for name in offered(model) if name.startswith(f"mcp__{server}__") and not name.endswith("other")
+    ]
     assert len(shortened) == 64 and shortened.startswith(f"mcp__{server}__a_tool_with")
-    assert f'MCP server "{long_server}" in ' in ran.stderr and "its name is over 32 characters" in ran.stderr
+    denied = [r for r in model.requests[1].messages[-1]["content"] if "deny rule" in str(r["content"])]
+    assert len(denied) == 3, model.requests[1].messages[-1]["content"]
 
 
 def test_mcp_list_shows_each_tool_by_the_name_rules_use_and_what_was_left_out(
@@ -147,3 +154,14 @@ def test_mcp_add_refuses_a_name_that_would_not_read_as_one_server(run_cli: RunCl
     listed = run_cli("mcp", "list")
     assert listed.stdout == "No MCP server can be used: the notices above say why and what to rename.\n"
     assert 'MCP server "trusted__evil" in ' in listed.stderr
+
+
+def test_a_shortened_server_name_never_reads_as_another_servers() -> None:
+    long = "plugin:laravel-boost:laravel-boost"
+    parts, refused = server_parts([long, "plugin_laravel-boost_la_b8d6640e", "plugin_laravel-boost_laravel-boost"])
+
+    # the long one's shortened name is the second's, its full name the third's: spelled exactly, they keep theirs
+    assert [server.name for server in refused] == [long]
+    assert parts["plugin_laravel-boost_la_b8d6640e"] == "plugin_laravel-boost_la_b8d6640e"
+    assert parts["plugin_laravel-boost_laravel-boost"].startswith("plugin_laravel-boost_la_")
+    assert server_parts([long]) == ({long: "plugin_laravel-boost_la_b8d6640e"}, [])
