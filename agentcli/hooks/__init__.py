@@ -81,15 +81,21 @@ class Hooks:
         self._background: BackgroundHooks | None = None
 
     def run(
-        self, event: str, fields: JSON, subject: str | None = None, *, names_call: NamesCall | None = None
+        self,
+        event: str,
+        fields: JSON,
+        subject: str | None = None,
+        *,
+        names_call: NamesCall | None = None,
+        also: tuple[str, ...] = (),
     ) -> HookOutcome:
-        """Run `event`'s hooks matching `subject` with the common fields and `fields` on stdin.
-        On a tool event `names_call` says whether a hook's `if` names the call (without it, a
-        hook with an `if` does not run)."""
+        """Run `event`'s hooks matching `subject` (or another name it goes by, `also`) with the
+        common fields and `fields` on stdin. On a tool event `names_call` says whether a hook's
+        `if` names the call (without it, a hook with an `if` does not run)."""
         from agentcli.hooks.decisions import decide
 
-        hooks = [hook for hook in self.config.matching(event, subject) if _applies(hook, event, names_call)]
-        guards = [guard for guard in self.config.guarding(event, subject) if _applies(guard, event, names_call)]
+        hooks = [hook for hook in self.config.matching(event, subject, also) if _applies(hook, event, names_call)]
+        guards = [guard for guard in self.config.guarding(event, subject, also) if _applies(guard, event, names_call)]
         if not hooks and not guards:
             return NOTHING
         outcome = NOTHING

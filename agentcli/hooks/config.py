@@ -130,8 +130,9 @@ class HookCommand:
     unread: str = ""
     """A guard (`HookConfig.guards`): the entry that could not be used, and why; it runs nothing."""
 
-    def matches(self, subject: str | None) -> bool:
-        return subject is None or matcher_matches(self.matcher, subject)
+    def matches(self, subject: str | None, also: tuple[str, ...] = ()) -> bool:
+        """Whether the matcher matches `subject`, or one of the other names it goes by (`also`)."""
+        return subject is None or any(matcher_matches(self.matcher, name) for name in (subject, *also))
 
     @property
     def described(self) -> list[Any]:
@@ -165,12 +166,12 @@ class HookConfig:
     guards: tuple[HookCommand, ...] = ()
     """Stand-ins for PreToolUse entries that could not be used: the calls they match are asked about."""
 
-    def matching(self, event: str, subject: str | None = None) -> list[HookCommand]:
-        """The commands `event` runs for `subject`, each distinct command once (in file order)."""
+    def matching(self, event: str, subject: str | None = None, also: tuple[str, ...] = ()) -> list[HookCommand]:
+        """The commands `event` runs for `subject` (also named `also`), each distinct command once (in file order)."""
         seen: set[tuple[str, tuple[str, ...] | None]] = set()
         chosen = []
         for hook in self.commands:
-            if hook.event == event and hook.matches(subject) and (hook.command, hook.args) not in seen:
+            if hook.event == event and hook.matches(subject, also) and (hook.command, hook.args) not in seen:
                 seen.add((hook.command, hook.args))
                 chosen.append(hook)
         return chosen
@@ -178,9 +179,9 @@ class HookConfig:
     def of_scope(self, scope: str) -> list[HookCommand]:
         return [hook for hook in self.commands if hook.scope == scope]
 
-    def guarding(self, event: str, subject: str | None) -> list[HookCommand]:
-        """The guards of `event` for `subject` (`guards`)."""
-        return [guard for guard in self.guards if guard.event == event and guard.matches(subject)]
+    def guarding(self, event: str, subject: str | None, also: tuple[str, ...] = ()) -> list[HookCommand]:
+        """The guards of `event` for `subject` (also named `also`; see `guards`)."""
+        return [guard for guard in self.guards if guard.event == event and guard.matches(subject, also)]
 
     def without_scope(self, scope: str) -> HookConfig:
         return replace(

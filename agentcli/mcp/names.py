@@ -104,6 +104,12 @@ def full_server_part(name: str) -> str:
     return safe_part(name)
 
 
+def claude_code_name(server: str, tool: str) -> str:
+    """The name Claude Code gives the tool `tool` of the server `server`, never shortened (its
+    hooks' matchers and its rules name it so): `mcp__<full server part>__<tool>`."""
+    return f"{PREFIX}{full_server_part(server)}{SEPARATOR}{safe_part(tool)}"
+
+
 def _offered_server_part(name: str, part: str) -> str:
     if len(part) <= MAX_SERVER:
         return part

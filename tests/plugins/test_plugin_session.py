@@ -11,6 +11,7 @@ from agentcli.contracts import JSON, ModelRequest
 from agentcli.providers.scripted import Reply, ScriptedModel, reply, text, tool_use
 from tests.conftest import RunAgent
 from tests.context.helpers import write
+from tests.hooks_helpers import hook_command, hook_entry, logged
 from tests.mcp.helpers import stdio_server
 from tests.plugins.helpers import REVIEWER_PROMPT, commands, market_with_greeter
 
@@ -97,6 +98,10 @@ def test_a_plugin_server_with_a_long_name_is_offered_under_a_short_one_and_rules
             tool_use(str(echo), {"text": "hi"}, id="toolu_echo"), tool_use(str(shout), {"text": "hi"}, id="toolu_shout")
         )
 
+    log = tmp_path / "hook.log"  # a hook written for Claude Code's names
+    hooks = {"PreToolUse": [hook_entry(hook_command(tmp_path, log), matcher=f"{full}__.*")]}
+    user_settings = home / ".agentcli" / "settings.json"  # where the install enabled the plugin
+    write(user_settings, json.dumps({**json.loads(user_settings.read_text()), "hooks": hooks}))
     model.script(call_echo_and_shout, reply(text("Done.")))
     ran = run_agent("go", allowed_tools=[f"{full}__echo"])  # the name Claude Code gives the tool
 
@@ -112,3 +117,5 @@ def test_a_plugin_server_with_a_long_name_is_offered_under_a_short_one_and_rules
     assert echoed["tool_use_id"] == "toolu_echo" and echoed["content"] == "echo: hi", echoed
     assert shouted["tool_use_id"] == "toolu_shout" and shouted["is_error"] is True, shouted
     assert "Permission denied" in shouted["content"], shouted
+    called = sorted(name for name in offered if name.endswith(("__echo", "__shout")))
+    assert sorted(entry["tool_name"] for entry in logged(log)) == called  # the hook heard both calls
