@@ -103,9 +103,11 @@ def test_a_plugin_server_with_a_long_name_is_offered_under_a_short_one_and_rules
     user_settings = home / ".agentcli" / "settings.json"  # where the install enabled the plugin
     write(user_settings, json.dumps({**json.loads(user_settings.read_text()), "hooks": hooks}))
     model.script(call_echo_and_shout, reply(text("Done.")))
-    ran = run_agent("go", allowed_tools=[f"{full}__echo"])  # the name Claude Code gives the tool
+    # its prompt is a command by the server's full name, as in Claude Code; the tool rule uses the tool's
+    ran = run_agent(f"/{full}__review app.py", allowed_tools=[f"{full}__echo"])
 
     assert ran.returncode == 0, ran.stderr
+    assert "Please review app.py, looking for bugs." in json.dumps(model.requests[0].messages[-1])
     names = [str(t["name"]) for t in model.requests[0].tools]
     assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name) for name in names), names
     offered = sorted(name for name in names if name.startswith("mcp__plugin_laravel-boost"))
