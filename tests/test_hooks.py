@@ -152,6 +152,22 @@ def test_a_malformed_guard_fails_closed_its_calls_are_asked_and_the_other_hooks_
     assert [entry["tool_name"] for entry in logged(log)] == ["Read"]  # the file's other hook runs
 
 
+def test_a_repositorys_broken_guard_asks_only_once_its_hooks_are_trusted(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    checked_in_hooks(project, {"PreToolUse": [{"matcher": "Bash(", "hooks": [{"type": "command", "command": "x"}]}]})
+    touch = reply(tool_use("Bash", {"command": "touch made.txt"}, id="toolu_1"))
+    model.script(touch, reply(text("done")), touch, reply(text("done")))
+
+    assert run_agent("go", allowed_tools=["Bash(touch:*)"]).returncode == 0
+    assert (project / "made.txt").exists()  # its hooks would not run untrusted: nor does the guard
+
+    (project / "made.txt").unlink()
+    assert run_agent("go", allowed_tools=["Bash(touch:*)"], trust_project_hooks=True).returncode == 0
+    assert not (project / "made.txt").exists()
+    assert "a PreToolUse hook asks the user to confirm" in results_sent(model, 3)[0]["content"]
+
+
 def test_a_configuration_from_claude_codes_documentation_works_verbatim(
     run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:
