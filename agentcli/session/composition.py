@@ -113,6 +113,9 @@ class SessionOptions:
     """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
     strict_mcp_config: bool = False
     """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
+    plugin_dirs: list[str] = field(default_factory=list)
+    """`--plugin-dir` folders (absolute): plugins loaded for this session without being installed,
+    trusted as an installed plugin is, and protected paths while it runs."""
     sandbox: bool | None = None
     """`--sandbox` (True) or `--no-sandbox` (False): whether the agent's commands run in the
     sandbox, over `sandbox.enabled`; None: the settings decide."""
@@ -349,7 +352,7 @@ def compose(
 
     settings = load_settings(cwd)
     passthrough = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
-    plugins = active_plugins(settings)
+    plugins = active_plugins(settings, folders=[Path(folder) for folder in options.plugin_dirs])
     for text in plugins.notices:
         notice(text)
     hook_config = trusted_config(
@@ -372,6 +375,8 @@ def compose(
     if prompter is not None and hook_config.matching("Notification", "permission_prompt"):
         prompter = _NotifyingPrompter(prompter, hooks)
     sandbox = sandbox_settings(settings, options.sandbox, notice)
+    if plugins.protected:  # read-only to commands too, as the protected paths are
+        sandbox = replace(sandbox, deny_write=(*sandbox.deny_write, *map(str, plugins.protected)))
     gate = build_gate(
         settings,
         cwd,
@@ -382,6 +387,7 @@ def compose(
         on_notice=notice,
         permission_hooks=permission_request if hook_config.matching("PermissionRequest") else None,
         auto_allow_sandboxed=sandbox.auto_allow,
+        protected=plugins.protected,
     )
     for text in settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
         notice(text)
