@@ -73,8 +73,8 @@ def test_hooks_permissions_agents_and_mcp_name_claude_codes_files(
     repl.submit("/hooks")
     row = next(line for line in repl.wait_for("(async)").splitlines() if line.lstrip().startswith("PreToolUse"))
     assert "Bash if Bash(git *)" in row and "true (async)" in row and str(user) in row
-    screen = repl.wait_for("(unusable: asks)")
-    guard = next(line for line in screen.splitlines() if "(unusable: asks)" in line)
+    screen = repl.wait_for("(bad: asks)")
+    guard = next(line for line in screen.splitlines() if "(bad: asks)" in line)
     assert guard.lstrip().startswith("PreToolUse  *") and str(user)[:40] in guard, screen
     repl.submit("/permissions")
     row = next(line for line in repl.wait_for("Agent(Explore)").splitlines() if "Agent(Explore)" in line)

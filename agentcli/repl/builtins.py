@@ -444,7 +444,7 @@ def _hooks(repl: Repl, args: str) -> None:
         matcher = (hook.matcher or "*") + (f" if {hook.condition.text}" if hook.condition else "")
         command = " ".join((hook.command, *(hook.args or ()))) + (" (async)" if hook.background else "")
         if hook.unread:
-            command = "(unusable: asks)"
+            command = "(bad: asks)"
         table.add_row(
             hook.event,
             escape(for_terminal(matcher)),

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from agentcli.contracts import ModelRequest
-from agentcli.mcp.names import server_parts
 from agentcli.providers.scripted import Reply, ScriptedModel, reply, text, tool_use
 from tests.conftest import RunAgent, RunCli
 from tests.mcp.helpers import raw_server, write_config
@@ -154,14 +153,3 @@ def test_mcp_add_refuses_a_name_that_would_not_read_as_one_server(run_cli: RunCl
     listed = run_cli("mcp", "list")
     assert listed.stdout == "No MCP server can be used: the notices above say why and what to rename.\n"
     assert 'MCP server "trusted__evil" in ' in listed.stderr
-
-
-def test_a_shortened_server_name_never_reads_as_another_servers() -> None:
-    long = "plugin:laravel-boost:laravel-boost"
-    parts, refused = server_parts([long, "plugin_laravel-boost_la_b8d6640e", "plugin_laravel-boost_laravel-boost"])
-
-    # the long one's shortened name is the second's, its full name the third's: spelled exactly, they keep theirs
-    assert [server.name for server in refused] == [long]
-    assert parts["plugin_laravel-boost_la_b8d6640e"] == "plugin_laravel-boost_la_b8d6640e"
-    assert parts["plugin_laravel-boost_laravel-boost"].startswith("plugin_laravel-boost_la_")
-    assert server_parts([long]) == ({long: "plugin_laravel-boost_la_b8d6640e"}, [])
