@@ -84,6 +84,9 @@ def argv(layout: Layout, run_dir: Path, tmp_dir: Path, command: list[str]) -> li
             for shown in (*layout.shown, *layout.sockets):
                 if path in shown.parents:
                     args += ["--ro-bind", str(shown), str(shown)]
+            for writable in layout.writable:  # the project inside a hidden folder: only it shows there
+                if path in writable.parents:
+                    args += ["--bind", str(writable), str(writable)]
             args += ["--remount-ro", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
