@@ -222,6 +222,7 @@ class _Attempt:
             retry_base_delay=self.defaults.retry_base_delay,
             record_checkpoints=False,
             hidden=[*(Path(folder) for folder in self.defaults.hidden), self.scratch.parent],
+            shown=[self.cache],  # a repository cloned from a URL borrows the cached clone's objects
         )
         holder.append(session)
         self.sandboxed = session.sandbox.active

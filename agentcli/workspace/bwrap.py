@@ -90,6 +90,9 @@ def argv(layout: Layout, run_dir: Path, tmp_dir: Path, command: list[str]) -> li
             args += ["--remount-ro", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
+    for path in layout.shown:  # in the machine's /tmp (those in hidden folders are bound above)
+        if not any(hidden in path.parents for hidden in layout.hidden):
+            args += ["--ro-bind", str(path), str(path)]
     for path in layout.pinned:
         args += ["--bind", str(path), str(path)]
     for path in layout.read_only:

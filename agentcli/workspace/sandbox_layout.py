@@ -87,7 +87,8 @@ class Layout:
     """Secret places and `filesystem.denyRead`: folders look empty (but for the writable paths
     inside them), files read as empty."""
     shown: tuple[Path, ...] = ()
-    """`filesystem.allowRead` paths inside hidden folders."""
+    """`filesystem.allowRead` paths inside hidden folders, or in the machine's `/tmp` (which the
+    sandbox replaces with its own)."""
     pinned: tuple[Path, ...] = ()
     """Folders holding nested protected paths, bound onto themselves so they cannot be moved."""
     read_only: tuple[Path, ...] = ()
@@ -123,7 +124,11 @@ def plan_layout(project: Path, settings: SandboxSettings, home: Path, homes: Seq
     pinned, read_only = nested_protected(project)
     read_only += [p for p in existing(settings.deny_write) if any(_within(p, w) for w in writable)]
     read_only += [p for p in own_install() if not _within(p, project)]
-    shown = [p for p in existing(settings.allow_read) if any(_within(p, h) and p != h for h in hidden)]
+    shown = [
+        p
+        for p in existing(settings.allow_read)
+        if any(_within(p, h) and p != h for h in hidden) or _within(p, PRIVATE_TMP)
+    ]
     sockets = []
     for text in settings.unix_sockets:
         path = setting_path(text, project, home)

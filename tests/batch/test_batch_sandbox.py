@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from agentcli.batch.harbor import OUTSIDE_THE_SANDBOX
 from tests.batch.agents import prompt_of, results, serve_tasks, write_tasks
 from tests.batch.test_batch_kinds import harbor_task
 from tests.conftest import RunMain
+from tests.context.helpers import GIT_ENV
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, reply, text, tool_use
 from tests.sandbox_support import require_sandbox
 from tests.test_sandbox_session import path_without_bwrap
@@ -216,3 +219,27 @@ def test_a_scratch_folder_someone_else_could_reach_is_refused(
     assert ran.returncode == 2
     assert f"{name} is not a private folder of yours" in ran.stderr and "Traceback" not in ran.stderr
     assert list(theirs.iterdir()) == []
+
+
+def test_a_task_cloned_from_a_url_can_use_git_in_its_sandbox(
+    run_main: RunMain, fake_api: FakeAnthropic, tmp_path: Path
+) -> None:
+    """Its clone shares the objects of the batch's cache of that URL: the sandbox must let git
+    read them, though the rest of the batch's folder is hidden."""
+    require_sandbox()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "one"]):
+        (repo / "v.txt").write_text("one\n")
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    task = {"id": "url", "prompt": "please LOG", "repo": f"file://{repo}", "commit": "HEAD", "check": "git log -1"}
+    write_tasks(tmp_path / "tasks.jsonl", [task])
+    fake_api.script(*[bash_or_done({"LOG": "git log --format=LOGGED:%s -1 && git status --short && echo GIT-OK"})] * 4)
+
+    ran = run_main("batch", str(tmp_path / "tasks.jsonl"), "--out", str(tmp_path / "out"), "--sandbox")
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    said = tool_output(fake_api, "LOG")
+    assert "LOGGED:one" in said and "GIT-OK" in said, said
+    [result] = results(tmp_path / "out")
+    assert result["status"] == "passed"  # its check's git too
