@@ -99,7 +99,7 @@ def call_of(step: int) -> JSON:
 
 
 class Collections:
-    """The cyclic garbage collector's work while it is `watching`: collections of each generation
+    """The cyclic garbage collector's work inside the `with` block: collections of each generation
     and the CPU they took (does it walk the growing conversation on the harness's time?)."""
 
     def __init__(self) -> None:
