@@ -204,6 +204,7 @@ def run_main(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
 
     def run(*args: str, input: str = "", cwd: Path | None = None, env: dict[str, str] | None = None) -> Ran:
+        environment = dict(os.environ)  # the run sets the `env` of its settings here, as a process would in its own
         with monkeypatch.context() as scoped:
             for name, value in (env or {}).items():
                 scoped.setenv(name, value)
@@ -218,6 +219,8 @@ def run_main(
                 commands._stdin.cache_clear()  # read once per process: this is a new one
                 capsys.readouterr()  # what ran before is not this run's output
                 code = exit_code()
+        os.environ.clear()
+        os.environ.update(environment)
         time.tzset()
         out, err = capsys.readouterr()
         return Ran(code, out, err)
