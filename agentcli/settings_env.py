@@ -5,7 +5,8 @@ They are applied once, as agentcli starts and before anything reads the environm
 (`apply_settings_env`), as if they had been exported in the shell: the providers read them
 (`ANTHROPIC_BASE_URL`, `ANTHROPIC_AUTH_TOKEN`, `ANTHROPIC_MODEL`…), and the programs agentcli
 starts inherit them, except the credentials, which `agentcli.credentials.child_environment`
-withholds whichever way they came.
+withholds whichever way they came. A stdio MCP server, which starts from a minimal
+environment, gets them beside it (`applied_variables`), credentials withheld too.
 
 - **Only your own files count** (user and local, untracked): `env` is an own-only key, so a
   checked-in file's `env` was dropped with a notice while the settings were read
@@ -28,6 +29,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.credentials import withheld_variables
 from agentcli.errors import UsageError
 from agentcli.setting_keys import setting
 from agentcli.settings import Settings, load_settings
@@ -66,14 +68,30 @@ def settings_environment(settings: Settings) -> SettingsEnv:
     return found
 
 
+_applied: frozenset[str] = frozenset()
+"""The names `apply_settings_env` set in agentcli's environment (replaced, never changed in place)."""
+
+
 def apply_settings_env(cwd: Path, environ: MutableMapping[str, str] | None = None) -> None:
     """Set the variables of the `env` of your settings at `cwd` in `environ` (agentcli's own
     environment). Settings that cannot be read set nothing: the session reports why."""
+    global _applied
     try:
         settings = load_settings(cwd)
     except UsageError:
         return
-    (os.environ if environ is None else environ).update(settings_environment(settings).variables)
+    variables = settings_environment(settings).variables
+    (os.environ if environ is None else environ).update(variables)
+    if environ is None:
+        _applied = _applied | variables.keys()
+
+
+def applied_variables() -> dict[str, str]:
+    """The variables your settings' `env` set in agentcli's environment, as they are now, without
+    the credentials: what a stdio MCP server gets beside its minimal environment, as a
+    program agentcli starts would from the shell."""
+    withheld = withheld_variables()
+    return {name: os.environ[name] for name in _applied if name in os.environ and name not in withheld}
 
 
 def _as_text(value: object) -> str | None:

@@ -16,7 +16,10 @@ from agentcli.settings import load_settings
 from agentcli.settings_env import settings_environment
 from tests.conftest import RunCli, RunMain
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
+from tests.mcp.helpers import write_config
+from tests.mcp.recording import recorded, recorder
 from tests.session_helpers import transcript_files
+from tests.waiting import wait_until
 
 TOKEN = "gateway-token-0123456789-THE-SECRET"
 GATEWAY_MODEL = "gateway-model-1"
@@ -94,6 +97,23 @@ def test_the_env_of_an_untracked_local_file_applies_in_a_real_process(
     assert gateway.requests[0].headers["authorization"] == f"Bearer {TOKEN}"
     assert bash_output(gateway, 1).startswith("token=none region=eu-1\n")
     assert_token_nowhere(home, project, done.stdout, done.stderr)
+
+
+def test_a_stdio_mcp_server_gets_the_env_without_the_token(
+    run_main: RunMain, fake_api: FakeAnthropic, home: Path, tmp_path: Path
+) -> None:
+    write_json(home / ".claude" / "settings.json", {"env": {"GATEWAY_REGION": "eu-1", "ANTHROPIC_AUTH_TOKEN": TOKEN}})
+    out = tmp_path / "server-got.json"
+    write_config(home / ".agentcli" / "mcp.json", recording=recorder(tmp_path, out))
+    fake_api.script(reply(text("Done.")))
+
+    done = run_main("run", "go")
+    wait_until(out.exists, "the server being started")
+
+    assert done.returncode == 0, done.stderr
+    got = recorded(out)["env"]
+    assert got["GATEWAY_REGION"] == "eu-1"
+    assert "ANTHROPIC_AUTH_TOKEN" not in got and TOKEN not in json.dumps(got)
 
 
 @pytest.mark.parametrize(
