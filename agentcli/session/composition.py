@@ -338,6 +338,7 @@ def compose(
     transcripts: Path | None = None,
     record_checkpoints: bool = True,
     hidden: Sequence[Path] = (),
+    shown: Sequence[Path] = (),
 ) -> SessionParts:
     """The parts of a session at `cwd`. Raises UsageError (exit 2) on malformed settings or
     rules, or an earlier session (`--resume`) that is not there, before anything is sent.
@@ -350,7 +351,9 @@ def compose(
     the transcripts go to instead of the project's state folder (a batch task's own);
     `record_checkpoints` False: no checkpoints whatever the settings say (a batch task's
     workspace is thrown away); `hidden`, more paths the sandbox hides from commands, as
-    `sandbox.filesystem.denyRead` does (a batch's output folder)."""
+    `sandbox.filesystem.denyRead` does (a batch's output folder); `shown`, paths commands may
+    read even where the sandbox hides what is around them, as `filesystem.allowRead` does (a
+    batch's shared clones, which its tasks' repositories borrow objects from)."""
     sink: EventSink = SerializedSink(on_event)
 
     def notice(text: str) -> None:
@@ -438,6 +441,7 @@ def compose(
         sandbox,
         allow_write=(*sandbox.allow_write, *more_folders),
         deny_read=(*sandbox.deny_read, *(str(path) for path in hidden)),
+        allow_read=(*sandbox.allow_read, *(str(path) for path in shown)),
     )
     status = SandboxStatus(sandbox)
     if workspace is None:  # made last, once nothing else can fail; entered (a sandbox starts so), closed with the parts
