@@ -115,7 +115,8 @@ def test_a_key_refused_again_ends_the_run_with_what_to_check(
             'echo "looked everywhere" >&2',
             "The API key helper printed no key (apiKeyHelper in {settings}): looked everywhere.",
         ),
-        (f"echo {KEY}; echo {NEW_KEY}", "The API key helper printed more than one line"),
+        (f"echo {KEY}; echo {NEW_KEY}", "The API key helper printed more than a key"),
+        (f"echo 'key: {KEY}'", "The API key helper printed more than a key"),
     ],
 )
 def test_a_failing_helper_is_one_line_without_its_output(

@@ -113,8 +113,10 @@ def run_helper(command: KeyHelperCommand) -> str:
     key = printed
     if not key:
         raise ModelAPIError(f"The API key helper printed no key{where}{said}.")
-    if done.stdout_cut or "\n" in key or "\r" in key:
-        raise ModelAPIError(f"The API key helper printed more than one line; it must print the key alone{where}.")
+    if done.stdout_cut or not all("!" <= char <= "~" for char in key):  # a header could not carry it
+        raise ModelAPIError(
+            f"The API key helper printed more than a key; it must print the key alone, on one line{where}."
+        )
     return key
 
 
