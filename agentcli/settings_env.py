@@ -13,7 +13,10 @@ environment, gets them beside it (`applied_variables`), credentials withheld too
   (`agentcli.settings`). A repository could otherwise set `PATH` so an allowed
   `Bash(npm test:*)` runs its own `npm`, or `ANTHROPIC_BASE_URL` to collect your key.
 - **Merged variable by variable**, in the settings' order, so a later file wins for a variable
-  both set; and **a file's value beats the shell's**, as in Claude Code.
+  both set; and **a file's value beats the shell's**, as in Claude Code. An Anthropic key or
+  token `env` sets is the one sent: the shell's other one (`ANTHROPIC_API_KEY` beside an
+  `env`'s `ANTHROPIC_AUTH_TOKEN`, or the reverse) is taken out of the environment, so a
+  gateway `env` names never receives the key you exported for another server.
 - **Not settable**: `AGENTCLI_HOME` and `CLAUDE_CONFIG_DIR`, which say where the settings
   files are (they were read already).
 - **Read leniently**: a number or `true`/`false` is its JSON text (`8080`, `true`); a `null`,
@@ -29,12 +32,15 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.credentials import withheld_variables
+from agentcli.credentials import hold_secret, withheld_variables
 from agentcli.errors import UsageError
 from agentcli.setting_keys import setting
 from agentcli.settings import Settings, load_settings
 
 ENV_SETTING = setting("env")
+ANTHROPIC_CREDENTIALS = {"ANTHROPIC_API_KEY": "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN": "ANTHROPIC_API_KEY"}
+"""Each Anthropic credential and the other: the one `env` sets replaces the shell's other one,
+which would otherwise be sent (the API key first) to the server `env` names."""
 LOCATING_VARIABLES = ("AGENTCLI_HOME", "CLAUDE_CONFIG_DIR")
 """Variables that say where the settings files are: read before `env` could set them."""
 
@@ -81,7 +87,11 @@ def apply_settings_env(cwd: Path, environ: MutableMapping[str, str] | None = Non
     except UsageError:
         return
     variables = settings_environment(settings).variables
-    (os.environ if environ is None else environ).update(variables)
+    target = os.environ if environ is None else environ
+    for name, other in ANTHROPIC_CREDENTIALS.items():
+        if name in variables and other not in variables and other in target:
+            hold_secret(target.pop(other))  # still redacted, never sent
+    target.update(variables)
     if environ is None:
         _applied = _applied | variables.keys()
 

@@ -83,6 +83,22 @@ def test_a_gateway_in_the_users_claude_settings_gets_the_requests_and_bash_not_t
     assert_token_nowhere(home, project, done.stdout, done.stderr)
 
 
+def test_the_shells_other_key_is_not_sent_to_the_gateway_env_names(
+    run_main: RunMain, gateway: FakeAnthropic, home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_key = "sk-ant-exported-for-anthropic-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", real_key)
+    write_json(home / ".claude" / "settings.json", {"env": gateway_env(gateway)})
+    (project / "notes.txt").write_text(f"key: {real_key}\n")
+    gateway.script(reply(tool_use("Read", {"file_path": "notes.txt"}, id="toolu_1")), reply(text("Done.")))
+
+    done = run_main("run", "go")
+
+    assert done.returncode == 0, done.stderr
+    assert [r.headers["authorization"] for r in gateway.requests] == [f"Bearer {TOKEN}"] * 2
+    assert all(real_key not in json.dumps(r.headers) + r.raw.decode() for r in gateway.requests)  # nor redaction
+
+
 def test_the_env_of_an_untracked_local_file_applies_in_a_real_process(
     run_cli: RunCli, fake_api: FakeAnthropic, gateway: FakeAnthropic, home: Path, project: Path
 ) -> None:
