@@ -121,6 +121,7 @@ def test_a_stdio_mcp_server_gets_the_env_without_the_token(
     write_json(home / ".claude" / "settings.json", {"env": {"GATEWAY_REGION": "eu-1", "ANTHROPIC_AUTH_TOKEN": TOKEN}})
     out = tmp_path / "server-got.json"
     write_config(home / ".agentcli" / "mcp.json", recording=recorder(tmp_path, out))
+    fake_api.api_key = TOKEN  # the token of `env` is the one sent
     fake_api.script(reply(text("Done.")))
 
     done = run_main("run", "go")
