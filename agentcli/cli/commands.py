@@ -202,9 +202,17 @@ def _check_session_values(values: Values) -> None:
 def _has_credential(values: Values) -> bool:
     """A one-shot run without its provider's API key fails at once (exit 1), before anything else
     is loaded. When the provider may come from elsewhere (a resumed transcript, the settings), or
-    cannot be told (a usage error the session reports), the provider reports a missing key itself."""
+    cannot be told (a usage error the session reports), the provider reports a missing key itself.
+    An `apiKeyHelper` in the settings counts as the Anthropic key (it runs at the first request)."""
     from agentcli.errors import UsageError
-    from agentcli.providers import MODEL_SETTING, PROVIDER_SETTING, choose, credential_problem, holds_a_credential
+    from agentcli.providers import (
+        KEY_HELPER_SETTING,
+        MODEL_SETTING,
+        PROVIDER_SETTING,
+        choose,
+        credential_problem,
+        holds_a_credential,
+    )
 
     try:
         problem = credential_problem(choose(values["model"], values["provider"]).provider)
@@ -225,7 +233,7 @@ def _has_credential(values: Values) -> bool:
             setting=settings.get(PROVIDER_SETTING),
             model_setting=settings.get(MODEL_SETTING),
         )
-        problem = credential_problem(chosen.provider)
+        problem = credential_problem(chosen.provider, key_helper=settings.get(KEY_HELPER_SETTING))
     except UsageError:  # unreadable settings: the missing key is still the first thing to fix
         pass
     if problem is None:

@@ -25,7 +25,7 @@ from agentcli.context.memory import memory_note
 from agentcli.context.session import parse_command
 from agentcli.errors import AgentcliError, Halt, ModelAPIError
 from agentcli.mcp.content import PREFIX as MCP_PREFIX
-from agentcli.providers import credential_problem
+from agentcli.providers import KEY_HELPER_SETTING, credential_problem
 from agentcli.repl.builtins import BUILTINS, ExitRepl, ask, show_resumed
 from agentcli.repl.completion import PromptCompleter
 from agentcli.repl.idle import IDLE_MESSAGE, IDLE_SETTING, IDLE_TYPE, IdleWatch, idle_threshold
@@ -115,7 +115,9 @@ class Repl:
 
     def loop(self) -> int:
         self.console.print(f"[bold]agentcli[/bold] {__version__} · {self.cwd} · /help for commands", style="dim")
-        if problem := credential_problem(self.session.provider):
+        if problem := credential_problem(
+            self.session.provider, key_helper=self.session.settings.get(KEY_HELPER_SETTING)
+        ):
             self.console.print(f"! {problem} /help works without one.", style="yellow", markup=False)
         show_resumed(self)
         if is_dumb_terminal():  # prompt_toolkit then prints a plain prompt, which has no render events

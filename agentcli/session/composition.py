@@ -62,6 +62,7 @@ from agentcli.plugins.hooks import plugin_hooks
 from agentcli.plugins.manifest import Plugin
 from agentcli.providers import (
     DEFAULT_PROVIDER,
+    KEY_HELPER_SETTING,
     MODEL_SETTING,
     PROVIDER_SETTING,
     PROVIDERS,
@@ -71,12 +72,14 @@ from agentcli.providers import (
     resolve,
 )
 from agentcli.providers.admission import Admission
+from agentcli.providers.key_helper import KeyHelper, key_helper_of
 from agentcli.providers.text_tools import ToolProtocol, with_tool_protocol
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.session.sandbox import SandboxStatus, session_workspace
 from agentcli.sessions.autocompact import auto_compact_percent
 from agentcli.sessions.store import LoadedTranscript, find_session, latest_session, load_transcript
 from agentcli.settings import Settings, agentcli_home, load_settings, own_local_settings
+from agentcli.settings_env import settings_environment
 from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
 from agentcli.tools.web_fetch import Kept
@@ -185,10 +188,13 @@ class SessionModel:
         timeouts: Timeouts,
         given: Model | None = None,
         admission: Admission | None = None,
+        key_helper: KeyHelper | None = None,
     ) -> None:
         """`given`: a client to use instead of resolving `provider`'s (tests' scripted model),
-        closed with this one; `admission`: what each request waits on before it is sent."""
+        closed with this one; `admission`: what each request waits on before it is sent;
+        `key_helper`: the settings' `apiKeyHelper`, shared by every client made here."""
         self._provider = provider
+        self._key_helper = key_helper
         self._protocol = protocol
         self._native_tools = native_tools
         self._timeouts = timeouts
@@ -230,7 +236,7 @@ class SessionModel:
 
     def new(self, provider: str) -> Model:
         """A new client of `provider`, with the session's timeouts; the caller closes it."""
-        return resolve(provider, ProviderSettings(self._timeouts))
+        return resolve(provider, ProviderSettings(self._timeouts, key_helper=self._key_helper))
 
     def _current(self) -> Model:
         if self._client is None:
@@ -394,6 +400,8 @@ def compose(
     )
     for text in settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
         notice(text)
+    for text in settings_environment(settings).notices:  # `env` entries skipped as agentcli started
+        notice(text)
     check_model_table(settings)
     check_aliases_setting(settings.get(ALIASES_SETTING), settings.sources.get(ALIASES_SETTING))
     protocol = tool_protocol(options.tool_protocol, settings)
@@ -452,7 +460,15 @@ def compose(
         opened=opened,
         hooks=hooks,
         gate=gate,
-        model=SessionModel(provider, protocol, native_tools, timeouts, model, admission),
+        model=SessionModel(
+            provider,
+            protocol,
+            native_tools,
+            timeouts,
+            model,
+            admission,
+            key_helper_of(settings.get(KEY_HELPER_SETTING), settings.sources.get(KEY_HELPER_SETTING), cwd, notice),
+        ),
         first_model=first_model,
         earlier=earlier,
         builtins=builtin_source(unsandboxed_commands=status.active and sandbox.allow_unsandboxed),

@@ -46,7 +46,7 @@ from agentcli.mcp.servers import SessionServers
 from agentcli.model_aliases import ModelChoice
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Prompter
-from agentcli.providers import choose, credential_problem
+from agentcli.providers import KEY_HELPER_SETTING, choose, credential_problem
 from agentcli.providers.admission import Admission
 from agentcli.session.composition import Approvals, SessionOptions, SessionParts, choice_or_error, compose
 from agentcli.session.conversation import Conversation
@@ -267,7 +267,7 @@ class Session:
         provider, named = choose(name, self.provider)
         choice = choice_or_error(named, provider, self.settings)
         if provider != self.provider:
-            if problem := credential_problem(provider):
+            if problem := credential_problem(provider, key_helper=self.settings.get(KEY_HELPER_SETTING)):
                 raise UsageError(problem)
             self.parts.model.switch(provider)
         self.model_choice = choice
