@@ -669,17 +669,20 @@ class ShadowRepo:
         return env
 
     def _git(self, args: list[str], data: bytes | None = None, *, work_tree: bool = True) -> bytes:
+        folder = self.root if work_tree else self.folder
         try:
             done = subprocess.run(
                 ["git", *self._options(), *args],
                 input=data if data is not None else b"",
                 capture_output=True,
                 env=self._environment(work_tree),
-                cwd=self.root if work_tree else self.folder,
+                cwd=folder,
                 timeout=GIT_TIMEOUT_S,
                 check=False,
             )
         except FileNotFoundError:
+            if not os.path.isdir(folder):
+                raise CheckpointError(f"the folder {folder} is gone") from None
             raise GitMissing("git is not installed (checkpoints need it): install git to have them") from None
         except (OSError, subprocess.TimeoutExpired) as error:
             raise CheckpointError(f"git {args[0]} failed: {error}") from None

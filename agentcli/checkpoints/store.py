@@ -74,6 +74,7 @@ class CheckpointStore:
         self._watch_notice: Callable[[str], None] | None = None
         self._watch_lock = threading.Lock()
         self._make_inotify: Callable[[], Inotify] | None = None
+        self._starting: threading.Thread | None = None
 
     def watch(self, on_notice: Callable[[str], None], *, make_inotify: Callable[[], Inotify] | None = None) -> None:
         """Have a watcher of the project tell whole-tree checkpoints what changed: started now
@@ -82,9 +83,12 @@ class CheckpointStore:
         `close` stops it. `make_inotify` stands in for `inotify.Inotify` (tests: a lost event, a limit)."""
         self._watch_notice = on_notice
         self._make_inotify = make_inotify
-        self._start_watcher()
+        if self.repo.exists:  # imported and set up beside the session's start, not in its way
+            self._starting = threading.Thread(target=self._start_watcher, name="checkpoint-watcher-start", daemon=True)
+            self._starting.start()
 
     def close(self) -> None:
+        self._started()
         with self._watch_lock:
             watcher, self.watcher, self._watch_notice = self.watcher, None, None
         if watcher is not None:
@@ -101,10 +105,17 @@ class CheckpointStore:
             )
             self.watcher.start()
 
+    def _started(self) -> None:
+        """Wait for the watcher's start, if it is under way."""
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            starting.join()
+
     def record(self, session_id: str, step: str, kind: str) -> Snapshot:
         """Snapshot the work tree as `kind` (`before`, `after`) of `step` (under `repo.locked()`):
         what the watcher says changed, when it is sure; else the whole tree."""
         ref = self.ref(session_id, step, kind)
+        self._started()
         watcher = self.watcher
         if watcher is None:
             snapshot = self.repo.snapshot([ref])

@@ -246,8 +246,7 @@ class TreeWatcher:
             return
         self._root_id = _identity(self._root)
         if self._root_id is None:
-            self._incomplete = True  # the project is gone: tried again at the next checkpoint
-            self._reset_wanted = True
+            self._incomplete = True  # the project is gone: tried again at the next checkpoint (`take`)
             return
         self._settling = True
         with contextlib.suppress(OSError):

@@ -22,7 +22,7 @@ import pytest
 
 from agentcli.checkpoints import inotify
 from agentcli.checkpoints.config import CheckpointConfig
-from agentcli.checkpoints.shadow import Snapshot
+from agentcli.checkpoints.shadow import CheckpointError, Snapshot
 from agentcli.providers.scripted import ScriptedModel, reply, text
 from tests.checkpoints.test_rewind_cli import bash, git, make_tree, tree
 from tests.conftest import RunAgent, RunMain
@@ -299,7 +299,7 @@ def test_a_gitignore_changed_makes_the_files_it_stops_ignoring_recorded(recorder
     assert looks == 0 and recorder.changed(after, again) == ["build/out.txt"]  # watched now
 
 
-@pytest.mark.parametrize("moved", ["the project", "the folder above it"])
+@pytest.mark.parametrize("moved", ["the project", "the folder above it", "the project deleted"])
 def test_the_project_moved_away_and_another_put_in_its_place(moved: str, tmp_path: Path, home: Path) -> None:
     """Moving the folder above the project tells the project's own watch nothing: the watcher
     checks that the project's path still leads to the folder it watches."""
@@ -310,9 +310,16 @@ def test_the_project_moved_away_and_another_put_in_its_place(moved: str, tmp_pat
     try:
         recorder.record()
         recorder.record()
-        away = project if moved == "the project" else project.parent
+        away = project.parent if moved == "the folder above it" else project
         away.rename(away.with_name("moved"))
-        shutil.copytree(away.with_name("moved"), away, symlinks=True)
+        if moved == "the project deleted":
+            with pytest.raises(CheckpointError, match="is gone"):
+                recorder.record()  # said as a notice by the session; the turn goes on
+            shutil.rmtree(away.with_name("moved"))
+            project.mkdir()
+            make_tree(project)
+        else:
+            shutil.copytree(away.with_name("moved"), away, symlinks=True)
         (project / "src" / "app.py").write_text("in the new folder\n")
 
         after, looks = recorder.record()
