@@ -179,6 +179,7 @@ def _session_options(values: Values) -> SessionOptions:
         resume=values["resume"],
         mcp_config=values["mcp_config"] or [],
         strict_mcp_config=values["strict_mcp_config"],
+        plugin_dirs=[str(Path(folder).absolute()) for folder in values["plugin_dirs"] or []],
         sandbox=True if values["sandbox"] else False if values["no_sandbox"] else None,
         trust_project_hooks=values["trust_project_hooks"],
     )

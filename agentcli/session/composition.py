@@ -113,6 +113,9 @@ class SessionOptions:
     """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
     strict_mcp_config: bool = False
     """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
+    plugin_dirs: list[str] = field(default_factory=list)
+    """`--plugin-dir` folders (absolute): plugins loaded for this session without being installed,
+    trusted as an installed plugin is, and protected paths while it runs."""
     sandbox: bool | None = None
     """`--sandbox` (True) or `--no-sandbox` (False): whether the agent's commands run in the
     sandbox, over `sandbox.enabled`; None: the settings decide."""
@@ -331,6 +334,7 @@ def compose(
     transcripts: Path | None = None,
     record_checkpoints: bool = True,
     hidden: Sequence[Path] = (),
+    shown: Sequence[Path] = (),
 ) -> SessionParts:
     """The parts of a session at `cwd`. Raises UsageError (exit 2) on malformed settings or
     rules, or an earlier session (`--resume`) that is not there, before anything is sent.
@@ -343,7 +347,9 @@ def compose(
     the transcripts go to instead of the project's state folder (a batch task's own);
     `record_checkpoints` False: no checkpoints whatever the settings say (a batch task's
     workspace is thrown away); `hidden`, more paths the sandbox hides from commands, as
-    `sandbox.filesystem.denyRead` does (a batch's output folder)."""
+    `sandbox.filesystem.denyRead` does (a batch's output folder); `shown`, paths commands may
+    read even where the sandbox hides what is around them, as `filesystem.allowRead` does (a
+    batch's shared clones, which its tasks' repositories borrow objects from)."""
     sink: EventSink = SerializedSink(on_event)
 
     def notice(text: str) -> None:
@@ -351,7 +357,7 @@ def compose(
 
     settings = load_settings(cwd)
     passthrough = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
-    plugins = active_plugins(settings)
+    plugins = active_plugins(settings, folders=[Path(folder) for folder in options.plugin_dirs])
     for text in plugins.notices:
         notice(text)
     hook_config = trusted_config(
@@ -374,6 +380,8 @@ def compose(
     if prompter is not None and hook_config.matching("Notification", "permission_prompt"):
         prompter = _NotifyingPrompter(prompter, hooks)
     sandbox = sandbox_settings(settings, options.sandbox, notice)
+    if plugins.protected:  # read-only to commands too, as the protected paths are
+        sandbox = replace(sandbox, deny_write=(*sandbox.deny_write, *map(str, plugins.protected)))
     gate = build_gate(
         settings,
         cwd,
@@ -384,6 +392,7 @@ def compose(
         on_notice=notice,
         permission_hooks=permission_request if hook_config.matching("PermissionRequest") else None,
         auto_allow_sandboxed=sandbox.auto_allow,
+        protected=plugins.protected,
     )
     for text in settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
         notice(text)
@@ -426,6 +435,7 @@ def compose(
         sandbox,
         allow_write=(*sandbox.allow_write, *more_folders),
         deny_read=(*sandbox.deny_read, *(str(path) for path in hidden)),
+        allow_read=(*sandbox.allow_read, *(str(path) for path in shown)),
     )
     status = SandboxStatus(sandbox)
     if workspace is None:  # made last, once nothing else can fail; entered (a sandbox starts so), closed with the parts

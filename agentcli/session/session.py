@@ -88,6 +88,7 @@ class Session:
         transcripts: Path | None = None,
         record_checkpoints: bool = True,
         hidden: Sequence[Path] = (),
+        shown: Sequence[Path] = (),
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
@@ -102,8 +103,9 @@ class Session:
         (rooted at `cwd`) is where the agent works; its owner closes it (else the session makes
         a local one). `admission` is what each model request waits on (a batch's shared rate
         limiter and budget); `transcripts`, the folder for the transcripts (a batch task's own);
-        `record_checkpoints` False records none whatever the settings say, and `hidden` are more
-        paths the sandbox hides from commands (both for a batch task, `compose`)."""
+        `record_checkpoints` False records none whatever the settings say, `hidden` are more
+        paths the sandbox hides from commands and `shown` paths it lets them read wherever they
+        are (all for a batch task, `compose`)."""
         self.parts: SessionParts = compose(
             options,
             cwd,
@@ -117,6 +119,7 @@ class Session:
             transcripts=transcripts,
             record_checkpoints=record_checkpoints,
             hidden=hidden,
+            shown=shown,
         )
         if self.parts.checkpoint_config.enabled:
             self.parts.checkpoints.watch(self.parts.notice)  # the project watched from now (Linux)
