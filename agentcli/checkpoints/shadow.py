@@ -612,8 +612,13 @@ class ShadowRepo:
             path = self._git_dir.joinpath(*parts)
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary = path.with_name(path.name + ".agentcli-tmp")
-            temporary.write_bytes(commit.encode("ascii") + b"\n")
-            os.replace(temporary, path)
+            try:
+                temporary.write_bytes(commit.encode("ascii") + b"\n")
+                os.replace(temporary, path)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    temporary.unlink()
+                raise
 
     def delete_refs(self, refs: Sequence[str]) -> None:
         if refs:
