@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from agentcli.checkpoints.objects import (
     EXECUTABLE_MODE,
@@ -308,19 +309,11 @@ class ShadowRepo:
     def _entry_watched(self, objects: LooseObjects, name: bytes, before: Entry | None) -> Entry | _Keep | None:
         """The entry `name` has now, for `snapshot_changes`: None when it is gone (or below a link
         or a file), `KEEP` for a folder that is still one; _WholeTree when it cannot be recorded alone."""
-        parts = name.split(b"/")
-        if any(part in (b"", b".", b"..") or part.lower() == b".git" for part in parts):
-            raise _WholeTree(os.fsdecode(name))
-        folder = os.fsencode(self.root)
-        for part in parts[:-1]:
-            folder = os.path.join(folder, part)
-            try:
-                if not stat.S_ISDIR(os.lstat(folder).st_mode):
-                    return None  # git records nothing beyond a link or a file
-            except (FileNotFoundError, NotADirectoryError):
-                return None  # gone with its folder
-            if os.path.lexists(os.path.join(folder, b".git")):
-                raise _WholeTree(os.fsdecode(name))  # inside another repository
+        above = self._above(name)
+        if above in ("gone", "not a folder"):
+            return None  # gone with its folder; or git records nothing beyond a link or a file
+        if above != "folders":
+            raise _WholeTree(os.fsdecode(name))  # inside another repository, or cannot be told
         full = os.path.join(os.fsencode(self.root), name)
         try:
             info = os.lstat(full)
@@ -395,7 +388,7 @@ class ShadowRepo:
             elif entry.startswith(b"1 "):
                 scan.index_differs = True
                 path = entry.split(b" ", 8)[8]
-                if not self._folders_above(path):
+                if self._above(path) == "not a folder":
                     scan.tracked_left_out.append(path)  # a link or a file stands where its folder was: gone
                 elif (why := self._why_left_out(path)) is None:
                     scan.changed.append(path)
@@ -417,18 +410,6 @@ class ShadowRepo:
             else:
                 scan.leave_out(path, why)
         return scan
-
-    def _folders_above(self, path: bytes) -> bool:
-        """Whether every folder above `path` is one (not a link to one, not a file), or gone."""
-        folder = os.fsencode(self.root)
-        for part in path.split(b"/")[:-1]:
-            folder = os.path.join(folder, part)
-            try:
-                if not stat.S_ISDIR(os.lstat(folder).st_mode):
-                    return False
-            except OSError:
-                return True
-        return True
 
     def _why_left_out(self, path: bytes) -> str | None:
         """Why `path` (as `git status` listed it) cannot be recorded, or None when it can."""
@@ -456,22 +437,31 @@ class ShadowRepo:
     def _recordable_alone(self, name: bytes) -> bool:
         """Whether `name` can be recorded by itself as a whole snapshot would record it: a file or
         link (or nothing) that is not left out, with no symlink or other repository above it."""
+        above = self._above(name)
+        if above == "gone":
+            return True  # gone with its folder: recorded as gone
+        return above == "folders" and self._why_left_out(name) is None  # not beyond a link, a file, a repository
+
+    def _above(self, name: bytes) -> Literal["folders", "gone", "not a folder", "repository", "unknown"]:
+        """What stands above `name` in the project, looked at from the top: every one a folder
+        (and `name` a plain one), one gone, one a link or a file, another repository, or one that
+        cannot be looked at (or `name` has `.git`, `..` or an empty part)."""
         parts = name.split(b"/")
         if any(part in (b"", b".", b"..") or part.lower() == b".git" for part in parts):
-            return False
+            return "unknown"
         folder = os.fsencode(self.root)
         for part in parts[:-1]:
             folder = os.path.join(folder, part)
             try:
                 if not stat.S_ISDIR(os.lstat(folder).st_mode):
-                    return False  # a link (git would not look beyond it) or a file
-            except FileNotFoundError:
-                return True  # gone with its folder: recorded as gone
+                    return "not a folder"
+            except (FileNotFoundError, NotADirectoryError):
+                return "gone"
             except OSError:
-                return False
+                return "unknown"
             if os.path.lexists(os.path.join(folder, b".git")):
-                return False
-        return self._why_left_out(name) is None
+                return "repository"
+        return "folders"
 
     def _name_in_project(self, path: Path) -> bytes | None:
         """`path` as git names it in the project (relative, with `/`), or None when it is outside."""
