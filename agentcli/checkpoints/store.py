@@ -81,6 +81,8 @@ class CheckpointStore:
         when the shadow repository exists (git tells it which folders are ignored), else after
         the checkpoint that makes it. `on_notice` hears once why it had to stop (a limit reached).
         `close` stops it. `make_inotify` stands in for `inotify.Inotify` (tests: a lost event, a limit)."""
+        if self._watch_notice is not None:
+            return  # watching already
         self._watch_notice = on_notice
         self._make_inotify = make_inotify
         if self.repo.exists:  # imported and set up beside the session's start, not in its way

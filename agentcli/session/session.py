@@ -121,8 +121,6 @@ class Session:
             hidden=hidden,
             shown=shown,
         )
-        if self.parts.checkpoint_config.enabled:
-            self.parts.checkpoints.watch(self.parts.notice)  # the project watched from now (Linux)
         self.model_choice = self.parts.first_model
         """The model(s) new conversations start with (`/model` changes it)."""
         self._ended = False
