@@ -21,7 +21,7 @@ not sure. A missed change would make a rewind put back a stale file, so it is su
 
 Anything that breaks this makes the next `take` say "not sure" (None), and the watcher sets
 itself up again from scratch (a new inotify instance and a walk of the tree) when it must (an
-overflow, a `.gitignore`); the checkpoint after the one that followed is sure again. Off for
+overflow, a `.gitignore`), at the latest in that `take`, so the checkpoint after is sure again. Off for
 the process, saying so once, when the user's watch or instance limit is reached
 (`fs.inotify.max_user_watches`); off without a word where there is no inotify (not Linux).
 
@@ -215,7 +215,7 @@ class TreeWatcher:
                     os.read(self._wake_read, 512)
             with self._lock:
                 if not self._closed and self._inotify is not None and self._inotify.fd == watched:
-                    self._read_all()
+                    self._read_all(to_the_end=False)
 
     def _reset(self) -> None:
         """Start again: a new instance, no watches, the whole tree to walk (under the lock)."""
@@ -357,8 +357,9 @@ class TreeWatcher:
 
     # ------------------------------------------------------------------ events
 
-    def _read_all(self) -> None:
-        """Handle every event queued now (under the lock)."""
+    def _read_all(self, *, to_the_end: bool = True) -> None:
+        """Handle the events queued now (under the lock): all of them (`take`), or up to
+        `MAX_READS` reads (the thread, which lets a checkpoint in and comes back for the rest)."""
         for _ in range(MAX_READS):
             if self._inotify is None or self._off:
                 return
@@ -367,7 +368,8 @@ class TreeWatcher:
                 return
             for event in events:
                 self._handle(event)
-        self._want_reset()  # a writer faster than the reading: as good as an overflow
+        if to_the_end:
+            self._want_reset()  # a writer faster than the reading: as good as an overflow
 
     def _handle(self, event: inotify.Event) -> None:
         if event.mask & inotify.Q_OVERFLOW:
