@@ -318,7 +318,9 @@ class SessionParts:
         self.on_event(Notice(text))
 
     def close(self) -> None:
-        """Stop the MCP servers, close the model's connections and (when made here) the workspace."""
+        """Stop the MCP servers, the checkpoints' watcher, close the model's connections and (when
+        made here) the workspace."""
+        self.checkpoints.close()
         self.mcp.close()
         self.model.close()
         self.opened.close()
