@@ -1,8 +1,8 @@
 """A status line command for the tests: a small Python program, and settings that configure it.
 
-It appends its stdin (the JSON about the session) to `inputs.jsonl` in its folder, writes the
-names of its environment variables to `env.json` and its folder to `cwd`, then does what the
-file `behaviour` says (nothing there: `ok`):
+It reads the file `behaviour` (nothing there: `ok`), appends its stdin (the JSON about the
+session) to `inputs.jsonl` in its folder, writes the names of its environment variables to
+`env.json` and its folder to `cwd`, then does what `behaviour` said:
 
 - `ok`: prints `<model, magenta> in:<total input tokens> $<cost>`, then a second line (never shown);
 - `fail`: writes two lines to stderr and exits 3;
@@ -24,12 +24,12 @@ SCRIPT = r"""
 import json, os, sys
 from pathlib import Path
 folder = Path(sys.argv[1])
+behaviour = (folder / "behaviour").read_text() if (folder / "behaviour").exists() else "ok"
 data = sys.stdin.read()
 with open(folder / "inputs.jsonl", "a") as f:
     f.write(json.dumps(json.loads(data)) + "\n")
 (folder / "env.json").write_text(json.dumps(sorted(os.environ)))
 (folder / "cwd").write_text(os.getcwd())
-behaviour = (folder / "behaviour").read_text() if (folder / "behaviour").exists() else "ok"
 if behaviour == "fail":
     sys.stderr.write("first words\nlast words\n")
     sys.exit(3)
