@@ -227,7 +227,7 @@ def rule_names_call(rule: Rule, tool: Tool, tool_input: JSON, ctx: ToolContext) 
     try:
         call = describe_call(tool, tool_input, ctx)
     except (OSError, ValueError, RuntimeError):
-        return rule.names(tool.name)
+        return rule.names(tool.name, tool.origin if isinstance(tool, FromMcpServer) else None)
     return rule_catches(rule, call)
 
 

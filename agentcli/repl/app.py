@@ -1,5 +1,8 @@
 """The interactive REPL: read a message, run the loop with live output, repeat.
 
+While the prompt waits, what other threads print (a hook, an MCP server) goes above it
+(`patch_stdout`), never into the line being typed.
+
 The prompt is on screen before what only a turn needs is imported (the HTTP client and SDK
 the provider sends with, the answer renderer): that loads in a background thread from the
 first paint on, while the user types (`repl.warmup`).
@@ -13,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.utils import is_dumb_terminal
 from rich.console import Console
 
@@ -150,7 +154,8 @@ class Repl:
             if self._idle is not None:
                 self._idle.waiting()
             try:
-                text = self.prompt.prompt("> ", default=self._typeahead)
+                with patch_stdout(raw=True):  # what other threads print meanwhile goes above the prompt
+                    text = self.prompt.prompt("> ", default=self._typeahead)
             except Halt:
                 raise
             except KeyboardInterrupt:
