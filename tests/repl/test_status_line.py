@@ -57,6 +57,19 @@ def shown_after(repl: Repl, needle: str) -> str:
     return toolbar(repl)[0]
 
 
+def after_one_turn(
+    repl_with: MakeRepl, fake_api: FakeAnthropic, settings: Path, tmp_path: Path, turns: int
+) -> tuple[Repl, Path, str]:
+    """A REPL whose status line (configured in `settings`) showed after a first turn of `turns`
+    scripted; the REPL, the script's folder and the line."""
+    folder = status_script(tmp_path / "status")
+    status_settings(settings, folder)
+    fake_api.script(*(reply(text(f"Answer {n}."), usage=USAGE) for n in range(turns)))
+    repl, _ = repl_with()
+    repl.handle("one")
+    return repl, folder, shown_after(repl, "in:1200 ")
+
+
 def test_the_command_gets_the_session_and_its_first_line_shows_above_agentclis_status(
     repl_with: MakeRepl, fake_api: FakeAnthropic, home: Path, project: Path, tmp_path: Path
 ) -> None:
@@ -116,12 +129,7 @@ def test_only_colours_reach_the_screen(
 def test_a_failing_command_keeps_the_last_line_and_is_reported_once(
     repl_with: MakeRepl, fake_api: FakeAnthropic, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = status_script(tmp_path / "status")
-    status_settings(home / ".agentcli" / "settings.json", folder)
-    fake_api.script(*(reply(text(f"Answer {n}."), usage=USAGE) for n in range(4)))
-    repl, _ = repl_with()
-    repl.handle("one")
-    first = shown_after(repl, "in:1200 ")
+    repl, folder, first = after_one_turn(repl_with, fake_api, home / ".agentcli" / "settings.json", tmp_path, 4)
 
     behave(folder, "fail")
     repl.handle("two")
@@ -141,12 +149,7 @@ def test_a_failing_command_keeps_the_last_line_and_is_reported_once(
 def test_a_slow_command_never_holds_up_the_prompt(
     repl_with: MakeRepl, fake_api: FakeAnthropic, home: Path, tmp_path: Path
 ) -> None:
-    folder = status_script(tmp_path / "status")
-    status_settings(home / ".agentcli" / "settings.json", folder)
-    fake_api.script(*(reply(text(f"Answer {n}."), usage=USAGE) for n in range(3)))
-    repl, _ = repl_with()
-    repl.handle("one")
-    before = shown_after(repl, "in:1200 ")
+    repl, folder, before = after_one_turn(repl_with, fake_api, home / ".agentcli" / "settings.json", tmp_path, 3)
 
     behave(folder, "block")
     repl.handle("two")
