@@ -13,6 +13,9 @@ Two destinations, one function each:
   user's terminal. Control characters (C0 but newline and tab, ESC, DEL, C1) and the bidi
   controls that reorder what is shown (U+202E and friends) are shown escaped (`\\x1b[2J`),
   so a command cannot clear the screen or disguise itself in the permission question.
+- `colours_only(text)`: a program's line shown as it coloured it (the status line command's):
+  SGR sequences (colours, bold, …) are kept, every other escape sequence and control character
+  is dropped, so it cannot move the cursor, clear the screen or retitle the terminal.
 """
 
 from __future__ import annotations
@@ -23,6 +26,12 @@ from agentcli.credentials import redact
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+_ESCAPE_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: cursor moves, erases, modes (an unfinished one too)
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS, SOS, PM, APC
+    r"|\x1b[ -/]*[0-~]?"  # any other escape (charset, keypad, reset)
+)
 _ESCAPED_BYTES = range(0xDC80, 0xDD00)
 """Where `surrogateescape` puts an undecodable byte (0xDC00 + the byte)."""
 
@@ -64,3 +73,21 @@ def for_terminal(text: str) -> str:
     if _TERMINAL_UNSAFE.search(text) is None:
         return text
     return _TERMINAL_UNSAFE.sub(_escaped, text)
+
+
+def colours_only(text: str) -> str:
+    """`text` with its colours (SGR sequences) kept and every other escape sequence and control
+    character (tabs become spaces), bidi control and lone surrogate dropped."""
+    kept: list[str] = []
+    end = 0
+    for colour in _SGR.finditer(text):
+        kept.append(_without_controls(text[end : colour.start()]))
+        kept.append(colour.group())
+        end = colour.end()
+    kept.append(_without_controls(text[end:]))
+    return "".join(kept)
+
+
+def _without_controls(text: str) -> str:
+    text = _ESCAPE_SEQUENCE.sub("", text.replace("\t", " "))
+    return _TERMINAL_UNSAFE.sub("", text.replace("\n", ""))

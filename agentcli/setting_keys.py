@@ -55,6 +55,7 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
     SettingKey("permissions.additionalDirectories", "list of folder paths", "`[]`", OWN_FILES),
     SettingKey("permissions.disableBypassPermissionsMode", '`"disable"`', "none"),
     SettingKey("hooks", "object: event → list of matcher groups", "none"),
+    SettingKey("statusLine", '`{"type": "command", "command": …, "padding": 0}`', "none"),
     SettingKey("model", "model name, optionally `provider:model`", "the provider's default", shape="text"),
     SettingKey("provider", "`anthropic`, `openai`, `gemini` or `ollama`", "`anthropic`", shape="text"),
     SettingKey("models", "object: model name → fields", "the built-in table"),

@@ -24,6 +24,7 @@ from agentcli import __version__
 from agentcli.context.memory import memory_note
 from agentcli.context.session import parse_command
 from agentcli.errors import AgentcliError, Halt, ModelAPIError
+from agentcli.events import Event, Notice
 from agentcli.mcp.content import PREFIX as MCP_PREFIX
 from agentcli.providers import KEY_HELPER_SETTING, credential_problem
 from agentcli.repl.builtins import BUILTINS, ExitRepl, ask, show_resumed
@@ -33,10 +34,13 @@ from agentcli.repl.input import prompt_session
 from agentcli.repl.keys import EscWatcher
 from agentcli.repl.memory import add_memory
 from agentcli.repl.prompter import TerminalPrompter
+from agentcli.repl.status_command import session_facts
 from agentcli.repl.view import TurnView
 from agentcli.repl.warmup import start_warm_up
 from agentcli.session import Session, SessionOptions
 from agentcli.settings import agentcli_home
+from agentcli.statusline.runner import StatusLineRunner
+from agentcli.statusline.session_input import SessionTally, status_input
 from agentcli.ui.status import Status
 from agentcli.ui.tool_render import ApiErrorLine
 
@@ -54,16 +58,20 @@ class Repl:
         self.view = TurnView(self.console, cwd, status=self._status)
         self._watcher: EscWatcher | None = None
         prompter = TerminalPrompter(self.console, lambda: self._watcher, self.view.asking)
+        self.tally = SessionTally()
+        """What the status line command is told that only the session's events say."""
+        self._status_command: StatusLineRunner | None = None
         self.session = Session(
             options,
             cwd,
-            self.view,
+            self._on_event,
             prompter=prompter,
             approve_outside=prompter.approve_outside_files,
             approve_hooks=prompter.approve_project_hooks,
             approve_mcp_server=prompter.approve_mcp_server,
             ask_user=prompter,
             elicitor=prompter.elicit,
+            status_line=True,
         )
         self.view.current_task = lambda: self.session.context.todos.current()
         self.prompt: PromptSession[str] = prompt_session(
@@ -75,6 +83,14 @@ class Repl:
         )
         self.last_context_tokens = self.session.agent.context_tokens
         """The conversation's size in the toolbar (as of the last response or compaction)."""
+        if (status_line := self.session.parts.status_line) is not None:
+            self._status_command = StatusLineRunner(
+                status_line,
+                cwd,
+                self.session.parts.passthrough,
+                on_line=self.prompt.app.invalidate,  # the toolbar; the turn's region redraws by itself
+                notify=lambda text: self.session.parts.on_event(Notice(text)),
+            )
         self._typeahead = ""
         """Keys typed while the last turn ran: they start the next prompt's line."""
         self._skill_list: list[tuple[str, str]] = []
@@ -86,8 +102,20 @@ class Repl:
         try:
             self._idle = self._idle_watch()
         except BaseException:  # a bad idleNotificationSeconds: the session made above is closed
+            if self._status_command is not None:
+                self._status_command.close()
             self.session.close()
             raise
+
+    def _on_event(self, event: Event) -> None:
+        self.view(event)
+        if self.tally.observe(event):
+            self._refresh_status_line()
+
+    def _refresh_status_line(self) -> None:
+        """Run the status line command again (in the background): the conversation, the mode or the model changed."""
+        if self._status_command is not None:
+            self._status_command.refresh(status_input(session_facts(self.session, self._context_tokens()), self.tally))
 
     def _idle_watch(self) -> IdleWatch | None:
         """None when no Notification hook would hear of it (nothing to watch)."""
@@ -122,6 +150,7 @@ class Repl:
         show_resumed(self)
         if is_dumb_terminal():  # prompt_toolkit then prints a plain prompt, which has no render events
             self._warm_up()
+        self._refresh_status_line()
         armed_exit = False
         while True:
             if self._idle is not None:
@@ -179,6 +208,7 @@ class Repl:
                     raise
                 except (Exception, KeyboardInterrupt) as error:
                     self._report(error)
+                self._refresh_status_line()  # /compact, /model, /clear, /resume, /rewind, …
                 return
             catalog = self.session.context.skills()
             if name not in catalog.names() and not name.startswith(MCP_PREFIX):  # an MCP prompt's errors: prepare
@@ -209,6 +239,7 @@ class Repl:
                 self._idle.answered()
             self.view.end()
             self.last_context_tokens = self.session.agent.context_tokens
+            self._refresh_status_line()
 
     def _report(self, error: BaseException) -> None:
         """One readable line for what ended a turn or a command; a traceback only with --verbose."""
@@ -252,18 +283,26 @@ class Repl:
         return Status(
             model=session.agent.model_name if working else session.model_name,  # opusplan: the mode's, once idle
             mode=session.gate.mode,
-            context_tokens=session.agent.context_tokens if working else self.last_context_tokens,
+            context_tokens=self._context_tokens(),
             context_window=info.context_window,
             cost_usd=session.cost_usd(session.usage),
+            command_line=self._status_command.line if self._status_command is not None else "",
         )
+
+    def _context_tokens(self) -> int:
+        """The conversation's size: as of the turn's latest response while one runs."""
+        return self.session.agent.context_tokens if self._watcher is not None else self.last_context_tokens
 
     def _cycle_mode(self) -> None:
         self.session.gate.cycle_mode()
+        self._refresh_status_line()
 
     def close(self, reason: str) -> None:
         """Stop watching for idleness and close the session (`reason`: the SessionEnd hooks')."""
         if self._idle is not None:
             self._idle.close()
+        if self._status_command is not None:
+            self._status_command.close()
         self.session.close(reason)
 
 

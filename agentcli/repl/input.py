@@ -8,7 +8,7 @@ from pathlib import Path
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import Completer
-from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.formatted_text import ANSI, FormattedText, to_formatted_text
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.styles import Style
@@ -30,9 +30,12 @@ def toolbar_style() -> Style:
 
 
 def toolbar_text(status: Status) -> FormattedText:
+    """agentcli's status line, under the `statusLine` command's line (in its own colours) when there is one."""
     before, mode, after = status.parts(mode_hint=SHIFT_TAB_HINT)
+    above = [*to_formatted_text(ANSI(status.command_line)), ("", "\n")] if status.command_line else []
     return FormattedText(
         [
+            *above,
             ("class:bottom-toolbar.text", " " + for_terminal(before)),
             (f"class:mode-{status.mode.lower()}", mode),
             ("class:bottom-toolbar.text", after),

@@ -38,8 +38,9 @@ from agentcli.credentials import PASSTHROUGH_SETTING, passthrough_setting
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice, SerializedSink
 from agentcli.hooks import HookOutcome, Hooks, NamesCall, load_hooks
+from agentcli.hooks.config import HookConfig
+from agentcli.hooks.trust import CHECKED_IN, TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.hooks.trust import ENABLE_ALL_KEY as ENABLE_ALL_HOOKS_KEY
-from agentcli.hooks.trust import TRUST_KEY, AsksAboutHooks, trusted_config
 from agentcli.loop import LoopConfig
 from agentcli.mcp.approval import AsksAboutProjectServer
 from agentcli.mcp.content import McpContent
@@ -82,6 +83,7 @@ from agentcli.settings import Settings, agentcli_home, load_settings, own_local_
 from agentcli.settings_env import settings_environment
 from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
+from agentcli.statusline.setting import STATUS_EVENT, StatusLineCommand, status_line_command
 from agentcli.tools.web_fetch import Kept
 from agentcli.web.cache import UrlCache
 from agentcli.workspace.contract import Workspace
@@ -293,6 +295,10 @@ class SessionParts:
     """Whether the agent's commands run in a sandbox, and what it allows (for /sandbox)."""
     plugins: tuple[Plugin, ...] = ()
     """The enabled plugins (`agentcli.plugins.enabled`): their skills, commands, agents, hooks and MCP servers."""
+    status_line: StatusLineCommand | None = None
+    """The `statusLine` command the front end runs (the REPL's), when it shows one and may run it."""
+    passthrough: frozenset[str] = frozenset()
+    """`subprocessEnvPassthrough`: the credentials the programs agentcli runs may have."""
 
     @property
     def cwd(self) -> Path:
@@ -341,6 +347,7 @@ def compose(
     record_checkpoints: bool = True,
     hidden: Sequence[Path] = (),
     shown: Sequence[Path] = (),
+    status_line: bool = False,
 ) -> SessionParts:
     """The parts of a session at `cwd`. Raises UsageError (exit 2) on malformed settings or
     rules, or an earlier session (`--resume`) that is not there, before anything is sent.
@@ -355,7 +362,9 @@ def compose(
     workspace is thrown away); `hidden`, more paths the sandbox hides from commands, as
     `sandbox.filesystem.denyRead` does (a batch's output folder); `shown`, paths commands may
     read even where the sandbox hides what is around them, as `filesystem.allowRead` does (a
-    batch's shared clones, which its tasks' repositories borrow objects from)."""
+    batch's shared clones, which its tasks' repositories borrow objects from); `status_line`, the
+    front end shows the `statusLine` command's line (one from the checked-in settings is put to
+    the user with the project's hooks, and runs only if they are trusted)."""
     sink: EventSink = SerializedSink(on_event)
 
     def notice(text: str) -> None:
@@ -366,14 +375,21 @@ def compose(
     plugins = active_plugins(settings, folders=[Path(folder) for folder in options.plugin_dirs])
     for text in plugins.notices:
         notice(text)
+    status_command = status_line_command(settings, notice) if status_line else None
+    checked_in_status = status_command is not None and status_command.command.scope == CHECKED_IN
     hook_config = trusted_config(
-        load_hooks(settings.raw).plus(plugin_hooks(plugins.plugins)),
+        load_hooks(settings.raw)
+        .plus(plugin_hooks(plugins.plugins))
+        .plus(HookConfig((status_command.command,) if status_command and checked_in_status else ())),
         settings.get(TRUST_KEY),
         own_local_settings(cwd),
         approvals.hooks,
         notice,
         trusted=options.trust_project_hooks or settings.get(ENABLE_ALL_HOOKS_KEY) is True,
     )
+    if status_command is not None and checked_in_status and status_command.command not in hook_config.commands:
+        status_command = None  # the project's hooks are not trusted: trusted_config said so
+    hook_config = replace(hook_config, commands=tuple(h for h in hook_config.commands if h.event != STATUS_EVENT))
     hooks = Hooks(hook_config, cwd, about=about, passthrough=passthrough, on_notice=notice)
     for text in hook_config.notices:  # hook events, types or fields agentcli skipped
         notice(text)
@@ -491,6 +507,8 @@ def compose(
         checkpoint_config=checkpoint_config,
         sandbox=status,
         plugins=plugins.plugins,
+        status_line=status_command,
+        passthrough=passthrough,
     )
 
 

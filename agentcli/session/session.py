@@ -89,6 +89,7 @@ class Session:
         record_checkpoints: bool = True,
         hidden: Sequence[Path] = (),
         shown: Sequence[Path] = (),
+        status_line: bool = False,
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
@@ -105,7 +106,8 @@ class Session:
         limiter and budget); `transcripts`, the folder for the transcripts (a batch task's own);
         `record_checkpoints` False records none whatever the settings say, `hidden` are more
         paths the sandbox hides from commands and `shown` paths it lets them read wherever they
-        are (all for a batch task, `compose`)."""
+        are (all for a batch task, `compose`). `status_line`: the front end shows the `statusLine`
+        command's line (`parts.status_line`, decided on with the project's hooks)."""
         self.parts: SessionParts = compose(
             options,
             cwd,
@@ -120,6 +122,7 @@ class Session:
             record_checkpoints=record_checkpoints,
             hidden=hidden,
             shown=shown,
+            status_line=status_line,
         )
         self.model_choice = self.parts.first_model
         """The model(s) new conversations start with (`/model` changes it)."""

@@ -1,7 +1,8 @@
 """What stays at the bottom of the screen: the status line and the typed-ahead text.
 
-The status line reads `claude-sonnet-5-5 · plan · 2.7k/1M context · $0.01`. It is drawn in two
-places from one `Status`: as the prompt's bottom toolbar (prompt_toolkit,
+The status line reads `claude-sonnet-5-5 · plan · 2.7k/1M context · $0.01`; above it goes the
+line of the user's `statusLine` command, when there is one (`agentcli.statusline`), in its own
+colours. Both are drawn in two places from one `Status`: as the prompt's bottom toolbar (prompt_toolkit,
 `agentcli.repl.input`) and, while the model works, under the spinner (`StatusLine`, rich).
 Each permission mode has its own colour (`MODE_LOOKS`) in both; the two that change the most
 (plan: nothing is changed; bypassPermissions: nothing is asked) are drawn as a badge.
@@ -51,6 +52,8 @@ class Status:
     """How much of the context window the conversation fills (0: nothing measured yet)."""
     context_window: int
     cost_usd: float
+    command_line: str = ""
+    """The `statusLine` command's line (colour sequences and text only), drawn above; "" for none."""
 
     def parts(self, mode_hint: str = "") -> tuple[str, str, str]:
         """The text before the mode, the mode, and the text after it."""
@@ -77,6 +80,8 @@ class StatusLine:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         status = self.status()
         before, mode, after = status.parts()
+        if status.command_line:
+            yield _one_line(Text.from_ansi(status.command_line), console)
         text = Text.assemble(" ", (for_terminal(before), "dim"), (mode, mode_style(status.mode)), (after, "dim"))
         yield _one_line(text, console)
 
