@@ -57,10 +57,10 @@ class _Spawns:
 
 
 def _cpu() -> float:
-    from tests import warm_start  # agentcli started warm is the warm server's child, not ours
+    from tests import warm_start  # what the warm servers start are their children, not ours
 
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime + warm_start.cpu_of_ended_children
+    return time.process_time() + children.ru_utime + children.ru_stime + warm_start.cpu_of_warm_processes()
 
 
 _spawns = _Spawns()

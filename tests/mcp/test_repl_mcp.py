@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 from tests.conftest import StartRepl
@@ -60,7 +61,7 @@ def test_slash_mcp_shows_a_failed_server_and_reconnects_it(
     ready = tmp_path / "ready"
     demo = stdio_server()
     starts_once_ready = (
-        f'[ -e "{ready}" ] && exec "{demo["command"]}" "{demo["args"][0]}"; echo not ready yet >&2; exit 1'
+        f'[ -e "{ready}" ] && exec {shlex.join([demo["command"], *demo["args"]])}; echo not ready yet >&2; exit 1'
     )
     write_config(home / ".agentcli" / "mcp.json", flaky={"command": "sh", "args": ["-c", starts_once_ready]})
 
@@ -106,7 +107,8 @@ def test_mcp_prompts_are_listed_in_help_completed_and_sent(
         if "MCP prompts" in screen:
             break
         repl.pump(0.1)
-    assert "/mcp__demo__review <file> [focus]" in screen and "Ask for a review of a file." in screen
+    screen = repl.wait_for("Ask for a review of a file.")  # the section may still be drawing
+    assert "/mcp__demo__review <file> [focus]" in screen
     repl.type("/mcp__demo__rev")
     repl.wait_for_count("Ask for a review of a file.", 2)  # the menu shows the prompt's description
     repl.press("tab")
