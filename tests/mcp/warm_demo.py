@@ -90,9 +90,20 @@ def _running(pid: int) -> bool:
 
 
 def _serve(control: socket.socket, listener: socket.socket) -> None:
-    from tests.mcp import demo_server
+    import tempfile
 
-    _warm_up()
+    with tempfile.TemporaryFile() as written:  # what importing it writes, as each start writes it
+        kept = os.dup(2)
+        os.dup2(written.fileno(), 2)
+        try:
+            from tests.mcp import demo_server
+
+            _warm_up()
+        finally:
+            os.dup2(kept, 2)
+            os.close(kept)
+        written.seek(0)
+        on_import = written.read()
     control.send(b"ready")
     copies: dict[int, tuple[int, socket.socket]] = {}
     """pidfd -> (pid, the launcher's connection)."""
@@ -112,7 +123,7 @@ def _serve(control: socket.socket, listener: socket.socket) -> None:
             if pid == 0:
                 control.close()
                 listener.close()
-                _copy(demo_server.main, json.loads(message), fds, launcher)
+                _copy(demo_server.main, on_import, json.loads(message), fds, launcher)
             for fd in fds:
                 os.close(fd)
             with contextlib.suppress(OSError):  # the launcher is gone: the copy sees it too
@@ -135,8 +146,9 @@ def _warm_up() -> None:
     anyio.run(anyio.sleep, 0)
 
 
-def _copy(main: Any, request: dict[str, Any], stdio: list[int], launcher: socket.socket) -> None:
-    """Become `demo_server.py ARGS` on `stdio`, as the interpreter would start it; never returns."""
+def _copy(main: Any, on_import: bytes, request: dict[str, Any], stdio: list[int], launcher: socket.socket) -> None:
+    """Become `demo_server.py ARGS` on `stdio`, as the interpreter would start it (its stderr gets
+    what the import wrote: the SDK's warnings); never returns."""
     try:
         os.setsid()
         for target, fd in enumerate(stdio):
@@ -151,6 +163,8 @@ def _copy(main: Any, request: dict[str, Any], stdio: list[int], launcher: socket
         sys.stdin, sys.stdout, sys.stderr = (standard_stream(0, "r"), standard_stream(1, "w"), standard_stream(2, "w"))
         signal.signal(signal.SIGINT, signal.default_int_handler)
         threading.Thread(target=_die_with_launcher, args=(watched,), daemon=True).start()
+        sys.stderr.buffer.write(on_import)
+        sys.stderr.flush()
         main()
     except SystemExit as done:
         _flush()
