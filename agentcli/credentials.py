@@ -11,7 +11,8 @@
   Amazon Bedrock or Google Vertex AI (`cloud_platform()`) the platform's own credentials are
   used instead, which the SDK finds.
 - `redact(text)` replaces the value of each credential agentcli holds with `[REDACTED]`, for
-  tool output that shows it anyway (a file holding the key, a program printing it).
+  tool output that shows it anyway (a file holding the key, a program printing it); the key an
+  `apiKeyHelper` printed is one of them (`hold_secret`).
 """
 
 from __future__ import annotations
@@ -126,9 +127,23 @@ def passthrough_setting(value: object, source: object = "settings") -> frozenset
     return frozenset(value)
 
 
+_held: frozenset[str] = frozenset()
+"""Keys agentcli holds that are in no variable: what `apiKeyHelper` printed. Replaced, never
+changed in place, so a thread redacting while another adds one reads a whole set."""
+
+
+def hold_secret(value: str) -> None:
+    """Redact `value` from now on, as the credentials of the environment are (`redact`)."""
+    global _held
+    if len(value) >= MIN_SECRET_LENGTH:
+        _held = _held | {value}
+
+
 def secrets_held() -> list[str]:
-    """The credential values in agentcli's environment long enough to be real secrets, longest first."""
-    return _secret_values(os.environ, CREDENTIAL_VARIABLES)
+    """The credential values agentcli holds (in its environment, or from `apiKeyHelper`) long
+    enough to be real secrets, longest first."""
+    values = {*_secret_values(os.environ, CREDENTIAL_VARIABLES), *_held}
+    return sorted(values, key=len, reverse=True)
 
 
 def _secret_values(environ: Mapping[str, str], names: Iterable[str]) -> list[str]:

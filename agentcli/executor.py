@@ -53,6 +53,7 @@ from agentcli.contracts import (
     JSON,
     CapsOwnOutput,
     Dispatches,
+    FromMcpServer,
     HookPermission,
     PermissionGate,
     ReportsInterruption,
@@ -66,6 +67,7 @@ from agentcli.contracts import (
 from agentcli.conversation import text_block, tool_calls, tool_result_block, with_result_content
 from agentcli.events import EventSink, ToolCallFinished, ToolCallRunning, ToolCallStarted, ToolResultsMessage
 from agentcli.hooks import NO_HOOKS, HookOutcome, Hooks
+from agentcli.mcp.names import claude_code_name
 from agentcli.permissions.evaluate import rule_names_call
 from agentcli.permissions.rules import Rule
 from agentcli.safe_text import for_conversation
@@ -236,7 +238,11 @@ class ToolExecutor:
     ) -> tuple[JSON, HookPermission] | ToolResult:
         """The input to judge and run, and the hooks' word for the gate; or the result of a blocked call."""
         said = self.hooks.run(
-            "PreToolUse", _tool_fields(tool, tool_input, call_id), tool.name, names_call=_names(tool, tool_input, ctx)
+            "PreToolUse",
+            _tool_fields(tool, tool_input, call_id),
+            tool.name,
+            names_call=_names(tool, tool_input, ctx),
+            also=_other_names(tool),
         )
         self._stop = said.stop or self._stop
         if said.stop or said.blocked or said.permission == "deny":
@@ -268,7 +274,9 @@ class ToolExecutor:
         fields = _tool_fields(tool, tool_input, ctx.call_id)
         event = "PostToolUseFailure" if result.is_error else "PostToolUse"
         fields.update({"error": result.content} if result.is_error else {"tool_response": result.content})
-        said = self.hooks.run(event, fields, tool.name, names_call=_names(tool, tool_input, ctx))
+        said = self.hooks.run(
+            event, fields, tool.name, names_call=_names(tool, tool_input, ctx), also=_other_names(tool)
+        )
         self._stop = said.stop or self._stop
         return _with_feedback(result, event, said), duration
 
@@ -339,6 +347,15 @@ def _tool_fields(tool: Tool, tool_input: JSON, call_id: str) -> JSON:
 def _names(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Callable[[Rule], bool]:
     """Whether a hook's `if` names this call."""
     return lambda rule: rule_names_call(rule, tool, tool_input, ctx)
+
+
+def _other_names(tool: Tool) -> tuple[str, ...]:
+    """The name Claude Code gives an MCP tool offered under a shortened one: hook matchers written
+    for it (`mcp__plugin_NAME_SERVER__.*`) match it too."""
+    if not isinstance(tool, FromMcpServer):
+        return ()
+    full = claude_code_name(tool.origin.server, tool.origin.tool)
+    return (full,) if full != tool.name else ()
 
 
 def _with_feedback(result: ToolResult, event: str, said: HookOutcome) -> ToolResult:

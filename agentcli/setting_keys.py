@@ -81,6 +81,17 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         OWN_FILES,
         "credentials are passed to child processes",
     ),
+    SettingKey(
+        "env",
+        "object: variable name → string",
+        "`{}`",
+        OWN_FILES,
+        "environment variables for agentcli and the programs it runs are set",
+        "object",
+    ),
+    SettingKey(
+        "apiKeyHelper", "shell command", "none", OWN_FILES, "the command that prints the API key is set", "text"
+    ),
     SettingKey("allowedExternalImports", "list of paths", "`[]`", OWN_FILES, "files outside the project are approved"),
     SettingKey("deniedExternalImports", "list of paths", "`[]`", OWN_FILES, "files outside the project are refused"),
     SettingKey(

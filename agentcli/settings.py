@@ -177,7 +177,7 @@ def _tracked_notice(path: Path, cwd: Path, unsure: str, ignored: list[str]) -> s
     return (
         f"{said} reads it as the project's "
         "shared settings (its hooks need your trust; it cannot approve MCP servers, hooks or outside files, "
-        f"nor pass credentials).{also} "
+        f"nor pass credentials or set environment variables).{also} "
         + (
             "It counts as yours once git can say it does not track it."
             if unsure

@@ -17,6 +17,13 @@ on the same tree so load changes hit all alike, each after one file changed:
 - a turn's two checkpoints (before its first change, at its end), one file changed in between,
   after a turn like it: Write/Edit only, and with a command (and the other checkout's).
 
+With the watcher (`checkpoints.watcher`, Linux inotify), a second store of the same project
+records the same changes as a session does: `watched, one file changed` (a turn's `before`
+after the user changed a file, or a turn's end after a command), `turn, with a command,
+watched`, and an unchanged tree (no git process). The watcher's own cost: the watches for the
+tree, the walk that sets them up, its memory (Python's allocations; the kernel's is about 1 KB
+a watch), and its CPU per event (events queued while it waits, then read at once).
+
 It also counts the git processes each kind of checkpoint starts.
 Target: a checkpoint with one changed file ≤ 50 ms, as a ratio beside plain git.
 
@@ -34,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -105,6 +113,35 @@ class Ours:
         self.step += 1
         with self.store.repo.locked():
             self.last = self.store.record_paths("bench", f"{self.step:06d}", "after", self.last, [changed]).commit
+
+
+class Watched(Ours):
+    """A second store of the project whose whole-tree checkpoints ask its watcher what changed."""
+
+    def __init__(self, store: CheckpointStore) -> None:
+        super().__init__(store)
+        self.whole()  # the shadow repository made (the watcher starts once it exists) and every file read
+        tracemalloc.start()
+        began, cpu = time.perf_counter(), cpu_seconds()
+        store.watch(print)
+        store._started()
+        assert store.watcher is not None
+        self.watcher = store.watcher
+        self.watcher.take()  # waits for the walk that sets up the watches, or finishes it
+        self.setup = time.perf_counter() - began
+        self.setup_cpu = cpu_seconds() - cpu
+        self.memory = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        self.whole()  # the first of the process: git's look
+
+    def cpu_per_event(self, files: tuple[Path, Path], events: int) -> float:
+        """CPU seconds per event: `events` writes queued while the watcher waits, then read at once."""
+        with self.watcher._lock:  # its thread cannot read meanwhile
+            for index in range(events):
+                files[index % 2].write_text(f"{index}\n")  # alternating: the kernel merges repeats
+        began = time.process_time()
+        self.watcher.take()
+        return (time.process_time() - began) / events
 
 
 class Theirs:
@@ -180,6 +217,7 @@ def measure(files: int, runs: int, against: Path | None) -> dict[str, Any]:
         ours = Ours(CheckpointConfig().store(root, Path(temp) / "home"))
         theirs = Theirs(against, root, Path(temp) / "home-against") if against else None
         first = seconds(ours.whole)
+        watched = Watched(CheckpointConfig().store(root, Path(temp) / "home-watched"))
         if theirs is not None:
             theirs.checkpoint()
         plain_git(root, git_dir)
@@ -219,6 +257,17 @@ def measure(files: int, runs: int, against: Path | None) -> dict[str, Any]:
             cpu.setdefault(name, []).append(used + cpu_seconds() - began)
             return wall
 
+        def turn_watched(name: str) -> float:
+            """A turn with a command, the watcher telling both its checkpoints what changed."""
+            change()
+            watched.whole()  # the previous turn's end, not measured
+            began = cpu_seconds()
+            wall = seconds(watched.whole)
+            change()
+            wall += seconds(watched.whole)
+            cpu.setdefault(name, []).append(cpu_seconds() - began)
+            return wall
+
         def turn_theirs() -> float:
             assert theirs is not None
             change()
@@ -236,6 +285,8 @@ def measure(files: int, runs: int, against: Path | None) -> dict[str, Any]:
             names[2]: partial(changed_then, names[2], partial(plain_git, root, git_dir)),
             "turn, Write/Edit only": partial(turn, "turn, Write/Edit only", partial(ours.paths, target)),
             "turn, with a command": partial(turn, "turn, with a command", ours.whole),
+            "watched, one file changed": partial(changed_then, "watched, one file changed", watched.whole),
+            "turn, with a command, watched": partial(turn_watched, "turn, with a command, watched"),
         }
         if theirs is not None:
             measures["against"] = changed_then_theirs
@@ -259,6 +310,32 @@ def measure(files: int, runs: int, against: Path | None) -> dict[str, Any]:
                 change()
                 end()
             gits[name] = count[0]
+        change()
+        with git_processes() as count:
+            watched.whole()
+        gits["watched"] = count[0]
+        with git_processes() as count:
+            watched.whole()
+        gits["watched, unchanged"] = count[0]
+        change()
+        watched.whole()
+        with git_processes() as count:
+            watched.whole()
+            change()
+            watched.whole()
+        gits["turn, with a command, watched"] = count[0]
+        result_watched = {
+            "unchanged": statistics.median(seconds(watched.whole) for _ in range(runs)),
+            "watches": watched.watcher.watches_used,
+            "setup": watched.setup,
+            "setup cpu": watched.setup_cpu,
+            "memory": watched.memory,
+            "cpu per event": statistics.median(
+                watched.cpu_per_event((target, source_file(root, 1)), 5_000) for _ in range(3)
+            ),
+        }
+        watched.store.close()
+        ours.whole()  # the changes made above recorded: what follows changes nothing
         stored = objects(ours.store)
         unchanged = [seconds(ours.whole) for _ in range(runs)]
         added = objects(ours.store) - stored
@@ -275,6 +352,7 @@ def measure(files: int, runs: int, against: Path | None) -> dict[str, Any]:
     result["first"] = first
     result["objects added unchanged"] = added
     result["gits"] = gits
+    result["watched"] = result_watched
     return result
 
 
@@ -319,6 +397,24 @@ def main() -> None:
         name = f"turn, {against.name} (whole tree twice)"
         print(f"  {name:36s} {result['turn, against'] * 1000:6.1f} ms  CPU {cpu['turn, against'] * 1000:5.1f} ms")
     print(f"  first checkpoint (reads every file once) {result['first']:.2f} s")
+    print("With the watcher (whole-tree checkpoints told what changed):")
+    for label, key, processes in (
+        ("watched, one file changed", "watched, one file changed", gits["watched"]),
+        ("turn, with a command, watched", "turn, with a command, watched", gits["turn, with a command, watched"]),
+    ):
+        wall = result[key]
+        print(
+            f"  {label:36s} {wall * 1000:6.1f} ms  CPU {cpu[key] * 1000:5.1f} ms  "
+            f"{wall / plain:4.2f}x plain git  {processes} git processes"
+        )
+    watched = result["watched"]
+    unchanged = f"{watched['unchanged'] * 1000:6.1f} ms  {gits['watched, unchanged']} git processes"
+    print(f"  {'unchanged tree, watched':36s} {unchanged}")
+    print(
+        f"  the watcher: {watched['watches']:,} watches, set up in {watched['setup'] * 1000:.0f} ms "
+        f"(CPU {watched['setup cpu'] * 1000:.0f} ms, git's included), "
+        f"{watched['memory'] / 1024:.0f} KiB (Python's), CPU {watched['cpu per event'] * 1e6:.1f} µs per event"
+    )
 
 
 if __name__ == "__main__":

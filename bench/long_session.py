@@ -4,14 +4,36 @@ resuming it.
 One tool-using conversation of `--steps` steps runs through `agentcli run`'s own code
 (`run_once`, in-process, as `loop_overhead.py` does): each step a Read of 20 lines of one of 100
 files, every 25th a Write of a new file (acceptEdits), and a TodoWrite every 100. The model is a
-replay that keeps nothing and reports as input tokens what it was sent (characters / 4), so
+replay that keeps nothing and reports as input tokens what it was sent (bytes / 4), so
 auto-compaction comes when it would for a real model with a 200k window (`--window`); it answers a
-summary request (no tools) with a summary. Reported:
+summary request (no tools) with a summary. What it was sent is the body the Anthropic provider
+builds for the request (`DirectRoute.body`, cache breakpoints marked), built on the harness's
+clock: agentcli builds it for every request, and the whole conversation goes in it.
 
-- harness CPU per step (the step's CPU minus the model's), median of steps 5–15 and of the last
-  11 steps, their ratio (target ≤ 1.2), and a line fitted through every ordinary step read at
-  step 10 and at the last; steps where a compaction ran are left out of those and reported
-  apart (their number and median CPU, summary request excluded);
+Why not size the request with `json.dumps` of the whole conversation, as this replay once did:
+that walk over every message (2 MB of JSON by step 1,400) is not agentcli's work, yet the
+harness's next step ran slower after it (colder caches, the allocator's state), the more so the
+longer the walk. In sequence, the last steps then looked 1.7–2× the early ones on an idle machine
+while the same steps cost 1.0× side by side (where every step runs after the other process's).
+In one process taking turns, request by request, between that walk and a running count of the
+size, the harness's step after a walk cost 1.1× the step after a count at step 50 (a 0.5 ms walk)
+and 1.4–1.6× at step 1,400 (an 8 ms walk). Meanwhile what agentcli itself does with the whole
+conversation every request, building the body, was not counted at all: at 3,000 messages that
+took 3.2–3.6 ms of CPU a request, more than the rest of the step, until the body reused the
+encoding of the messages it had sent before (`agentcli.providers.body`: 0.45–0.6 ms).
+
+On a busy machine read the side-by-side figure: the sequential medians compare steps run seconds
+apart, under whatever load the other processes put on the caches then, and swing either way.
+Reported:
+
+- side by side: the long session's last `PAIRED` steps take turns, one step each, with the first
+  steps of a new session in another process (`Pairing`), so both run under the same load; the
+  medians of their ordinary steps and the ratio (target ≤ 1.2);
+- harness CPU per step (the step's CPU minus the model's, the request's body included), median of
+  steps 5–15 and of the last 11 steps, their ratio (target ≤ 1.2), and a line fitted through every
+  ordinary step read at step 10 and at the last; steps where a compaction ran are left out of those
+  and reported apart (their number and median CPU, summary request excluded);
+- the garbage collector's collections by generation over the long session, and their CPU;
 - peak memory (max RSS) of the process at the end (target ≤ 80 MB);
 - resuming it: the installed `agentcli run -c` (a child process) continuing the session against
   the fake server, launch to the request's arrival, median of `--runs` (target ≤ 1 s), beside
@@ -24,6 +46,7 @@ Usage: .venv/bin/python bench/long_session.py [--steps N] [--runs N] [--window T
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import json
 import multiprocessing
@@ -38,8 +61,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agentcli.cache import with_cache_breakpoints
 from agentcli.catalog import DEFAULT_MODEL
 from agentcli.contracts import JSON, ModelRequest, ModelResponse, StreamListener, Usage
+from agentcli.providers.anthropic import DirectRoute
+from agentcli.providers.http import Endpoint
+from agentcli.providers.timeouts import Timeouts
 from agentcli.runner import RunOptions, run_once
 from bench.loop_overhead import FILES, isolated, peak_memory_kb
 
@@ -69,6 +96,30 @@ def call_of(step: int) -> JSON:
     offset = 1 + (step // FILES % 3) * 20
     tool_input: JSON = {"file_path": f"src/f{step % FILES:03d}.txt", "offset": offset, "limit": 20}
     return {"type": "tool_use", "id": f"toolu_{step:05d}", "name": "Read", "input": tool_input}
+
+
+class Collections:
+    """The cyclic garbage collector's work inside the `with` block: collections of each generation
+    and the CPU they took (does it walk the growing conversation on the harness's time?)."""
+
+    def __init__(self) -> None:
+        self.count = [0, 0, 0]
+        self.cpu = 0.0
+        self._began = 0.0
+
+    def __enter__(self) -> Collections:
+        gc.callbacks.append(self._observe)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._observe)
+
+    def _observe(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.process_time()
+        else:
+            self.count[info["generation"]] += 1
+            self.cpu += time.process_time() - self._began
 
 
 class Pairing:
@@ -124,12 +175,14 @@ class LongReplay:
         self.model_cpu: list[float] = []
         self.summaries: list[int] = []
         """The tool step after which each summary request came."""
+        self.wire = DirectRoute(Endpoint("http://127.0.0.1:9", {}, "ANTHROPIC_BASE_URL", {}), Timeouts())
+        """Builds each request's body as the Anthropic provider does (nothing is sent)."""
 
     def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
+        body = self.wire.body(with_cache_breakpoints(request))  # agentcli's work, on the harness's clock
         began = time.process_time()
         try:
-            sent = len(json.dumps([request.system, request.tools, request.messages])) // 4
-            usage = Usage(input_tokens=sent, output_tokens=50)
+            usage = Usage(input_tokens=len(body) // 4, output_tokens=50)
             if not request.tools:
                 self.summaries.append(self.step)
                 summary = f"Summary: read the files in src up to step {self.step}; wrote notes in out/."
@@ -300,7 +353,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        model, finished, project, young = run_paired(root, args.steps, args.window)
+        with Collections() as collections:
+            model, finished, project, young = run_paired(root, args.steps, args.window)
         peak = peak_memory_kb() / 1024
         ordinary, compacting = harness_per_step(model, finished)
         paired_old = [ordinary[s] for s in sorted(model.paired) if s in ordinary]
@@ -331,6 +385,11 @@ def main() -> None:
                 f"harness CPU of a step with one {statistics.median(compacting.values()) * 1000:.1f} ms "
                 "(summary request excluded)"
             )
+        gen0, gen1, gen2 = collections.count
+        print(
+            f"garbage collector over the long session: {gen0} young, {gen1} middle and {gen2} full "
+            f"collections, {collections.cpu * 1000:.1f} ms of CPU in all"
+        )
         print(f"peak memory (max RSS) after {args.steps} steps: {peak:.1f} MB (target ≤ 80 MB)")
         [transcript] = (root / "home" / "projects").glob("*/*.jsonl")
         size = transcript.stat().st_size

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from agentcli import settings_env
 from agentcli.cli import commands, exit_code
 from agentcli.contracts import Model
 from agentcli.providers.anthropic import AnthropicModel
@@ -204,7 +205,9 @@ def run_main(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
 
     def run(*args: str, input: str = "", cwd: Path | None = None, env: dict[str, str] | None = None) -> Ran:
+        environment = dict(os.environ)  # the run sets the `env` of its settings here, as a process would in its own
         with monkeypatch.context() as scoped:
+            scoped.setattr(settings_env, "_applied", frozenset())  # and records their names, for this run only
             for name, value in (env or {}).items():
                 scoped.setenv(name, value)
             time.tzset()  # a process reads TZ as it starts
@@ -218,6 +221,8 @@ def run_main(
                 commands._stdin.cache_clear()  # read once per process: this is a new one
                 capsys.readouterr()  # what ran before is not this run's output
                 code = exit_code()
+        os.environ.clear()
+        os.environ.update(environment)
         time.tzset()
         out, err = capsys.readouterr()
         return Ran(code, out, err)

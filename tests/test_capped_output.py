@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from agentcli.capped_output import run_capped
-from tests.waiting import wait_until
+from tests.waiting import alive, wait_until
 
 ENV = {"PATH": os.environ["PATH"]}
 
@@ -47,12 +47,4 @@ def test_at_the_timeout_the_whole_group_is_killed_and_what_came_is_kept(tmp_path
 
     assert (done.exit_code, done.timed_out, done.stdout) == (None, True, b"started\n")
     child = int(pid_file.read_text())
-    wait_until(lambda: not _alive(child), "the background child being killed")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    wait_until(lambda: not alive(child), "the background child being killed")

@@ -128,6 +128,28 @@ def test_a_definitions_stop_hook_runs_as_subagent_stop(
     assert entry["hook_event_name"] == "SubagentStop" and entry["last_assistant_message"] == "checked"
 
 
+def test_a_definitions_broken_guard_fails_closed_and_its_other_hooks_run(
+    run_agent: RunAgent, model: ScriptedModel, project: Path, home: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "stop.log"
+    broken = (
+        "hooks:\n  PreToolUse:\n    - matcher: 'Bash('\n      hooks:\n        - type: command\n          command: x\n"
+    )
+    stop = hooks_field("Stop", hook_command(tmp_path, log)).removeprefix("hooks:\n")
+    define(home / ".claude" / "agents", "builder", agent("builder", broken + stop))
+    touch = tool_use("Bash", {"command": "touch made.txt"}, id="toolu_b")
+    model.script(reply(task("build", "builder", id="toolu_1")), reply(touch), reply(text("built")), reply(text("ok")))
+
+    done = run_agent("go", allowed_tools=["Bash(touch:*)"])
+
+    assert done.returncode == 0, done.stderr
+    shown = " ".join(done.stderr.split())
+    assert f"Skipped hooks in {home / '.claude' / 'agents' / 'builder.md'}" in shown
+    assert "hooks.PreToolUse[0].matcher 'Bash(' is not a valid regular expression" in shown
+    assert not (project / "made.txt").exists()  # the rule allows it, but the guard it may have been asks
+    assert [entry["hook_event_name"] for entry in logged(log)] == ["SubagentStop"]
+
+
 def test_preloaded_skills_are_in_the_sub_agents_first_message(
     run_agent: RunAgent, model: ScriptedModel, project: Path
 ) -> None:

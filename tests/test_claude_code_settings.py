@@ -121,7 +121,7 @@ def test_keys_agentcli_does_not_use_are_skipped_with_one_notice_per_file(
         home / ".claude" / "settings.json",
         {
             "$schema": "https://json.schemastore.org/claude-code-settings.json",
-            "env": {"FOO": "1"},
+            "outputStyle": "Explanatory",
             "statusLine": {"type": "command", "command": "echo hi"},
             "permissions": {"allow": ["Bash(touch:*)"]},
         },
@@ -134,7 +134,7 @@ def test_keys_agentcli_does_not_use_are_skipped_with_one_notice_per_file(
     assert (project / "made.txt").exists()
     notices = [line for line in done.stderr.splitlines() if "Ignored in" in line]
     assert len(notices) == 1, done.stderr
-    assert "env, statusLine" in notices[0] and str(home / ".claude" / "settings.json") in notices[0]
+    assert "outputStyle, statusLine" in notices[0] and str(home / ".claude" / "settings.json") in notices[0]
     assert "$schema" not in done.stderr
 
 

@@ -33,8 +33,13 @@ def typer_reads(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[str, 
 
         return record
 
-    def list_servers(cwd: Path, flag_files: list[Path], strict: bool) -> tuple[str, list[str]]:
-        called.append(("mcp list", {"mcp_config": [str(f) for f in flag_files] or None, "strict_mcp_config": strict}))
+    def list_servers(cwd: Path, flag_files: list[Path], strict: bool, plugin_dirs: list[Path]) -> tuple[str, list[str]]:
+        options = {
+            "mcp_config": [str(f) for f in flag_files] or None,
+            "strict_mcp_config": strict,
+            "plugin_dirs": [str(f) for f in plugin_dirs] or None,
+        }
+        called.append(("mcp list", options))
         return "", []
 
     def edit(name: str) -> Any:
@@ -245,7 +250,7 @@ SHARED = [option for option in MAIN.options if option in RUN.options and option.
 SUBCOMMANDS: dict[str, tuple[list[str], list[str], frozenset[str]]] = {
     "run": (["run"], ["hi"], frozenset(option.name for option in SHARED)),
     "stats": (["stats"], [], frozenset()),
-    "mcp list": (["mcp", "list"], [], frozenset({"mcp_config", "strict_mcp_config"})),
+    "mcp list": (["mcp", "list"], [], frozenset({"mcp_config", "strict_mcp_config", "plugin_dirs"})),
     "mcp add": (["mcp", "add"], ["demo", "--", "python", "server.py"], frozenset()),
     "mcp remove": (["mcp", "remove"], ["demo"], frozenset()),
 }

@@ -136,6 +136,22 @@ def test_the_settings_reference_lists_exactly_the_declared_keys() -> None:
         assert (type_, default, files) == (key.type, key.default, ", ".join(key.scopes)), key.name
 
 
+def test_no_key_agentcli_uses_is_listed_among_those_it_does_not() -> None:
+    text = (REPO / "docs" / "settings.md").read_text()
+    section = text.split("### Claude Code's keys agentcli does not use\n", 1)[1].split("\n#", 1)[0]
+    top, _, under_permissions = section.split(". agentcli's own equivalents", 1)[0].partition(
+        "and under `permissions`:"
+    )
+    used = {key.name.partition(".")[0] for key in SETTING_KEYS}
+    used_in_permissions = {key.name.partition(".")[2] for key in SETTING_KEYS if key.name.startswith("permissions.")}
+
+    listed = set(re.findall(r"`(\w+)`", top))
+    listed_in_permissions = set(re.findall(r"`(\w+)`", under_permissions))
+    assert len(listed) > 10 and listed_in_permissions  # the lists were found
+    assert sorted(listed & used) == []
+    assert sorted(listed_in_permissions & used_in_permissions) == []
+
+
 def names_read_by_the_code() -> set[str]:
     """Every key the code names with `setting("...")` or `keys_inside("...")`."""
     call = re.compile(r"\b(?:setting|keys_inside)\(\s*\"([\w.]+)\"\s*\)")

@@ -19,7 +19,6 @@ from agentcli.access import Access
 from agentcli.agents.build import build_agent
 from agentcli.agents.sources import ToolList
 from agentcli.contracts import JSON, Concurrency, ToolContext, ToolResult
-from agentcli.errors import UsageError
 from agentcli.events import Event, Notice
 from agentcli.hooks import Hooks, load_hooks, matcher_matches
 from agentcli.hooks.runner import MAX_OUTPUT_CHARS
@@ -119,13 +118,54 @@ def test_hooks_of_every_settings_file_run_and_keep_their_source(
     assert [(h.scope, h.source) for h in config.commands] == [(scope, files[scope]) for scope in files]
 
 
-def test_a_malformed_hook_is_a_usage_error_naming_the_file(run_agent: RunAgent, project: Path) -> None:
-    path = project_hooks(project, {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command"}]}]})
+def test_a_malformed_guard_fails_closed_its_calls_are_asked_and_the_other_hooks_run(
+    run_agent: RunAgent, model: ScriptedModel, project: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "post.log"
+    path = project_hooks(
+        project,
+        {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command"}]}],  # no command: what did it guard?
+            "PostToolUse": [hook_entry(hook_command(tmp_path, log))],
+        },
+    )
+    (project / "notes.txt").write_text("hi\n")
+    model.script(
+        reply(
+            tool_use("Bash", {"command": "touch made.txt"}, id="toolu_bash"),
+            tool_use("Read", {"file_path": "notes.txt"}, id="toolu_read"),
+        ),
+        reply(text("done")),
+    )
 
-    ran = run_agent("hello")
+    ran = run_agent("hello", allowed_tools=["Bash(touch:*)"])
 
-    assert ran.returncode == UsageError.exit_code
-    assert str(path) in ran.stderr and "hooks.PreToolUse[0].hooks[0].command" in ran.stderr
+    assert ran.returncode == 0, ran.stderr
+    notice = " ".join(ran.stderr.split())
+    assert f"Skipped hooks in {path}: hooks.PreToolUse[0].hooks[0].command must be the shell command to run" in notice
+    assert "(asking you about the calls of 'Bash' instead, as the hook could have refused them)" in notice
+    assert not (project / "made.txt").exists()  # an allow rule no longer suffices: nobody to ask in a run
+    bash, read = results_sent(model, 1)
+    assert bash["is_error"] and "a PreToolUse hook asks the user to confirm" in bash["content"], bash
+    assert "hooks.PreToolUse[0].hooks[0].command must be the shell command to run" in bash["content"]
+    assert read["content"].endswith("hi")  # the guard names Bash only
+    assert [entry["tool_name"] for entry in logged(log)] == ["Read"]  # the file's other hook runs
+
+
+def test_a_repositorys_broken_guard_asks_only_once_its_hooks_are_trusted(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    checked_in_hooks(project, {"PreToolUse": [{"matcher": "Bash(", "hooks": [{"type": "command", "command": "x"}]}]})
+    touch = reply(tool_use("Bash", {"command": "touch made.txt"}, id="toolu_1"))
+    model.script(touch, reply(text("done")), touch, reply(text("done")))
+
+    assert run_agent("go", allowed_tools=["Bash(touch:*)"]).returncode == 0
+    assert (project / "made.txt").exists()  # its hooks would not run untrusted: nor does the guard
+
+    (project / "made.txt").unlink()
+    assert run_agent("go", allowed_tools=["Bash(touch:*)"], trust_project_hooks=True).returncode == 0
+    assert not (project / "made.txt").exists()
+    assert "a PreToolUse hook asks the user to confirm" in results_sent(model, 3)[0]["content"]
 
 
 def test_a_configuration_from_claude_codes_documentation_works_verbatim(

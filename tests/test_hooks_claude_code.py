@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.errors import ModelAPIError, StoppedByHook, UsageError
+from agentcli.errors import ModelAPIError, StoppedByHook
 from agentcli.hooks import load_hooks, matcher_matches
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.sessions.store import find_session
@@ -66,9 +66,17 @@ def test_what_agentcli_cannot_run_is_skipped_with_one_notice_and_the_rest_runs(
         assert named in notice
 
 
-def test_a_value_of_the_wrong_kind_is_still_an_error(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match=r"hooks.PreToolUse\[0\].hooks\[0\].timeout must be a positive number"):
-        load_hooks([("user", tmp_path / "s.json", {"hooks": {"PreToolUse": [hook_entry("true", timeout=-1)]}})])
+def test_a_value_of_the_wrong_kind_skips_that_entry_only(tmp_path: Path) -> None:
+    hooks = {"PostToolUse": [hook_entry("true", timeout=-1), hook_entry("echo kept")], "Stop": {"not": "a list"}}
+
+    loaded = load_hooks([("user", tmp_path / "s.json", {"hooks": hooks})])
+
+    assert [hook.command for hook in loaded.commands] == ["echo kept"]
+    [notice] = loaded.notices
+    assert notice.startswith(f"Skipped hooks in {tmp_path / 's.json'}: ")
+    assert "hooks.PostToolUse[0].hooks[0].timeout must be a positive number" in notice
+    assert "hooks.Stop must be a list" in notice
+    assert loaded.guards == ()  # neither could have refused a tool call
 
 
 def test_matchers_take_comma_lists_hyphens_and_claude_codes_agent_name() -> None:
@@ -422,3 +430,37 @@ def test_user_prompt_expansion_hooks_see_a_typed_command_before_it_expands_and_m
         "command_source": "projectSettings",
         "prompt": "/review src",
     }
+
+
+def test_a_guard_whose_matcher_cannot_be_read_has_every_call_asked_about(
+    model: ScriptedModel, project: Path, tmp_path: Path, in_process_env: None
+) -> None:
+    log = tmp_path / "stop.log"
+    trust_project_hooks(project)
+    settings = write_settings(
+        project / ".claude" / "settings.json",
+        {
+            "permissions": {"allow": ["Read"]},
+            "hooks": {
+                "PreToolUse": [hook_entry("./deny-secrets.sh", matcher="Read(")],
+                "PermissionRequest": [hook_entry("./approve.sh", matcher="[")],
+                "Stop": [hook_entry(hook_command(tmp_path, log))],
+            },
+        },
+    )
+    (project / "notes.txt").write_text("hi\n")
+    model.script(reply(tool_use("Read", {"file_path": "notes.txt"}, id="toolu_1")), reply(text("ok")))
+    recorder = Recorder()
+
+    with session(project, model, recorder) as s:
+        s.send("go")
+
+    [notice] = [n for n in recorder.notices() if n.startswith("Skipped hooks")]
+    assert notice.startswith(f"Skipped hooks in {settings}: hooks.PreToolUse[0].matcher 'Read(' is not a valid")
+    assert "(asking you about every tool call instead, as the hook could have refused them)" in notice
+    assert "hooks.PermissionRequest[0].matcher '[' is not a valid regular expression" in notice
+    [question] = recorder.questions  # a Read rule allows it, but the broken guard might have refused it
+    assert question.tool == "Read" and "hooks.PreToolUse[0].matcher 'Read(' is not a valid" in question.reason
+    assert str(settings) in question.reason
+    assert results_sent(model, 1)[0]["content"].endswith("hi")  # answered yes
+    assert [entry["hook_event_name"] for entry in logged(log)] == ["Stop"]  # the file's other hooks run

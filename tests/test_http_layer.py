@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.cache import with_cache_breakpoints
 from agentcli.contracts import JSON, ModelRequest, ToolContext
 from agentcli.errors import ModelAPIError
 from agentcli.events import Event, Retrying
@@ -341,6 +342,42 @@ def test_each_message_is_encoded_once_while_it_is_sent(monkeypatch: pytest.Monke
 
     assert encoded == [marked]  # the system block and the earlier messages were not encoded again
     assert body["messages"][-1] == marked and body["messages"][:-1] == messages[:-1]
+
+
+def marked(messages: list[JSON]) -> ModelRequest:
+    """The request as the provider sends it: its cache breakpoints are marked copies of the newest messages."""
+    return with_cache_breakpoints(request(messages, [{"name": "Read", "description": "Reads.", "input_schema": {}}]))
+
+
+def test_a_body_built_from_earlier_encodings_is_byte_for_byte_a_fresh_one() -> None:
+    """Each request reuses what the earlier ones encoded; whatever happened to the conversation in
+    between (it grew, a compaction replaced its start, another conversation shared the model), the
+    bytes sent are those of the request encoded from scratch."""
+    wire = route()
+    messages = conversation(3)
+    sub_agent = conversation(1)
+    sent: list[tuple[ModelRequest, bytes]] = []
+
+    def send(messages: list[JSON]) -> None:
+        request = marked(messages)
+        sent.append((request, wire.body(request)))
+
+    for turn in range(2 * body_module.MAX_PIECES):  # the pieces are joined on the way
+        messages += conversation(1)[1:]  # a call and its result
+        send(messages)
+        if turn == 5:  # a sub-agent's requests in between
+            send(sub_agent)
+            sub_agent += conversation(1)[1:]
+            send(sub_agent)
+    cleared = {"role": "user", "content": [{"type": "text", "text": "[Old tool result cleared]"}]}
+    messages = [messages[0], messages[1], cleared, *messages[3:]]  # old results cleared: same later messages
+    send(messages)
+    messages += conversation(1)[1:]
+    send(messages)
+
+    for request, body in sent:
+        assert body == route().body(request)
+    assert json.loads(sent[-1][1])["messages"][2] == cleared
 
 
 def test_a_run_sends_valid_bodies_turn_after_turn(run_wire: RunAgent, fake_api: FakeAnthropic, project: Path) -> None:

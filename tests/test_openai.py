@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from agentcli.contracts import JSON, ModelRequest, Unwatched
+from agentcli.providers.openai import OpenAIModel
 from agentcli.runner import RunOptions, run_once
 from tests.conftest import AGENTCLI, Ran, RunCli, RunMain, StartRepl, cli_env
 from tests.fake_anthropic import FakeAnthropic
@@ -525,3 +527,35 @@ def test_slash_model_with_a_prefix_switches_provider_for_the_next_turn_and_conti
     assert len(fake_api.requests) == 1
     assert openai_api.requests[1].body["model"] == "gpt-test"
     assert {"role": "assistant", "content": "Answer from GPT."} in openai_api.requests[1].body["messages"]
+
+
+def test_a_body_built_from_earlier_translations_says_what_a_new_models_would(openai_api: FakeOpenAI) -> None:
+    """A model keeps the translation of the conversation it sent last; whatever happened to the
+    conversation in between (it grew, a compaction replaced its start, the system prompt changed),
+    the server is sent what a new model would send for the same request."""
+    kept = OpenAIModel(base_url=openai_api.url, api_key=OPENAI_KEY)
+    system: list[JSON] = [{"type": "text", "text": "Be brief."}]
+    messages: list[JSON] = [{"role": "user", "content": [{"type": "text", "text": "read them"}]}]
+
+    def send_by_both() -> None:
+        request = ModelRequest("gpt-test", list(system), [], list(messages), 100)
+        for model in (kept, OpenAIModel(base_url=openai_api.url, api_key=OPENAI_KEY)):
+            openai_api.script(reply("ok"))
+            model.stream(request, Unwatched())
+
+    for n in range(4):
+        use = {"type": "tool_use", "id": f"call_{n}", "name": "Read", "input": {"file_path": f"{n}.txt"}}
+        result = {"type": "tool_result", "tool_use_id": f"call_{n}", "content": f"line {n}"}
+        messages += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+        send_by_both()
+    cleared = {"type": "tool_result", "tool_use_id": "call_0", "content": "[Old tool result cleared]"}
+    messages = [*messages[:2], {"role": "user", "content": [cleared]}, *messages[3:]]  # the later ones as they were
+    send_by_both()
+    system = [{"type": "text", "text": "Be thorough."}]
+    send_by_both()
+    kept.close()
+
+    bodies = [request.body for request in openai_api.requests]
+    assert bodies[0::2] == bodies[1::2]
+    assert tool_messages(bodies[-1])[0]["content"] == "[Old tool result cleared]"
+    assert bodies[-1]["messages"][0] == {"role": "system", "content": "Be thorough."}

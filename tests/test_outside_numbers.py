@@ -116,13 +116,20 @@ def test_a_models_price_out_of_range_is_a_usage_error(
     assert run_agent("hi", model="local").stdout == "fine\n"
 
 
-def test_a_hook_timeout_out_of_range_is_a_usage_error(run_agent: RunAgent, model: ScriptedModel, home: Path) -> None:
-    path = home / ".agentcli" / "settings.json"
+def test_a_hook_timeout_out_of_range_skips_that_hook_with_a_notice(
+    run_agent: RunAgent, model: ScriptedModel, home: Path, tmp_path: Path
+) -> None:
+    path, ran = home / ".agentcli" / "settings.json", tmp_path / "ran"
     for timeout in [3_000_000, 86_401, *NON_FINITE, 0, -1, *NOT_NUMBERS]:
-        hook = {"type": "command", "command": "true", "timeout": timeout}
+        hook = {"type": "command", "command": f"touch {ran}", "timeout": timeout}
         write_json(path, {"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}})
+        model.script(reply(text("fine")))
 
-        refused(run_agent, model, f"Settings file {path}: hooks.UserPromptSubmit[0].hooks[0].timeout {SECONDS}, not ")
+        done = run_agent("hi")
+
+        assert done.returncode == 0, done.stderr
+        assert f"Skipped hooks in {path}: hooks.UserPromptSubmit[0].hooks[0].timeout {SECONDS}, not " in done.stderr
+        assert not ran.exists()
 
 
 def test_a_settings_file_with_a_number_python_cannot_read_is_a_usage_error(

@@ -63,15 +63,19 @@ def test_hooks_permissions_agents_and_mcp_name_claude_codes_files(
 ) -> None:
     user = home / ".claude" / "settings.json"
     hook = {"type": "command", "command": "true", "if": "Bash(git *)", "async": True}
-    write(user, json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}))
+    broken = {"matcher": "Edit(", "hooks": [{"type": "command", "command": "guard"}]}
+    write(user, json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}, broken]}}))
     write(project / ".claude" / "settings.local.json", '{"permissions": {"deny": ["Agent(Explore)"]}}')
     write(project / ".claude" / "agents" / "poet.md", "---\nname: poet\ndescription: Writes poems.\n---\nYou write.\n")
     write(home / ".agentcli" / "mcp.json", json.dumps({"mcpServers": {"gone": {"command": "/nonexistent/server"}}}))
     repl = start_repl()
 
     repl.submit("/hooks")
-    row = next(line for line in repl.wait_for("(async)").splitlines() if "PreToolUse" in line)
+    row = next(line for line in repl.wait_for("(async)").splitlines() if line.lstrip().startswith("PreToolUse"))
     assert "Bash if Bash(git *)" in row and "true (async)" in row and str(user) in row
+    screen = repl.wait_for("(bad: asks)")
+    guard = next(line for line in screen.splitlines() if "(bad: asks)" in line)
+    assert guard.lstrip().startswith("PreToolUse  *") and str(user)[:40] in guard, screen
     repl.submit("/permissions")
     row = next(line for line in repl.wait_for("Agent(Explore)").splitlines() if "Agent(Explore)" in line)
     assert "local settings .claude/settings.local.json" in row

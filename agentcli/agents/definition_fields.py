@@ -23,7 +23,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentcli.errors import UsageError
 from agentcli.hooks.config import HookConfig, hooks_of
 from agentcli.permissions.modes import ALIASES, CLAUDE_CODE_ONLY, MODES
 from agentcli.permissions.rules import split_rule_list
@@ -60,12 +59,9 @@ def more_fields(fields: dict[str, Any], path: Path) -> dict[str, Any]:
     colour = _colour(fields.get("color"), path, notes)
     hooks = None
     if fields.get("hooks") is not None:
-        try:
-            hooks = hooks_of(fields["hooks"], "user", path, str(path), rename=SUB_AGENT_RENAMES)
-        except UsageError as error:
-            raise SkillFileError(f"In the agent definition {path}, `hooks:` is malformed: {error}") from None
+        hooks = hooks_of(fields["hooks"], "user", path, str(path), rename=SUB_AGENT_RENAMES)
         notes.extend(hooks.notices)
-        hooks = HookConfig(hooks.commands)
+        hooks = HookConfig(hooks.commands, guards=hooks.guards)
     return {
         "disallowed_tools": names_of(fields.get("disallowedTools"), "disallowedTools", path),
         "permission_mode": mode,

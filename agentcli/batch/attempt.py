@@ -116,7 +116,9 @@ class Finished:
 
 
 def run_attempt(task: Task, defaults: Defaults, scratch: Path, cache: Path, link: Link, attempt: int = 1) -> Finished:
-    """Run `task` once in `scratch` (made here, removed after); never raises for the task's own failures."""
+    """Run `task` once in `scratch` (made here, removed after); never raises for the task's own failures.
+    `scratch`'s parent holds the other attempts' scratch folders on this machine: hidden from the
+    task's sandbox, wherever the temporary folder is (only `/tmp` is private there anyway)."""
     attempt_run = _Attempt(task, defaults, scratch, cache, link)
     try:
         result = attempt_run.run()
@@ -208,7 +210,8 @@ class _Attempt:
 
     def _session(self, holder: list[Session]) -> Session:
         """The task's session, rooted at its workspace: checkpoints off (the workspace is thrown
-        away), the batch's folder hidden from its sandbox, its notices kept for the driver."""
+        away), the batch's folder and the other tasks' workspaces hidden from its sandbox, its
+        notices kept for the driver."""
         admission = BatchAdmission(self.link, self.defaults.batch_budget_usd, lambda: self._spent(holder))
         session = Session(
             self.defaults.options_for(self.task),
@@ -218,7 +221,8 @@ class _Attempt:
             transcripts=self.transcripts,
             retry_base_delay=self.defaults.retry_base_delay,
             record_checkpoints=False,
-            hidden=[Path(folder) for folder in self.defaults.hidden],
+            hidden=[*(Path(folder) for folder in self.defaults.hidden), self.scratch.parent],
+            shown=[self.cache],  # a repository cloned from a URL borrows the cached clone's objects
         )
         holder.append(session)
         self.sandboxed = session.sandbox.active

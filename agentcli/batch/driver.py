@@ -16,9 +16,12 @@ written: they run again next time. Either way the folder is left ready to resume
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import queue
 import shutil
+import stat
 import tempfile
 import uuid
 from collections import deque
@@ -33,6 +36,7 @@ from agentcli.batch.local_pool import Completion
 from agentcli.batch.progress import Progress
 from agentcli.batch.results import ResultLog
 from agentcli.batch.tasks import Task
+from agentcli.errors import UsageError
 
 EXIT_ALL_PASSED, EXIT_NOT_ALL_PASSED, EXIT_INTERRUPTED = 0, 1, 130
 TASKS_FOLDER = "tasks"
@@ -68,8 +72,30 @@ class BatchPlan:
 
 def scratch_folder(out: Path) -> Path:
     """Where the batch at `out` makes its tasks' workspaces and its workers' logs: in the
-    machine's temporary folder, so that a sandbox's private `/tmp` hides every other task's."""
-    return Path(tempfile.gettempdir()) / f"agentcli-batch-{hashlib.sha256(str(out).encode()).hexdigest()[:16]}"
+    machine's temporary folder (each task's sandbox hides the others', `attempt.run_attempt`)."""
+    return own_temporary_folder(f"agentcli-batch-{hashlib.sha256(str(out).encode()).hexdigest()[:16]}")
+
+
+def own_temporary_folder(name: str) -> Path:
+    """The folder `name` in the machine's temporary folder, made private (0700) if missing. One
+    that is there and is not a folder of this user's (a link, or another user's on a shared
+    machine, who could read or swap the tasks' files) is a UsageError."""
+    path = Path(tempfile.gettempdir()) / name
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise UsageError(f"{path} is not a private folder of yours; remove it (or set TMPDIR) and run again.")
+    return path
+
+
+def _empty(folder: Path) -> None:
+    """Remove what `folder` holds (it stays, private)."""
+    for item in folder.iterdir():
+        if item.is_dir() and not item.is_symlink():
+            shutil.rmtree(item, ignore_errors=True)
+        else:
+            item.unlink(missing_ok=True)
 
 
 def run_batch(plan: BatchPlan, make_engine: EngineFactory, progress_live: bool) -> int:
@@ -80,15 +106,15 @@ def run_batch(plan: BatchPlan, make_engine: EngineFactory, progress_live: bool) 
         progress = Progress(len(plan.tasks), len(plan.tasks) - len(pending), live=progress_live)
         progress.spent = log.spent
         scratch_root = scratch_folder(plan.out)
-        shutil.rmtree(scratch_root, ignore_errors=True)  # what a killed driver's workers left
+        _empty(scratch_root)  # what a killed driver's workers left
         scratch = scratch_root / uuid.uuid4().hex[:12]  # this run's own, whatever such workers still do
-        scratch.mkdir(parents=True)
+        scratch.mkdir()
         gate = BatchGate(budget_usd=plan.budget_usd, spent_before=log.spent)
         progress.start(plan.engine_name, len(pending))
         interrupted = False
         if pending:
             interrupted = _drive(plan, make_engine(gate, scratch, plan.out / CACHE), gate, log, pending, progress)
-        shutil.rmtree(scratch_root, ignore_errors=True)
+        _empty(scratch_root)
         not_started = sum(1 for task in plan.tasks if task.id not in log.finished)
         progress.summary(not_started, str(plan.out))
         if interrupted:

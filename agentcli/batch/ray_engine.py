@@ -27,7 +27,7 @@ from typing import Any
 
 from agentcli.batch.admission import BatchGate, Denial
 from agentcli.batch.attempt import Defaults, Finished, run_attempt
-from agentcli.batch.driver import Engine, EngineFactory
+from agentcli.batch.driver import Engine, EngineFactory, own_temporary_folder
 from agentcli.batch.local_pool import Completion, Job
 from agentcli.batch.results import TaskResult
 from agentcli.batch.tasks import Task, task_from_json, task_json
@@ -204,10 +204,11 @@ class ActorLink:
 
 
 def run_remote(raw_task: dict[str, Any], attempt: int, raw_defaults: dict[str, Any], gate: Any) -> dict[str, Any]:
-    """One attempt, in a Ray worker: a scratch folder of the node's own, the result sent back."""
+    """One attempt, in a Ray worker: a scratch folder of the node's own (beside the node's other
+    attempts', all hidden from each task's sandbox), the result sent back."""
     task = task_from_json(raw_task)
     root = Path(tempfile.gettempdir())
-    scratch = Path(tempfile.mkdtemp(prefix=f"agentcli-batch-{task.id}-", dir=root))
+    scratch = Path(tempfile.mkdtemp(prefix=f"{task.id}-", dir=own_temporary_folder("agentcli-batch-attempts")))
     scratch.rmdir()  # run_attempt makes it
     finished = run_attempt(
         task,

@@ -50,6 +50,7 @@ class LooseObjects:
 
     def __init__(self, git_dir: Path) -> None:
         self.folder = git_dir / "objects"
+        self._trees: dict[str, Tree] = {}
 
     def read(self, sha: str, kind: str) -> bytes:
         """The bytes of object `sha`, which must be a `kind`; NotLoose when it cannot be read here."""
@@ -84,15 +85,29 @@ class LooseObjects:
         return sha
 
     def tree(self, sha: str) -> Tree:
-        data = self.read(sha, "tree")
-        entries: Tree = {}
-        start = 0
-        while start < len(data):
-            space = data.index(b" ", start)
-            nul = data.index(b"\0", space)
-            entries[data[space + 1 : nul]] = Entry(data[start:space], data[nul + 1 : nul + 21].hex())
-            start = nul + 21
-        return entries
+        """The entries of tree `sha` (a copy: the caller may change it)."""
+        if sha not in self._trees:
+            data = self.read(sha, "tree")
+            entries: Tree = {}
+            start = 0
+            while start < len(data):
+                space = data.index(b" ", start)
+                nul = data.index(b"\0", space)
+                entries[data[space + 1 : nul]] = Entry(data[start:space], data[nul + 1 : nul + 21].hex())
+                start = nul + 21
+            self._trees[sha] = entries
+        return dict(self._trees[sha])
+
+    def files_under(self, root: str, folder: bytes) -> list[bytes]:
+        """The path of every file and link below `folder` in the tree `root` (none when it is not a folder there)."""
+        entry = self.entry(root, folder)
+        if entry is None or entry.mode != TREE_MODE:
+            return []
+        found: list[bytes] = []
+        for name, below in self.tree(entry.sha).items():
+            path = folder + b"/" + name
+            found.extend(self.files_under(root, path) if below.mode == TREE_MODE else [path])
+        return found
 
     def write_tree(self, entries: Tree) -> str:
         """Store a tree of `entries`, in git's order (a folder's name sorts as if it ended in `/`)."""

@@ -40,11 +40,20 @@ import stat
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from agentcli.checkpoints.objects import EXECUTABLE_MODE, FILE_MODE, LINK_MODE, Entry, LooseObjects, NotLoose
+from agentcli.checkpoints.objects import (
+    EXECUTABLE_MODE,
+    FILE_MODE,
+    LINK_MODE,
+    TREE_MODE,
+    Entry,
+    LooseObjects,
+    NotLoose,
+)
 from agentcli.context.paths import project_slug
 from agentcli.credentials import child_environment
 
@@ -89,6 +98,13 @@ class GitMissing(CheckpointError):
 
 class _WholeTree(Exception):
     """A declared path cannot be recorded by itself: record the whole tree."""
+
+
+class _Keep:
+    """Leave the entry as the earlier snapshot has it (a folder that is still one)."""
+
+
+KEEP = _Keep()
 
 
 @dataclass(frozen=True)
@@ -210,7 +226,8 @@ class ShadowRepo:
         scan = self._scan()
         if scan.tracked_left_out:  # an earlier, smaller version must not stand for what is there now
             self._git(
-                ["rm", "-r", "-q", "--cached", "--ignore-unmatch", *_from_stdin()], _literal(scan.tracked_left_out)
+                ["rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", *_from_stdin()],
+                _literal(scan.tracked_left_out),
             )
         if len(scan.changed) > MANY_PATHS:
             excluded = [b":(exclude,literal)" + path for path in scan.left_out]
@@ -224,8 +241,8 @@ class ShadowRepo:
     def snapshot_paths(self, base: str, paths: Sequence[Path], refs: Sequence[str] = ()) -> Snapshot | None:
         """Snapshot `base` with only `paths` recorded again as they are now, without looking at the
         rest of the tree (under `locked()`): the objects are made here (`objects.LooseObjects`),
-        and one git updates HEAD and `refs` (and one more says which new paths are ignored, if
-        any). None when that would not be what a whole snapshot records: a path left out (too big,
+        and the refs written here too (one git says which new paths are ignored, if any). None
+        when that would not be what a whole snapshot records: a path left out (too big,
         unreadable, not a file), beyond a symlink or inside another repository, or an object not
         stored loose; record the whole tree then. Paths outside the project are not recorded
         either way. The index is not updated: the next whole snapshot finds these paths changed
@@ -233,15 +250,50 @@ class ShadowRepo:
         names = [name for name in (self._name_in_project(path) for path in paths) if name is not None]
         if any(not self._recordable_alone(name) for name in names):
             return None
+        return self._snapshot_on(base, names, lambda objects, name, _: self._entry_now(objects, name), refs)
+
+    def snapshot_changes(
+        self, base: str, paths: Collection[bytes], folders: Collection[bytes], refs: Sequence[str] = ()
+    ) -> Snapshot | None:
+        """Snapshot `base` with `paths` (relative, as git names them) recorded again as they are
+        now, and every path `base` holds below `folders` too, without looking at the rest of the
+        tree (under `locked()`): for a watcher that knows nothing else changed
+        (`watcher.TreeWatcher`). A path may now be a folder (its files are among `paths`), or
+        gone with a folder above it. None in the cases of `snapshot_paths`, and for a path inside
+        another repository: record the whole tree then."""
+        objects = LooseObjects(self._git_dir)
+        try:
+            base_tree = self._commit_info(base)[0]
+            names = set(paths)
+            for folder in folders:
+                names.update(objects.files_under(base_tree, folder))
+                below = folder + b"/"
+                names.update(path for path in self.left_out(base) if path.startswith(below))
+        except (NotLoose, CheckpointError):
+            return None
+        return self._snapshot_on(base, sorted(names), self._entry_watched, refs)
+
+    def _snapshot_on(
+        self,
+        base: str,
+        names: Sequence[bytes],
+        entry_now: Callable[[LooseObjects, bytes, Entry | None], Entry | _Keep | None],
+        refs: Sequence[str],
+    ) -> Snapshot | None:
+        """Snapshot `base` with each of `names` set to `entry_now(objects, name, its entry in base)`."""
         objects = LooseObjects(self._git_dir)
         try:
             base_tree, base_message = self._commit_info(base)
             known = {name: objects.entry(base_tree, name) for name in names}
-            changes = {name: self._entry_now(objects, name) for name in names}
+            changes: dict[bytes, Entry | None] = {}
+            for name in names:
+                entry = entry_now(objects, name, known[name])
+                if not isinstance(entry, _Keep):
+                    changes[name] = entry
             new = [name for name, entry in changes.items() if entry is not None and known[name] is None]
             for name in self._ignored(new):  # not recorded by a whole snapshot either (tracked ones are)
                 del changes[name]
-            tree = objects.with_changes(base_tree, changes)
+            tree = objects.with_changes(base_tree, changes) if changes else base_tree
             message = _message(sorted({os.fsencode(path) for path in _left_out_of(base_message)} - set(names)))
             if (tree, message) == (base_tree, base_message):
                 commit, moved = base, list(refs)
@@ -249,10 +301,39 @@ class ShadowRepo:
                 commit, moved = objects.write("commit", _commit_object(tree, message)), ["HEAD", *refs]
                 self._commits[commit] = (tree, message)
             if moved:
-                self.set_refs(dict.fromkeys(moved, commit))
+                self._set_refs_loose(dict.fromkeys(moved, commit))
             return Snapshot(commit)
         except (NotLoose, _WholeTree, OSError, CheckpointError):
             return None
+
+    def _entry_watched(self, objects: LooseObjects, name: bytes, before: Entry | None) -> Entry | _Keep | None:
+        """The entry `name` has now, for `snapshot_changes`: None when it is gone (or below a link
+        or a file), `KEEP` for a folder that is still one; _WholeTree when it cannot be recorded alone."""
+        above = self._above(name)
+        if above in ("gone", "not a folder"):
+            return None  # gone with its folder; or git records nothing beyond a link or a file
+        if above != "folders":
+            raise _WholeTree(os.fsdecode(name))  # inside another repository, or cannot be told
+        full = os.path.join(os.fsencode(self.root), name)
+        try:
+            info = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISDIR(info.st_mode):
+            if os.path.lexists(os.path.join(full, b".git")):
+                raise _WholeTree(os.fsdecode(name))  # a repository of its own: the whole look says so
+            return KEEP if before is None or before.mode == TREE_MODE else None  # its files are named apart
+        if self._why_left_out(name) is not None:
+            raise _WholeTree(os.fsdecode(name))
+        return self._entry_now(objects, name)
+
+    def ignored_folders(self, folders: Sequence[bytes]) -> list[bytes]:
+        """Which of `folders` the project's ignore rules leave out, counting the index: a folder
+        holding a file an earlier whole snapshot recorded is not ignored (git keeps recording it)."""
+        if not folders:
+            return []
+        out = self._git(["check-ignore", "-z", "--stdin"], _nul_list(folders))
+        return [name for name in out.split(b"\0") if name]
 
     def _entry_now(self, objects: LooseObjects, name: bytes) -> Entry | None:
         """The tree entry `name` would have as it is now (its blob stored); None when it is gone."""
@@ -307,7 +388,9 @@ class ShadowRepo:
             elif entry.startswith(b"1 "):
                 scan.index_differs = True
                 path = entry.split(b" ", 8)[8]
-                if (why := self._why_left_out(path)) is None:
+                if self._above(path) == "not a folder":
+                    scan.tracked_left_out.append(path)  # a link or a file stands where its folder was: gone
+                elif (why := self._why_left_out(path)) is None:
                     scan.changed.append(path)
                 else:
                     scan.tracked_left_out.append(path)
@@ -354,22 +437,31 @@ class ShadowRepo:
     def _recordable_alone(self, name: bytes) -> bool:
         """Whether `name` can be recorded by itself as a whole snapshot would record it: a file or
         link (or nothing) that is not left out, with no symlink or other repository above it."""
+        above = self._above(name)
+        if above == "gone":
+            return True  # gone with its folder: recorded as gone
+        return above == "folders" and self._why_left_out(name) is None  # not beyond a link, a file, a repository
+
+    def _above(self, name: bytes) -> Literal["folders", "gone", "not a folder", "repository", "unknown"]:
+        """What stands above `name` in the project, looked at from the top: every one a folder
+        (and `name` a plain one), one gone, one a link or a file, another repository, or one that
+        cannot be looked at (or `name` has `.git`, `..` or an empty part)."""
         parts = name.split(b"/")
         if any(part in (b"", b".", b"..") or part.lower() == b".git" for part in parts):
-            return False
+            return "unknown"
         folder = os.fsencode(self.root)
         for part in parts[:-1]:
             folder = os.path.join(folder, part)
             try:
                 if not stat.S_ISDIR(os.lstat(folder).st_mode):
-                    return False  # a link (git would not look beyond it) or a file
-            except FileNotFoundError:
-                return True  # gone with its folder: recorded as gone
+                    return "not a folder"
+            except (FileNotFoundError, NotADirectoryError):
+                return "gone"
             except OSError:
-                return False
+                return "unknown"
             if os.path.lexists(os.path.join(folder, b".git")):
-                return False
-        return self._why_left_out(name) is None
+                return "repository"
+        return "folders"
 
     def _name_in_project(self, path: Path) -> bytes | None:
         """`path` as git names it in the project (relative, with `/`), or None when it is outside."""
@@ -494,6 +586,30 @@ class ShadowRepo:
         lines = b"".join(f"update {ref} {commit}\n".encode("ascii") for ref, commit in refs.items())
         self._git(["update-ref", "--stdin"], lines)
 
+    def _set_refs_loose(self, refs: dict[str, str]) -> None:
+        """`set_refs` without starting git: each ref's file written (HEAD's branch for HEAD), as
+        git writes a loose ref, and renamed into place (under `locked()`, so nobody else writes
+        them meanwhile). OSError when a ref cannot be written so; git reads them as its own."""
+        for ref, commit in refs.items():
+            name = ref
+            if ref == "HEAD":
+                head = (self._git_dir / "HEAD").read_text(encoding="ascii").strip()
+                name = head.removeprefix("ref: ") if head.startswith("ref: refs/") else "HEAD"
+            parts = name.split("/")
+            unsafe = any(part in ("", ".", "..") or part.endswith(".lock") for part in parts)
+            if name != "HEAD" and (parts[0] != "refs" or unsafe):
+                raise OSError(f"not a ref agentcli writes: {name}")
+            path = self._git_dir.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_name(path.name + ".agentcli-tmp")
+            try:
+                temporary.write_bytes(commit.encode("ascii") + b"\n")
+                os.replace(temporary, path)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    temporary.unlink()
+                raise
+
     def delete_refs(self, refs: Sequence[str]) -> None:
         if refs:
             self._git(["update-ref", "--stdin"], b"".join(f"delete {ref}\n".encode("ascii") for ref in refs))
@@ -548,17 +664,20 @@ class ShadowRepo:
         return env
 
     def _git(self, args: list[str], data: bytes | None = None, *, work_tree: bool = True) -> bytes:
+        folder = self.root if work_tree else self.folder
         try:
             done = subprocess.run(
                 ["git", *self._options(), *args],
                 input=data if data is not None else b"",
                 capture_output=True,
                 env=self._environment(work_tree),
-                cwd=self.root if work_tree else self.folder,
+                cwd=folder,
                 timeout=GIT_TIMEOUT_S,
                 check=False,
             )
         except FileNotFoundError:
+            if not os.path.isdir(folder):
+                raise CheckpointError(f"the folder {folder} is gone") from None
             raise GitMissing("git is not installed (checkpoints need it): install git to have them") from None
         except (OSError, subprocess.TimeoutExpired) as error:
             raise CheckpointError(f"git {args[0]} failed: {error}") from None

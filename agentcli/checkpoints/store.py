@@ -12,20 +12,30 @@ Between one step's `after` and the next one's `before`, only something other tha
 changed the work tree: those are the files "changed outside agentcli" a rewind shows first.
 
 Refs point at commits of snapshots (`shadow.Snapshot`); many refs may share one commit (a tree
-that did not change). Pruning (`prune`) deletes the refs of sessions older than
-`cleanupPeriodDays`, then what nothing reaches any more.
+that did not change). A whole-tree checkpoint asks the project's watcher (`watch`,
+`watcher.TreeWatcher`, Linux) what changed since the previous one and records only that when it
+is sure (`ShadowRepo.snapshot_changes`); else git looks at the whole tree.
+
+Pruning (`prune`) deletes the refs of sessions older than `cleanupPeriodDays`, then what nothing
+reaches any more.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agentcli.checkpoints.shadow import CheckpointError, ShadowRepo, Snapshot
+from agentcli.checkpoints.shadow import MANY_PATHS, CheckpointError, ShadowRepo, Snapshot
+
+if TYPE_CHECKING:
+    from agentcli.checkpoints.inotify import Inotify
+    from agentcli.checkpoints.watcher import TreeWatcher
 
 REF_ROOT = "refs/agentcli"
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
@@ -60,10 +70,65 @@ class CheckpointStore:
 
     def __init__(self, repo: ShadowRepo) -> None:
         self.repo = repo
+        self.watcher: TreeWatcher | None = None
+        self._watch_notice: Callable[[str], None] | None = None
+        self._watch_lock = threading.Lock()
+        self._make_inotify: Callable[[], Inotify] | None = None
+        self._starting: threading.Thread | None = None
+
+    def watch(self, on_notice: Callable[[str], None], *, make_inotify: Callable[[], Inotify] | None = None) -> None:
+        """Have a watcher of the project tell whole-tree checkpoints what changed: started now
+        when the shadow repository exists (git tells it which folders are ignored), else after
+        the checkpoint that makes it. `on_notice` hears once why it had to stop (a limit reached).
+        `close` stops it. `make_inotify` stands in for `inotify.Inotify` (tests: a lost event, a limit)."""
+        if self._watch_notice is not None:
+            return  # watching already
+        self._watch_notice = on_notice
+        self._make_inotify = make_inotify
+        if self.repo.exists:  # imported and set up beside the session's start, not in its way
+            self._starting = threading.Thread(target=self._start_watcher, name="checkpoint-watcher-start", daemon=True)
+            self._starting.start()
+
+    def close(self) -> None:
+        self._started()
+        with self._watch_lock:
+            watcher, self.watcher, self._watch_notice = self.watcher, None, None
+        if watcher is not None:
+            watcher.close()
+
+    def _start_watcher(self) -> None:
+        with self._watch_lock:
+            if self._watch_notice is None or self.watcher is not None or not self.repo.exists:
+                return
+            from agentcli.checkpoints.watcher import TreeWatcher  # ctypes and a thread: only for a session
+
+            self.watcher = TreeWatcher(
+                self.repo.root, self.repo.ignored_folders, self._watch_notice, limit=MANY_PATHS, make=self._make_inotify
+            )
+            self.watcher.start()
+
+    def _started(self) -> None:
+        """Wait for the watcher's start, if it is under way."""
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            starting.join()
 
     def record(self, session_id: str, step: str, kind: str) -> Snapshot:
-        """Snapshot the work tree as `kind` (`before`, `after`) of `step` (under `repo.locked()`)."""
-        return self.repo.snapshot([self.ref(session_id, step, kind)])
+        """Snapshot the work tree as `kind` (`before`, `after`) of `step` (under `repo.locked()`):
+        what the watcher says changed, when it is sure; else the whole tree."""
+        ref = self.ref(session_id, step, kind)
+        self._started()
+        watcher = self.watcher
+        if watcher is None:
+            snapshot = self.repo.snapshot([ref])
+            self._start_watcher()
+            return snapshot
+        taken = watcher.take()
+        known = taken.known
+        found = None if known is None else self.repo.snapshot_changes(known.base, known.paths, known.folders, [ref])
+        snapshot = found or self.repo.snapshot([ref])
+        watcher.recorded(taken.epoch, snapshot.commit)
+        return snapshot
 
     def record_paths(self, session_id: str, step: str, kind: str, base: str, paths: Sequence[Path]) -> Snapshot:
         """As `record`, for a work tree that differs from snapshot `base` at most in `paths`: only

@@ -4,6 +4,8 @@
 without loading typer; `--version` is answered before anything else loads (then libraries'
 logging is routed to the debug log: `agentcli.debug_log`). Everything else,
 `--help` and every mistake included, goes to typer (`app`), which knows the same options.
+Before either, the `env` of the user's own settings is set in the process's environment
+(`agentcli.settings_env`), as if it had been exported in the shell.
 A usage error the command itself finds (`--permission-mode nope`) is left to typer too: it
 reads the command line again, reaches the same error and reports it as it reports its own.
 
@@ -44,6 +46,7 @@ def _main() -> int:
 
             return echo(f"agentcli {__version__}")
         _route_logging(verbose=parsed is not None and bool(parsed.values.get("verbose")))
+        _apply_settings_env()
         if parsed is not None:
             command = {"run": run_command, "acp": acp_command}.get(parsed.command.name or "", main_command)
             try:
@@ -54,6 +57,20 @@ def _main() -> int:
 
         app()  # always ends with SystemExit
     raise AssertionError("typer returned without exiting")
+
+
+def _apply_settings_env() -> None:
+    """The `env` of the user's own settings, into this process's environment before anything
+    reads it (`agentcli.settings_env`)."""
+    from pathlib import Path
+
+    from agentcli.settings_env import apply_settings_env
+
+    try:
+        cwd = Path.cwd()
+    except OSError:  # the folder is gone: the command reports that itself
+        return
+    apply_settings_env(cwd)
 
 
 def _route_logging(verbose: bool) -> None:

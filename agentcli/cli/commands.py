@@ -179,6 +179,7 @@ def _session_options(values: Values) -> SessionOptions:
         resume=values["resume"],
         mcp_config=values["mcp_config"] or [],
         strict_mcp_config=values["strict_mcp_config"],
+        plugin_dirs=[str(Path(folder).absolute()) for folder in values["plugin_dirs"] or []],
         sandbox=True if values["sandbox"] else False if values["no_sandbox"] else None,
         trust_project_hooks=values["trust_project_hooks"],
     )
@@ -201,9 +202,17 @@ def _check_session_values(values: Values) -> None:
 def _has_credential(values: Values) -> bool:
     """A one-shot run without its provider's API key fails at once (exit 1), before anything else
     is loaded. When the provider may come from elsewhere (a resumed transcript, the settings), or
-    cannot be told (a usage error the session reports), the provider reports a missing key itself."""
+    cannot be told (a usage error the session reports), the provider reports a missing key itself.
+    An `apiKeyHelper` in the settings counts as the Anthropic key (it runs at the first request)."""
     from agentcli.errors import UsageError
-    from agentcli.providers import MODEL_SETTING, PROVIDER_SETTING, choose, credential_problem, holds_a_credential
+    from agentcli.providers import (
+        KEY_HELPER_SETTING,
+        MODEL_SETTING,
+        PROVIDER_SETTING,
+        choose,
+        credential_problem,
+        holds_a_credential,
+    )
 
     try:
         problem = credential_problem(choose(values["model"], values["provider"]).provider)
@@ -224,7 +233,7 @@ def _has_credential(values: Values) -> bool:
             setting=settings.get(PROVIDER_SETTING),
             model_setting=settings.get(MODEL_SETTING),
         )
-        problem = credential_problem(chosen.provider)
+        problem = credential_problem(chosen.provider, key_helper=settings.get(KEY_HELPER_SETTING))
     except UsageError:  # unreadable settings: the missing key is still the first thing to fix
         pass
     if problem is None:

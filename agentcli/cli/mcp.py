@@ -27,7 +27,7 @@ from typing import Annotated, Any
 import typer
 
 from agentcli.cli.commands import echo
-from agentcli.cli.options import MCP_CONFIG, STRICT_MCP_CONFIG
+from agentcli.cli.options import MCP_CONFIG, PLUGIN_DIR, STRICT_MCP_CONFIG
 from agentcli.cli.shared import Subcommand
 from agentcli.mcp.claude_json import read_claude_json
 from agentcli.mcp.config import PROJECT_FILE, TRANSPORTS, USER_FILE, Transport, parse_server
@@ -52,6 +52,9 @@ McpConfigOption = Annotated[
     list[str] | None, typer.Option(*MCP_CONFIG.flags, metavar=MCP_CONFIG.metavar, help=MCP_CONFIG.help)
 ]
 StrictOption = Annotated[bool, typer.Option(*STRICT_MCP_CONFIG.flags, help=STRICT_MCP_CONFIG.help)]
+PluginDirOption = Annotated[
+    list[str] | None, typer.Option(*PLUGIN_DIR.flags, metavar=PLUGIN_DIR.metavar, help=PLUGIN_DIR.help)
+]
 ScopeOption = Annotated[
     str, typer.Option("--scope", "-s", help="project (.mcp.json) or user ($AGENTCLI_HOME/mcp.json).")
 ]
@@ -69,13 +72,20 @@ def _fail(message: str) -> typer.Exit:
 
 
 @mcp_app.command("list", cls=Subcommand)
-def list_command(mcp_config: McpConfigOption = None, strict_mcp_config: StrictOption = False) -> None:
+def list_command(
+    mcp_config: McpConfigOption = None, strict_mcp_config: StrictOption = False, plugin_dirs: PluginDirOption = None
+) -> None:
     """Each server: scope, transport, status (connected, failed, needs login, needs approval, disabled), login
     and tools."""
     from agentcli.cli.mcp_list import server_report
     from agentcli.safe_text import for_terminal
 
-    report, notices = server_report(Path.cwd(), [Path(file) for file in mcp_config or []], strict_mcp_config)
+    report, notices = server_report(
+        Path.cwd(),
+        [Path(file) for file in mcp_config or []],
+        strict_mcp_config,
+        [Path(folder) for folder in plugin_dirs or []],
+    )
     for notice in notices:
         write_err(sys.stderr, for_terminal(notice))
     raise typer.Exit(echo(for_terminal(report)))  # names and errors come from the servers

@@ -44,13 +44,16 @@ NEEDS_APPROVAL = (
 )
 
 
-def server_report(cwd: Path, flag_files: Sequence[Path] = (), strict: bool = False) -> tuple[str, list[str]]:
-    """The report, and the notices met on the way (files or servers skipped). `flag_files` and
-    `strict` are `--mcp-config` and `--strict-mcp-config`, as a session takes them."""
+def server_report(
+    cwd: Path, flag_files: Sequence[Path] = (), strict: bool = False, plugin_dirs: Sequence[Path] = ()
+) -> tuple[str, list[str]]:
+    """The report, and the notices met on the way (files or servers skipped). `flag_files`,
+    `strict` and `plugin_dirs` are `--mcp-config`, `--strict-mcp-config` and `--plugin-dir`, as a
+    session takes them."""
     notices: list[str] = []
     settings = load_settings(cwd)
     mode = resolve_mode(None, settings)
-    plugins = active_plugins(settings).plugins  # what it says about them, a session says
+    plugins = active_plugins(settings, folders=plugin_dirs).plugins  # what it says about them, a session says
     servers = SessionServers(
         settings,
         cwd,

@@ -139,6 +139,13 @@ MCP_CONFIG = CliOption(
 STRICT_MCP_CONFIG = CliOption(
     "strict_mcp_config", ("--strict-mcp-config",), "flag", "Only the --mcp-config servers (no .mcp.json, no user ones)."
 )
+PLUGIN_DIR = CliOption(
+    "plugin_dirs",
+    ("--plugin-dir",),
+    "texts",
+    "Load the plugin in DIR for this session, without installing it; repeatable.",
+    "DIR",
+)
 SANDBOX = CliOption(
     "sandbox", ("--sandbox",), "flag", "Run the agent's commands in the sandbox (bubblewrap) for this session."
 )
@@ -173,6 +180,7 @@ RUN_OPTIONS = (
     RESUME,
     MCP_CONFIG,
     STRICT_MCP_CONFIG,
+    PLUGIN_DIR,
     SANDBOX,
     NO_SANDBOX,
     TRUST_PROJECT_HOOKS,

@@ -38,6 +38,7 @@ it, and what it says reaches the model later (`take_background`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from agentcli.contracts import JSON
@@ -80,26 +81,32 @@ class Hooks:
         self._background: BackgroundHooks | None = None
 
     def run(
-        self, event: str, fields: JSON, subject: str | None = None, *, names_call: NamesCall | None = None
+        self,
+        event: str,
+        fields: JSON,
+        subject: str | None = None,
+        *,
+        names_call: NamesCall | None = None,
+        also: tuple[str, ...] = (),
     ) -> HookOutcome:
-        """Run `event`'s hooks matching `subject` with the common fields and `fields` on stdin.
-        On a tool event `names_call` says whether a hook's `if` names the call (without it, a
-        hook with an `if` does not run)."""
+        """Run `event`'s hooks matching `subject` (or another name it goes by, `also`) with the
+        common fields and `fields` on stdin. On a tool event `names_call` says whether a hook's
+        `if` names the call (without it, a hook with an `if` does not run)."""
         from agentcli.hooks.decisions import decide
 
-        hooks = [hook for hook in self.config.matching(event, subject) if _applies(hook, event, names_call)]
-        if not hooks:
+        hooks = [hook for hook in self.config.matching(event, subject, also) if _applies(hook, event, names_call)]
+        guards = [guard for guard in self.config.guarding(event, subject, also) if _applies(guard, event, names_call)]
+        if not hooks and not guards:
             return NOTHING
+        outcome = NOTHING
         payload = {**self._about(), "hook_event_name": event, **fields}
         if background := [hook for hook in hooks if hook.background]:
             self._background_hooks().start(event, background, payload)
-            hooks = [hook for hook in hooks if not hook.background]
-            if not hooks:
-                return NOTHING
-        outcome = decide(event, run_hooks(hooks, payload, self.project, self._passthrough))
-        for warning in outcome.warnings:
-            self._on_notice(warning)
-        return outcome
+        if foreground := [hook for hook in hooks if not hook.background]:
+            outcome = decide(event, run_hooks(foreground, payload, self.project, self._passthrough))
+            for warning in outcome.warnings:
+                self._on_notice(warning)
+        return _guarded(outcome, guards) if guards else outcome
 
     def for_agent(self, agent_type: str, fields: JSON, own: HookConfig | None = None) -> Hooks:
         """These hooks for a sub-agent of `agent_type`: every input also carries `fields`
@@ -139,6 +146,21 @@ def _applies(hook: HookCommand, event: str, names_call: NamesCall | None) -> boo
     if hook.condition is None:
         return True
     return event in TOOL_EVENTS and names_call is not None and names_call(hook.condition)
+
+
+def _guarded(outcome: HookOutcome, guards: list[HookCommand]) -> HookOutcome:
+    """`outcome` asking at least (a hook's deny still wins), for the entries that could not be used."""
+    if outcome.permission == "deny":
+        return outcome
+    unread = "; ".join(
+        f"{guard.unread} in {guard.source}{f' ({guard.origin})' if guard.origin else ''}" for guard in guards
+    )
+    reason = f"A PreToolUse hook agentcli could not use might have refused this call: {unread}."
+    return replace(
+        outcome,
+        permission="ask",
+        permission_reason="\n".join(part for part in (outcome.permission_reason, reason) if part),
+    )
 
 
 NO_HOOKS = Hooks()

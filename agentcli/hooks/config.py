@@ -20,12 +20,13 @@ hook runs only for calls the rule names, as a deny rule would name them; on any 
 hook with `if` never runs. `async: true` runs it in the background (`agentcli.hooks.background`);
 `args` runs `command` as a program with those arguments, no shell.
 
-Read leniently, as Claude Code reads it: an event agentcli does not run, a handler type other
-than `command` (`http`, `prompt`, `agent`, `mcp_tool`), or a field it does not know is skipped
-and named in one notice per file (`HookConfig.notices`); the rest of the file applies. A field
-agentcli knows with a value of the wrong kind (a `command` that is not text, a timeout that is
-not a positive number, a matcher that is not a valid regular expression) is a UsageError naming
-the file and the entry.
+Read leniently: an event agentcli does not run, a handler type other than `command` (`http`,
+`prompt`, `agent`, `mcp_tool`), a field it does not know, or an entry it cannot use (a matcher
+that is not a valid regular expression, a `command` that is not text, a timeout that is not a
+positive number, …) is skipped and named in one notice per file (`HookConfig.notices`); the rest
+of the file applies. Skipping fails closed: a PreToolUse entry could have refused calls, so one
+skipped leaves a guard (`HookConfig.guards`) that has the calls it could have matched asked about
+(every call when its matcher is what could not be read).
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.bounds import SECONDS, shown
-from agentcli.errors import UsageError
 from agentcli.permissions.rules import Rule, RuleError, RuleSource, parse_rule
 from agentcli.setting_keys import setting
 
@@ -80,6 +80,10 @@ NOT_RUN = (
 """Claude Code's events with no counterpart in agentcli: their hooks are skipped with a notice."""
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied"})
 """The events whose hooks may have an `if`."""
+GUARDING_EVENTS = frozenset({"PreToolUse"})
+"""Events whose hooks can refuse a tool call that nothing else would refuse: one that cannot be
+used is replaced by a guard asking about the calls it could have guarded. (A PermissionRequest
+hook runs only where you would be asked anyway: without it, you are.)"""
 OTHER_TYPES = frozenset({"http", "prompt", "agent", "mcp_tool"})
 """Claude Code's handler types agentcli does not run."""
 HANDLER_FIELDS = frozenset(
@@ -123,9 +127,12 @@ class HookCommand:
     """A plugin's hook: its folder, `CLAUDE_PLUGIN_ROOT` in the hook's environment (and in `args`)."""
     origin: str = ""
     """Where it came from when not a settings file of the user's or the project's (`plugin NAME@MKT`)."""
+    unread: str = ""
+    """A guard (`HookConfig.guards`): the entry that could not be used, and why; it runs nothing."""
 
-    def matches(self, subject: str | None) -> bool:
-        return subject is None or matcher_matches(self.matcher, subject)
+    def matches(self, subject: str | None, also: tuple[str, ...] = ()) -> bool:
+        """Whether the matcher matches `subject`, or one of the other names it goes by (`also`)."""
+        return subject is None or any(matcher_matches(self.matcher, name) for name in (subject, *also))
 
     @property
     def described(self) -> list[Any]:
@@ -147,7 +154,7 @@ def matcher_matches(matcher: str, subject: str) -> bool:
         return any(name in listed for name in names)
     try:
         return any(re.search(matcher, name) is not None for name in names)
-    except re.error:  # checked when loading; never reached for a loaded hook
+    except re.error:  # checked when loading (`matcher_problem`); never reached for a loaded hook
         return False
 
 
@@ -156,13 +163,15 @@ class HookConfig:
     commands: tuple[HookCommand, ...] = ()
     notices: tuple[str, ...] = ()
     """What was skipped while loading, one line per file (the session shows them once)."""
+    guards: tuple[HookCommand, ...] = ()
+    """Stand-ins for PreToolUse entries that could not be used: the calls they match are asked about."""
 
-    def matching(self, event: str, subject: str | None = None) -> list[HookCommand]:
-        """The commands `event` runs for `subject`, each distinct command once (in file order)."""
+    def matching(self, event: str, subject: str | None = None, also: tuple[str, ...] = ()) -> list[HookCommand]:
+        """The commands `event` runs for `subject` (also named `also`), each distinct command once (in file order)."""
         seen: set[tuple[str, tuple[str, ...] | None]] = set()
         chosen = []
         for hook in self.commands:
-            if hook.event == event and hook.matches(subject) and (hook.command, hook.args) not in seen:
+            if hook.event == event and hook.matches(subject, also) and (hook.command, hook.args) not in seen:
                 seen.add((hook.command, hook.args))
                 chosen.append(hook)
         return chosen
@@ -170,126 +179,196 @@ class HookConfig:
     def of_scope(self, scope: str) -> list[HookCommand]:
         return [hook for hook in self.commands if hook.scope == scope]
 
+    def guarding(self, event: str, subject: str | None, also: tuple[str, ...] = ()) -> list[HookCommand]:
+        """The guards of `event` for `subject` (also named `also`; see `guards`)."""
+        return [guard for guard in self.guards if guard.event == event and guard.matches(subject, also)]
+
     def without_scope(self, scope: str) -> HookConfig:
-        return replace(self, commands=tuple(hook for hook in self.commands if hook.scope != scope))
+        return replace(
+            self,
+            commands=tuple(hook for hook in self.commands if hook.scope != scope),
+            guards=tuple(guard for guard in self.guards if guard.scope != scope),
+        )
 
     def plus(self, other: HookConfig) -> HookConfig:
         """These hooks and `other`'s (a sub-agent's own, from its definition)."""
-        return HookConfig((*self.commands, *other.commands), (*self.notices, *other.notices))
+        return HookConfig(
+            (*self.commands, *other.commands), (*self.notices, *other.notices), (*self.guards, *other.guards)
+        )
 
 
 def load_hooks(files: list[tuple[str, Path, dict[str, Any]]]) -> HookConfig:
-    """The hooks of each settings file's content (`Settings.raw`), in file order.
-
-    Raises UsageError naming the file and the entry when a field agentcli uses is malformed;
-    what it cannot run is skipped, and `HookConfig.notices` says what."""
-    commands: list[HookCommand] = []
-    notices: list[str] = []
-    for scope, path, data in files:
-        value = data.get(HOOKS_SETTING)
-        if value is None:
-            continue
-        loaded = hooks_of(value, scope, path, f"{path}")
-        commands.extend(loaded.commands)
-        notices.extend(loaded.notices)
-    return HookConfig(tuple(commands), tuple(notices))
+    """The hooks of each settings file's content (`Settings.raw`), in file order; what could not be
+    used is skipped, and `HookConfig.notices` says what (`hooks_of`)."""
+    loaded = [
+        hooks_of(data[HOOKS_SETTING], scope, path, f"{path}") for scope, path, data in files if HOOKS_SETTING in data
+    ]
+    return HookConfig(
+        tuple(hook for config in loaded for hook in config.commands),
+        tuple(notice for config in loaded for notice in config.notices),
+        tuple(guard for config in loaded for guard in config.guards),
+    )
 
 
 def hooks_of(value: object, scope: str, path: Path, where: str, *, rename: dict[str, str] | None = None) -> HookConfig:
     """The hooks of one `hooks` object (a settings file's, or an agent definition's, whose `Stop`
-    is `rename`d to `SubagentStop`); `where` names it in the one notice of what was skipped."""
+    is `rename`d to `SubagentStop`); `where` names it in the one notice of what was skipped.
+
+    Never raises: an entry that cannot be used is skipped, and named in that notice. A PreToolUse
+    entry skipped leaves a guard in its place (`HookConfig.guards`): the calls it could have
+    guarded are asked about."""
+    reader = _Reader(scope, path)
     if not isinstance(value, dict):
-        raise _malformed(path, "hooks", 'must be an object of events, e.g. {"PreToolUse": [...]}')
-    skipped: list[str] = []
-    commands: list[HookCommand] = []
-    for event, groups in value.items():
-        if event not in EVENTS:
-            why = "agentcli does not run it" if event in NOT_RUN else "not a hook event"
-            skipped.append(f"{event} ({why})")
-            continue
-        written = str(event)  # a JSON object's keys are strings
-        renamed = rename.get(written, written) if rename else written
-        commands.extend(_event_hooks(renamed, written, groups, scope, path, skipped))
-    notices = (f"Skipped hooks in {where}: {'; '.join(skipped)}. The other hooks run.",) if skipped else ()
-    return HookConfig(tuple(commands), notices)
+        reader.skip("hooks", 'must be an object of events, e.g. {"PreToolUse": [...]}: none of these hooks run')
+    else:
+        for event, groups in value.items():
+            if event not in EVENTS:
+                why = "agentcli does not run it" if event in NOT_RUN else "not a hook event"
+                reader.skipped.append(f"{event} ({why})")
+                continue
+            written = str(event)  # a JSON object's keys are strings
+            renamed = rename.get(written, written) if rename else written
+            reader.event_hooks(renamed, written, groups)
+    notices = (
+        (f"Skipped hooks in {where}: {'; '.join(reader.skipped)}. The other hooks run.",) if reader.skipped else ()
+    )
+    return HookConfig(tuple(reader.commands), notices, tuple(reader.guards))
 
 
-def _event_hooks(
-    event: str, written: str, groups: object, scope: str, path: Path, skipped: list[str]
-) -> list[HookCommand]:
-    if not isinstance(groups, list):
-        raise _malformed(path, f"hooks.{written}", 'must be a list of {"matcher": ..., "hooks": [...]} objects')
-    found: list[HookCommand] = []
-    for index, group in enumerate(groups):
-        where = f"hooks.{written}[{index}]"
-        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-            raise _malformed(path, where, 'must be an object with a "hooks" list')
-        if unknown := sorted(set(group) - GROUP_FIELDS):
-            skipped.append(f"{where}: the field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (not known)")
-        matcher = group.get("matcher", "")
-        if not isinstance(matcher, str):
-            raise _malformed(path, f"{where}.matcher", "must be a string")
-        if not _PLAIN_NAMES.fullmatch(matcher) and matcher.strip() != "*":
-            try:
-                re.compile(matcher)
-            except re.error as error:
-                raise _malformed(path, f"{where}.matcher", f"is not a valid regular expression ({error})") from None
-        for number, hook in enumerate(group["hooks"]):
-            command = _command(hook, event, matcher, scope, path, f"{where}.hooks[{number}]", skipped)
-            if command is not None:
-                found.append(command)
-    return found
+class _Reader:
+    """One `hooks` object's commands, and what was skipped (with the guards left for it)."""
+
+    def __init__(self, scope: str, path: Path) -> None:
+        self.scope = scope
+        self.path = path
+        self.commands: list[HookCommand] = []
+        self.guards: list[HookCommand] = []
+        self.skipped: list[str] = []
+
+    def skip(
+        self, where: str, why: str, *, guard: tuple[str, str] | None = None, condition: Rule | None = None
+    ) -> None:
+        """Skip the entry at `where`; on PreToolUse (`guard`: the event and the matcher of the calls
+        it could have guarded) leave a guard asking about them instead, and say so."""
+        if guard is not None and guard[0] in GUARDING_EVENTS:
+            event, matcher = guard
+            unread = f"{where} {why}"
+            calls = "every tool call" if _plain_all(matcher) else f"the calls of {matcher!r}"
+            if condition is not None:
+                calls += f" named by {condition.text!r}"
+            why += f" (asking you about {calls} instead, as the hook could have refused them)"
+            self.guards.append(
+                HookCommand(event, matcher, "", 0.0, self.path, self.scope, condition=condition, unread=unread)
+            )
+        self.skipped.append(f"{where} {why}")
+
+    def event_hooks(self, event: str, written: str, groups: object) -> None:
+        if not isinstance(groups, list):
+            self.skip(
+                f"hooks.{written}", 'must be a list of {"matcher": ..., "hooks": [...]} objects', guard=(event, "")
+            )
+            return
+        for index, group in enumerate(groups):
+            where = f"hooks.{written}[{index}]"
+            matcher = group.get("matcher", "") if isinstance(group, dict) else ""
+            if not isinstance(matcher, str):
+                self.skip(f"{where}.matcher", "must be a string", guard=(event, ""))
+                continue
+            if problem := matcher_problem(matcher):
+                self.skip(f"{where}.matcher {matcher!r}", problem, guard=(event, ""))
+                continue
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                self.skip(where, 'must be an object with a "hooks" list', guard=(event, matcher))
+                continue
+            if unknown := sorted(set(group) - GROUP_FIELDS):
+                self.skipped.append(
+                    f"{where}: the field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (not known)"
+                )
+            for number, hook in enumerate(group["hooks"]):
+                command = self.command(hook, event, matcher, f"{where}.hooks[{number}]")
+                if command is not None:
+                    self.commands.append(command)
+
+    def command(self, hook: object, event: str, matcher: str, where: str) -> HookCommand | None:
+        guard = (event, matcher)
+        if not isinstance(hook, dict):
+            self.skip(where, 'must be an object like {"type": "command", "command": "..."}', guard=guard)
+            return None
+        condition = _condition(hook.get("if"), event, self.path, where, self.skipped) if event in TOOL_EVENTS else None
+        kind = hook.get("type", "command")
+        if kind != "command":
+            if not isinstance(kind, str):
+                why = f'(type {shown(kind)}: must be "command", or one of {_listed(OTHER_TYPES)})'
+            elif kind in OTHER_TYPES:
+                why = f'(type "{kind}": agentcli runs only command hooks)'
+            else:
+                why = f'(type "{kind}": not a hook type)'
+            self.skip(where, why, guard=guard, condition=condition)
+            return None
+        if unknown := sorted(set(hook) - HANDLER_FIELDS):
+            self.skipped.append(f"{where}: the field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (not known)")
+        if problem := _handler_problem(hook, event):
+            field, why = problem
+            self.skip(f"{where}{field}", why, guard=guard, condition=condition)
+            return None
+        if hook.get("shell", "bash") == "powershell" and hook.get("args") is None:
+            self.skip(
+                where, "(a PowerShell command: agentcli runs commands with bash)", guard=guard, condition=condition
+            )
+            return None
+        if "if" in hook and event not in TOOL_EVENTS:
+            self.skipped.append(
+                f"{where} (an `if` on {event}, which has no tool call: it never runs, as in Claude Code)"
+            )
+            return None
+        args = hook.get("args")
+        return HookCommand(
+            event,
+            matcher,
+            hook["command"],
+            float(hook.get("timeout", SHORT_TIMEOUTS.get(event, DEFAULT_TIMEOUT_S))),
+            self.path,
+            self.scope,
+            args=None if args is None else tuple(args),
+            condition=condition,
+            background=hook.get("async", False) or hook.get("asyncRewake", False),
+            rewake=hook.get("asyncRewake", False),
+            shell=hook.get("shell", "bash"),
+        )
 
 
-def _command(
-    hook: object, event: str, matcher: str, scope: str, path: Path, where: str, skipped: list[str]
-) -> HookCommand | None:
-    if not isinstance(hook, dict):
-        raise _malformed(path, where, 'must be an object like {"type": "command", "command": "..."}')
-    kind = hook.get("type", "command")
-    if kind != "command":
-        if not isinstance(kind, str):
-            raise _malformed(path, f"{where}.type", f'must be "command" (or one of {_listed(OTHER_TYPES)})')
-        why = "agentcli runs only command hooks" if kind in OTHER_TYPES else "not a hook type"
-        skipped.append(f'{where} (type "{kind}": {why})')
+def matcher_problem(matcher: str) -> str | None:
+    """Why `matcher` cannot be used (a regular expression that does not compile), or None."""
+    if _PLAIN_NAMES.fullmatch(matcher) or matcher.strip() == "*":
         return None
-    if unknown := sorted(set(hook) - HANDLER_FIELDS):
-        skipped.append(f"{where}: the field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (not known)")
+    try:
+        re.compile(matcher)
+    except re.error as error:
+        return f"is not a valid regular expression ({error})"
+    return None
+
+
+def _handler_problem(hook: dict[str, Any], event: str) -> tuple[str, str] | None:
+    """(the field, what is wrong with it) for the first field agentcli uses with a value it cannot use."""
     command = hook.get("command")
     if not isinstance(command, str) or not command.strip():
-        raise _malformed(path, f"{where}.command", "must be the shell command to run")
+        return ".command", "must be the shell command to run"
     timeout = hook.get("timeout", SHORT_TIMEOUTS.get(event, DEFAULT_TIMEOUT_S))
     if not SECONDS.holds(timeout):
-        raise _malformed(path, f"{where}.timeout", f"must be {SECONDS.describe()}, not {shown(timeout)}")
+        return ".timeout", f"must be {SECONDS.describe()}, not {shown(timeout)}"
     args = hook.get("args")
     if args is not None and (not isinstance(args, list) or not all(isinstance(arg, str) for arg in args)):
-        raise _malformed(path, f"{where}.args", "must be a list of strings")
-    shell = hook.get("shell", "bash")
-    if shell not in ("bash", "powershell"):
-        raise _malformed(path, f"{where}.shell", 'must be "bash" or "powershell"')
-    if shell == "powershell" and args is None:
-        skipped.append(f"{where} (a PowerShell command: agentcli runs commands with bash)")
-        return None
-    if "if" in hook and event not in TOOL_EVENTS:
-        skipped.append(f"{where} (an `if` on {event}, which has no tool call: it never runs, as in Claude Code)")
-        return None
-    flags = {name: hook.get(name, False) for name in ("async", "asyncRewake")}
-    for name, flag in flags.items():
-        if not isinstance(flag, bool):
-            raise _malformed(path, f"{where}.{name}", "must be true or false")
-    return HookCommand(
-        event,
-        matcher,
-        command,
-        float(timeout),
-        path,
-        scope,
-        args=None if args is None else tuple(args),
-        condition=_condition(hook.get("if"), event, path, where, skipped),
-        background=flags["async"] or flags["asyncRewake"],
-        rewake=flags["asyncRewake"],
-        shell=shell,
-    )
+        return ".args", "must be a list of strings"
+    if hook.get("shell", "bash") not in ("bash", "powershell"):
+        return ".shell", 'must be "bash" or "powershell"'
+    for name in ("async", "asyncRewake"):
+        if not isinstance(hook.get(name, False), bool):
+            return f".{name}", "must be true or false"
+    return None
+
+
+def _plain_all(matcher: str) -> bool:
+    return matcher.strip() in ("", "*")
 
 
 def _condition(value: object, event: str, path: Path, where: str, skipped: list[str]) -> Rule | None:
@@ -298,7 +377,11 @@ def _condition(value: object, event: str, path: Path, where: str, skipped: list[
     if value is None:
         return None
     if not isinstance(value, str):
-        raise _malformed(path, f"{where}.if", 'must be one permission rule, e.g. "Bash(git *)"')
+        skipped.append(
+            f'{where}.if (must be one permission rule, e.g. "Bash(git *)": '
+            f"the hook runs for every {event} its matcher names)"
+        )
+        return None
     try:
         return parse_rule(value, "ask", RuleSource("hook", str(path)))
     except RuleError as error:
@@ -308,7 +391,3 @@ def _condition(value: object, event: str, path: Path, where: str, skipped: list[
 
 def _listed(names: frozenset[str]) -> str:
     return ", ".join(f'"{name}"' for name in sorted(names))
-
-
-def _malformed(path: Path, where: str, problem: str) -> UsageError:
-    return UsageError(f"Settings file {path}: {where} {problem}.")

@@ -81,8 +81,10 @@ def trusted_config(
     hooks, else the answer to `ask` (saved to `local_settings`). With nobody to ask (`agentcli
     run`) and no answer, they are left out, with one notice saying how to trust them."""
     checked_in = config.of_scope(CHECKED_IN)
-    if not checked_in or trusted:
+    if trusted:
         return config
+    if not checked_in:  # its guards alone (`HookConfig.guards`) stand for hooks that would not run untrusted
+        return config.without_scope(CHECKED_IN)
     digest = hooks_digest(checked_in)
     answer = remembered(remembered_value, digest)
     if answer is None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentcli.contracts import JSON
 from agentcli.errors import UsageError
-from agentcli.mcp.names import safe_part, server_parts
+from agentcli.mcp.names import full_server_part, safe_part, server_parts
 from agentcli.mcp.status import CallTimedOut, PromptInfo, ServerDown, ServerStatus
 
 if TYPE_CHECKING:
@@ -68,8 +68,9 @@ class McpContent:
             if status.state != "connected" or "prompts" not in status.offers or status.name not in parts:
                 continue
             for prompt in self._prompts_of(status):
-                found.setdefault(
-                    f"{PREFIX}{parts[status.name]}__{safe_part(prompt.name)}", PromptCommand(status.name, prompt)
+                found.setdefault(  # by the server's full name, as in Claude Code: no API limit here
+                    f"{PREFIX}{full_server_part(status.name)}__{safe_part(prompt.name)}",
+                    PromptCommand(status.name, prompt),
                 )
         return found
 

@@ -4,11 +4,14 @@ permission question show, and what permission rules name. One scheme, the same e
     mcp__<server>__<tool>
 
 - `<server>` is the server's name as configured, each character outside `[A-Za-z0-9_-]` replaced
-  by `_` (as Claude Code does). `__` separates server from tool, so a server whose name would then
-  hold `__`, begin or end with `_`, be longer than 32 characters, or read as another server's does,
-  is refused: it is not started, and a notice says to rename it. Then the server part of a name is
-  what stands between `mcp__` and the next `__`, and a rule `mcp__trusted` can only ever mean the
-  server `trusted` (never one named `trusted__evil`).
+  by `_` (as Claude Code does: a plugin's server `plugin:NAME:SERVER` is `plugin_NAME_SERVER`).
+  When that is over 32 characters, the name offered holds its first 23 (less a `_` they end in),
+  `_` and 8 hex digits of the SHA-256 of the configured name, so the tool part keeps at least 25
+  of the API's 64; rules name such a server by either (`full_server_part`). `__` separates server
+  from tool, so a server whose name would then hold `__`, begin or end with `_`, or read as another
+  server's does (either of its names), is refused: it is not started, and a notice says to rename
+  it. Then the server part of a name is what stands between `mcp__` and the next `__`, and a rule
+  `mcp__trusted` can only ever mean the server `trusted` (never one named `trusted__evil`).
 - `<tool>` is the tool's name as the server lists it, each character outside `[A-Za-z0-9_-]`
   replaced by `_`. When the whole name would be over the API's 64 characters, the tool part is cut
   and ends in `_` and 8 hex digits of the SHA-256 of the listed name. A tool whose name had to be
@@ -37,11 +40,11 @@ PREFIX = "mcp__"
 SEPARATOR = "__"
 MAX_NAME = 64
 MAX_SERVER = 32
-"""Characters of a server's part: the tool part always keeps at least 25."""
+"""Characters of a server's part as offered: the tool part always keeps at least 25."""
 HASH_DIGITS = 8
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
-RENAME = 'up to 32 letters, digits, "-" and "_", with no "_" at either end nor two in a row'
+RENAME = 'letters, digits, "-" and "_", with no "_" at either end nor two in a row'
 
 
 def safe_part(text: str) -> str:
@@ -67,25 +70,51 @@ class Refused:
 
 
 def server_parts(names: Iterable[str]) -> tuple[dict[str, str], list[Refused]]:
-    """The part each server's tools are named by (`mcp__<part>__…`), by server name, and the
+    """The part each server's tools are offered under (`mcp__<part>__…`), by server name, and the
     servers refused (see the module's docstring)."""
-    parts: dict[str, str] = {}
+    full: dict[str, str] = {}
     refused: list[Refused] = []
     for name in names:
-        part = safe_part(name)
-        if len(part) > MAX_SERVER:
-            refused.append(Refused(name, f"its name is over {MAX_SERVER} characters"))
-        elif not part or part.startswith("_") or part.endswith("_") or SEPARATOR in part:
+        part = full_server_part(name)
+        if not part or part.startswith("_") or part.endswith("_") or SEPARATOR in part:
             shown = f"{PREFIX}{part}{SEPARATOR}TOOL"
             refused.append(Refused(name, f'its tools would be named "{shown}", where "__" separates server from tool'))
         else:
-            parts[name] = part
-    clashes = _clashes(parts, verbatim={name for name, part in parts.items() if name == part})
-    for name, other in clashes.items():
+            full[name] = part
+    offered = {name: _offered_server_part(name, part) for name, part in full.items()}
+    # A shortened server answers to both its names: neither may be another server's.
+    spellings: dict[tuple[str, bool], str] = {(name, False): part for name, part in full.items()}
+    spellings.update({(name, True): part for name, part in offered.items() if part != full[name]})
+    clashes = _clashes(spellings, verbatim={(name, False) for name, part in full.items() if name == part})
+    clashing: dict[str, str] = {}
+    for (name, _), (other, _) in clashes.items():
+        clashing.setdefault(name, other)
+    for name, other in clashing.items():
         refused.append(
-            Refused(name, f'its tools would be named "{PREFIX}{parts[name]}{SEPARATOR}TOOL", as those of "{other}" are')
+            Refused(
+                name, f'its tools would be named "{PREFIX}{offered[name]}{SEPARATOR}TOOL", as those of "{other}" are'
+            )
         )
-    return {name: part for name, part in parts.items() if name not in clashes}, refused
+    return {name: part for name, part in offered.items() if name not in clashing}, refused
+
+
+def full_server_part(name: str) -> str:
+    """The server part of the names of `name`'s tools before any shortening, as Claude Code names
+    them (`plugin:NAME:SERVER` → `plugin_NAME_SERVER`): rules written for it name the server."""
+    return safe_part(name)
+
+
+def claude_code_name(server: str, tool: str) -> str:
+    """The name Claude Code gives the tool `tool` of the server `server`, never shortened (its
+    hooks' matchers and its rules name it so): `mcp__<full server part>__<tool>`."""
+    return f"{PREFIX}{full_server_part(server)}{SEPARATOR}{safe_part(tool)}"
+
+
+def _offered_server_part(name: str, part: str) -> str:
+    if len(part) <= MAX_SERVER:
+        return part
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_DIGITS]
+    return f"{part[: MAX_SERVER - HASH_DIGITS - 1].rstrip('_')}_{digest}"
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
     async with stdio_transport("github", parameters, errlog, message_limit) as (read, write):
         session = ClientSession(read, write)
 
-As the SDK's `stdio_client` (the same environment, process group and stopping order: close its
-stdin, wait 2 s, then end its process group), but its output is read with a bound: a message
+As the SDK's `stdio_client` (the same minimal environment, plus the variables of your settings'
+`env` without the credentials, then the server's own `env`; the same process group and stopping
+order: close its stdin, wait 2 s, then end its process group), but its output is read with a bound: a message
 longer than `message_limit` characters is copied through `JsonCapper` as it arrives (its long
 strings cut, the rest of its arrays left out once the copy is that long), so a server's 50 MB
 answer never sits in memory whole. A line that is not JSON-RPC (a server printing to stdout) is
@@ -29,6 +30,7 @@ from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
 from agentcli.mcp.capped_json import JsonCapper
+from agentcli.settings_env import applied_variables
 
 logger = logging.getLogger(__name__)
 EXIT_WAIT_S = 2.0
@@ -91,7 +93,7 @@ async def stdio_transport(
     now and stopped on exit."""
     process = await anyio.open_process(
         [server.command, *server.args],
-        env=get_default_environment() | (server.env or {}),
+        env=get_default_environment() | applied_variables() | (server.env or {}),
         stderr=errlog,
         cwd=server.cwd,
         start_new_session=True,

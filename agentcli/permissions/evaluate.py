@@ -27,6 +27,7 @@ No prompting and no I/O beyond resolving paths; the gate turns an "ask" into a q
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -120,18 +121,21 @@ class Call:
         return rel if rel != "." else "the project"
 
 
-def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> Call:
-    """The call as its tool declares it (`Tool.access`), each path resolved once. Raises what
-    the tool's declaration or resolving a path raises (the gate denies such a call)."""
+def describe_call(tool: Tool, tool_input: JSON, ctx: ToolContext, protected: Sequence[Path] = ()) -> Call:
+    """The call as its tool declares it (`Tool.access`), each path resolved once; `protected`,
+    the session's own protected folders (resolved) besides the usual ones. Raises what the tool's
+    declaration or resolving a path raises (the gate denies such a call)."""
     access = tool.access(tool_input, ctx)
     # the tool resolved them already (`ToolContext.resolve`): resolving again would unescape twice
     paths = tuple(literal_path(ctx.cwd / p) for p in (*access.reads, *access.writes))
     reals = tuple(real_path(p) for p in paths)
     written = reals[len(access.reads) :]
     targets = [*written, *(bash_targets(access.command, ctx.cwd) if access.command is not None else ())]
-    protected = protected_writes(targets, ctx.cwd)
+    writes_protected = protected_writes(targets, ctx.cwd, protected)
     origin = tool.origin if isinstance(tool, FromMcpServer) else None
-    return Call(tool.name, tool_input, access, ctx.cwd, paths, reals, real_path(ctx.cwd), written, protected, origin)
+    return Call(
+        tool.name, tool_input, access, ctx.cwd, paths, reals, real_path(ctx.cwd), written, writes_protected, origin
+    )
 
 
 @dataclass(frozen=True)
@@ -223,7 +227,7 @@ def rule_names_call(rule: Rule, tool: Tool, tool_input: JSON, ctx: ToolContext) 
     try:
         call = describe_call(tool, tool_input, ctx)
     except (OSError, ValueError, RuntimeError):
-        return rule.names(tool.name)
+        return rule.names(tool.name, tool.origin if isinstance(tool, FromMcpServer) else None)
     return rule_catches(rule, call)
 
 

@@ -53,8 +53,11 @@ class Gate:
         more_folders: Sequence[Path] = (),
         bypass_disabled: bool = False,
         auto_allow_sandboxed: bool = False,
+        protected: Sequence[Path] = (),
     ) -> None:
         self.rules = rules or RuleSet()
+        self.protected = tuple(real_path(folder) for folder in protected)
+        """Folders protected for this session besides the usual ones (`--plugin-dir` plugins)."""
         self.more_folders = tuple(real_path(folder) for folder in more_folders)
         """Other working folders (`additionalDirectories`): judged as the project is."""
         self.bypass_disabled = bypass_disabled
@@ -168,7 +171,7 @@ class Gate:
         self, tool: Tool, tool_input: JSON, ctx: ToolContext, granted: Sequence[Rule], mode: Mode
     ) -> Decision | _Question:
         """The decision, or the question to ask. Describing paths may raise OSError or RuntimeError."""
-        call = describe_call(tool, tool_input, ctx)  # resolves each path once: the tool is handed these
+        call = describe_call(tool, tool_input, ctx, self.protected)  # resolves each path once: the tool is handed these
         if self.more_folders:
             call = replace(call, more_folders=self.more_folders)
         checked = dict(zip(call.paths, call.real_paths, strict=True))
@@ -415,8 +418,10 @@ def build_gate(
     on_notice: Notify | None = None,
     permission_hooks: PermissionHooks | None = None,
     auto_allow_sandboxed: bool = False,
+    protected: Sequence[Path] = (),
 ) -> Gate:
-    """The gate for a session: rules from the three settings files and the flags, and the mode.
+    """The gate for a session: rules from the three settings files and the flags, and the mode;
+    `protected`, more folders that are protected paths while it runs (`--plugin-dir`'s).
 
     Raises UsageError (exit 2) naming the file and the rule when anything is malformed.
     """
@@ -433,4 +438,5 @@ def build_gate(
         more_folders=folders,
         bypass_disabled=bypass_disabled_by(settings) is not None,
         auto_allow_sandboxed=auto_allow_sandboxed,
+        protected=protected,
     )

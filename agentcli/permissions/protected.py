@@ -17,7 +17,7 @@ from __future__ import annotations
 import glob
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +32,7 @@ GIT = "it can make git run programs (hooks, core.fsmonitor, aliases) the next ti
 AGENT = "it is agentcli's or Claude Code's own configuration, which decides what runs without asking"
 TOOLS = "it defines skills, commands or agents, which can grant tools"
 RUNS = "other programs run what it says (editor tasks, shell start-up, package-manager and hook settings)"
+PLUGIN = "it is a plugin this session loads (--plugin-dir): its hooks, servers and skills run or grant tools"
 
 PROTECTED_DIRS: dict[str, str] = {
     ".git": GIT,
@@ -93,8 +94,12 @@ class Protected:
     reason: str
 
 
-def protection(real: Path, project: Path) -> Protected | None:
-    """Why writing `real` (an already resolved path) needs the user's yes every time, if it does."""
+def protection(real: Path, project: Path, plugins: Sequence[Path] = ()) -> Protected | None:
+    """Why writing `real` (an already resolved path) needs the user's yes every time, if it does;
+    `plugins`, the resolved folders of the session's `--plugin-dir` plugins."""
+    for root in plugins:
+        if real == root or root in real.parents:
+            return Protected(real, root, PLUGIN)
     home = _real(agentcli_home())
     if real == home or home in real.parents:
         rel = real.relative_to(home).as_posix() if real != home else ""
@@ -207,6 +212,6 @@ def _globby(text: str) -> bool:
     return any(c in text for c in "*?[")
 
 
-def protected_writes(paths: Iterable[Path], project: Path) -> tuple[Protected, ...]:
-    found = (protection(path, project) for path in paths)
+def protected_writes(paths: Iterable[Path], project: Path, plugins: Sequence[Path] = ()) -> tuple[Protected, ...]:
+    found = (protection(path, project, plugins) for path in paths)
     return tuple(p for p in found if p is not None)

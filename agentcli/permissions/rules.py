@@ -13,7 +13,8 @@ An MCP rule names tools by the names they are offered under (`agentcli.mcp.names
 part is what stands between `mcp__` and the next `__`, compared whole and case and all, so
 `mcp__trusted` covers the server `trusted` and nothing else (not `trusted_evil`, not `Trusted`);
 `mcp__server__tool` covers the one tool offered under that name, or the tool of that server
-listed as `tool` whose name had to be shortened.
+listed as `tool` whose name had to be shortened. A server whose name had to be shortened (over 32
+characters: a plugin's `plugin_NAME_SERVER`) is also named by its full name, as Claude Code names it.
 
 A rule for a tool agentcli does not know the specifiers of (`WebSearch(...)`, `PowerShell(...)`)
 keeps its specifier uninterpreted (`Rule.opaque`): as an allow rule it allows nothing, as a
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentcli.contracts import McpOrigin
-from agentcli.mcp.names import PREFIX, SEPARATOR, split_name
+from agentcli.mcp.names import PREFIX, SEPARATOR, full_server_part, split_name
 from agentcli.permissions.bash_rules import BashPattern, BashRuleError, parse_bash_specifier
 from agentcli.permissions.paths import PathPattern, PathRuleError, parse_path_pattern
 
@@ -125,7 +126,9 @@ class Rule:
         rule = split_name(self.tool)
         if rule is not None:
             offered = split_name(tool_name)
-            if offered is None or offered[0] != rule[0]:
+            if offered is None:
+                return False
+            if offered[0] != rule[0] and (origin is None or full_server_part(origin.server) != rule[0]):
                 return False
             return rule[1] in ("", "*", offered[1]) or (origin is not None and rule[1] == origin.tool)
         return tool_name == self.tool or tool_name in FAMILIES.get(self.tool, ())

@@ -9,11 +9,12 @@ Rules from every source are merged (a deny anywhere beats an allow anywhere); fo
 `defaultMode` the most specific file wins, and `--permission-mode` beats them all.
 
 Read as Claude Code reads them, and failing closed where that matters: a key of `permissions`
-agentcli does not know is skipped with a notice; an allow rule that cannot be parsed is skipped
-with a notice (it allows nothing); a deny or ask rule that cannot be parsed applies to every
-call of the tool it names (`rules.fallback_rule`: `Bash(rm -rf` denies every Bash call), with a
-notice saying so; one that names no tool at all, a value of the wrong kind, and anything
-malformed in `--allowed-tools`/`--disallowed-tools` is a UsageError naming where it is.
+agentcli does not know is skipped with a notice; an allow rule that cannot be parsed or is not
+text, or an `allow` that is not a list, is skipped with a notice (it allows nothing); a deny or
+ask rule that cannot be parsed applies to every call of the tool it names (`rules.fallback_rule`:
+`Bash(rm -rf` denies every Bash call), with a notice saying so; one that names no tool at all, a
+deny or ask value of the wrong kind, and anything malformed in `--allowed-tools`/
+`--disallowed-tools` is a UsageError naming where it is (nothing runs rather than a deny lost).
 """
 
 from __future__ import annotations
@@ -169,11 +170,17 @@ def _file_rules(
 ) -> Iterable[Rule]:
     values = block.get(behavior, [])
     if not isinstance(values, list):
+        if behavior == "allow":  # skipping it allows less: no harm
+            notices.append(f"Skipped permissions.allow in {path}: it must be a list of rules; it allows nothing.")
+            return
         raise UsageError(f"Settings file {path}: permissions.{behavior} must be a list of rules.")
     for index, text in enumerate(values):
         where = f"{path} (permissions.{behavior}[{index}])"
         if not isinstance(text, str):
-            yield _parse(text, behavior, source, where)  # a value of the wrong kind: an error
+            if behavior == "allow":
+                notices.append(f"Skipped the allow rule {text!r} in {where}: a rule is text; it allows nothing.")
+                continue
+            yield _parse(text, behavior, source, where)  # a deny or ask rule of the wrong kind: an error
             continue
         try:
             yield parse_rule(text, behavior, source)

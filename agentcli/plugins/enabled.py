@@ -12,14 +12,22 @@ An enabled plugin is looked for in agentcli's store, then in Claude Code's
 (`~/.claude/plugins/installed_plugins.json`); one that is in neither, or cannot be read, is named
 in a notice and left out. Plugins are loaded in the order of their keys, which decides which one
 keeps a short name two of them share (skills/catalog.py).
+
+`--plugin-dir DIR` (Claude Code's flag) loads the plugin in DIR for one session, without
+installing or enabling it: the user named it on the command line, so it is trusted as an
+installed plugin is. It comes first, and an installed plugin of the same name is left out for the
+session (the folder is the copy being worked on). A folder that holds no plugin is a usage error,
+not a notice: the user asked for it by name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.errors import UsageError
 from agentcli.plugins.manifest import Plugin, PluginError, read_plugin
 from agentcli.setting_keys import setting
 from agentcli.settings import OWN_SCOPES, Settings, agentcli_home, claude_home
@@ -35,6 +43,9 @@ MARKETPLACES_KEY = setting("extraKnownMarketplaces")
 class ActivePlugins:
     plugins: tuple[Plugin, ...] = ()
     notices: tuple[str, ...] = field(default_factory=tuple)
+    protected: tuple[Path, ...] = ()
+    """The `--plugin-dir` plugins' folders: protected paths while the session runs (an installed
+    plugin's are protected as agentcli's or Claude Code's own files)."""
 
 
 def enabled_states(settings: Settings) -> dict[str, bool]:
@@ -72,16 +83,24 @@ def installed_anywhere(home: Path | None = None, claude: Path | None = None) -> 
     return found
 
 
-def active_plugins(settings: Settings, home: Path | None = None, claude: Path | None = None) -> ActivePlugins:
-    """The plugins to load, and what to say about those that cannot be (see the module's docstring)."""
+def active_plugins(
+    settings: Settings, home: Path | None = None, claude: Path | None = None, folders: Sequence[Path] = ()
+) -> ActivePlugins:
+    """The plugins to load, and what to say about those that cannot be (see the module's docstring);
+    `folders` are `--plugin-dir`'s. Raises UsageError (exit 2) for a folder that holds no plugin."""
     states = enabled_states(settings)
     wanted, marketplaces = recommended(settings)
-    if not states and not wanted and not marketplaces:
+    if not states and not wanted and not marketplaces and not folders:
         return ActivePlugins()  # the usual case: nothing read, nothing imported
     installed = installed_anywhere(home, claude) if any(states.values()) else {}
-    plugins: list[Plugin] = []
-    notices: list[str] = []
+    from_folders = _from_folders(folders)
+    plugins = list(from_folders)
+    notices: list[str] = [warning for plugin in plugins for warning in plugin.warnings]
     for key in sorted(key for key, on in states.items() if on):
+        name = key.rpartition("@")[0] or key
+        if (shadow := next((p for p in plugins if p.name == name), None)) is not None:
+            notices.append(f"The plugin {key} is left out for this session: --plugin-dir {shadow.root} has its name.")
+            continue
         record = installed.get(key)
         if record is None:
             notices.append(
@@ -109,4 +128,23 @@ def active_plugins(settings: Settings, home: Path | None = None, claude: Path | 
             f"This project recommends the marketplace{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
             "add one with: agentcli plugin marketplace add SOURCE"
         )
-    return ActivePlugins(tuple(plugins), tuple(notices))
+    return ActivePlugins(tuple(plugins), tuple(notices), tuple(plugin.root for plugin in from_folders))
+
+
+def _from_folders(folders: Sequence[Path]) -> list[Plugin]:
+    """The `--plugin-dir` plugins, in the order given; the same folder twice counts once."""
+    plugins: list[Plugin] = []
+    for folder in folders:
+        try:
+            plugin = read_plugin(folder)
+        except PluginError as error:
+            raise UsageError(f"--plugin-dir {folder}: {error}") from None
+        if any(p.root == plugin.root for p in plugins):
+            continue
+        if (other := next((p for p in plugins if p.name == plugin.name), None)) is not None:
+            raise UsageError(
+                f"--plugin-dir {folder}: its plugin is named {plugin.name!r}, as the one in {other.root} is; "
+                "give one of them."
+            )
+        plugins.append(plugin)
+    return plugins

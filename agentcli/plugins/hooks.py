@@ -1,7 +1,8 @@
 """The enabled plugins' hooks, as the session's other hooks are (`hooks.config`), each knowing its plugin.
 
-A plugin's `hooks/hooks.json` is read as a settings file's `hooks` is, leniently; one whose
-content cannot be used is left out with a notice (the plugin's other parts still load). Each
+A plugin's `hooks/hooks.json` is read as a settings file's `hooks` is, leniently: an entry that
+cannot be used is left out with a notice (a PreToolUse one leaves a guard asking about the calls
+it could have refused), and the file's other hooks and the plugin's other parts still load. Each
 hook runs with `CLAUDE_PLUGIN_ROOT` set to its plugin's folder (`hooks.runner`) and is shown as
 `plugin NAME@MKT` in /hooks. They need no further trust: the user said yes to them when they
 installed or enabled the plugin, which listed every command it runs.
@@ -12,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from agentcli.errors import UsageError
 from agentcli.hooks.config import HookCommand, HookConfig, hooks_of
 from agentcli.plugins.manifest import Plugin
 
@@ -22,13 +22,11 @@ SCOPE = "plugin"
 def plugin_hooks(plugins: Sequence[Plugin]) -> HookConfig:
     commands: list[HookCommand] = []
     notices: list[str] = []
+    guards: list[HookCommand] = []
     for plugin in plugins:
         for path, value in plugin.hooks:
-            try:
-                loaded = hooks_of(dict(value), SCOPE, path, f"{path} ({plugin.label})")
-            except UsageError as error:
-                notices.append(f"The hooks of {plugin.label} are left out: {error}")
-                continue
+            loaded = hooks_of(dict(value), SCOPE, path, f"{path} ({plugin.label})")
             commands.extend(replace(hook, plugin_root=plugin.root, origin=plugin.label) for hook in loaded.commands)
+            guards.extend(replace(guard, origin=plugin.label) for guard in loaded.guards)
             notices.extend(loaded.notices)
-    return HookConfig(tuple(commands), tuple(notices))
+    return HookConfig(tuple(commands), tuple(notices), tuple(guards))

@@ -28,6 +28,7 @@ from agentcli.plugins.describe import describe
 from agentcli.plugins.enabled import ENABLED_KEY, MARKETPLACES_KEY, enabled_states, installed_anywhere, recommended
 from agentcli.plugins.manifest import Plugin, PluginError, read_plugin
 from agentcli.plugins.marketplace import GITHUB_REPO
+from agentcli.plugins.remote import is_marketplace_url
 from agentcli.plugins.store import DIRECT, PluginStore, Staged, parse_source, shown_source
 from agentcli.settings import agentcli_home, load_settings, own_local_settings
 
@@ -271,9 +272,11 @@ def suggested_source(value: object, cwd: Path) -> dict[str, Any]:
         return {"source": "github", "repo": repo}
     if kind == "git" and isinstance(url, str) and url and not url.startswith("-"):
         return {"source": "git", "url": url}
+    if kind == "url" and isinstance(url, str) and is_marketplace_url(url):
+        return {"source": "url", "url": url}
     if kind == "directory" and isinstance(path, str):
         return {"source": "directory", "path": str((cwd / path).resolve())}
-    raise PluginError(f"agentcli cannot add the marketplace {value!r} (github, git and directory sources only).")
+    raise PluginError(f"agentcli cannot add the marketplace {value!r} (github, git, url and directory sources only).")
 
 
 def _direct_spec(source: dict[str, Any] | None) -> str:

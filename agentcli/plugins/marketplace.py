@@ -70,8 +70,10 @@ class Marketplace:
     warnings: tuple[str, ...] = ()
 
 
-def read_marketplace(root: Path) -> Marketplace:
-    """The marketplace in the folder `root` (or `root` is the marketplace.json itself); PluginError if unusable."""
+def read_marketplace(root: Path, *, folders: bool = True) -> Marketplace:
+    """The marketplace in the folder `root` (or `root` is the marketplace.json itself); PluginError if
+    unusable. `folders` False: it was fetched as a file from a URL, so it has no folders, and only
+    its entries that name a git repository can be installed."""
     path = root if root.is_file() else root / MARKETPLACE_FILE
     folder = (root.parent.parent if root.is_file() else root).resolve()
     if not path.is_file():
@@ -89,7 +91,7 @@ def read_marketplace(root: Path) -> Marketplace:
         if not isinstance(item, dict):
             warnings.append(f"{path}: plugins[{index}] is not an object; skipped")
             continue
-        entry = _entry(item, folder, plugin_root if isinstance(plugin_root, str) else "")
+        entry = _entry(item, folder if folders else None, plugin_root if isinstance(plugin_root, str) else "")
         if entry.name in entries:
             warnings.append(f"{path}: plugin {entry.name!r} is listed twice; the first is used")
             continue
@@ -98,7 +100,7 @@ def read_marketplace(root: Path) -> Marketplace:
     return Marketplace(name, folder, entries, description if isinstance(description, str) else "", tuple(warnings))
 
 
-def _entry(item: Mapping[str, Any], folder: Path, plugin_root: str) -> Entry:
+def _entry(item: Mapping[str, Any], folder: Path | None, plugin_root: str) -> Entry:
     raw_name = item.get("name")
     try:
         name = check_name(raw_name)
@@ -108,6 +110,11 @@ def _entry(item: Mapping[str, Any], folder: Path, plugin_root: str) -> Entry:
     source = item.get("source")
     try:
         if isinstance(source, str):
+            if folder is None:
+                raise PluginError(
+                    f"its source {source!r} is a folder, and a marketplace fetched from a URL has none: "
+                    "only its entries that name a git repository can be installed."
+                )
             return Entry(name, item, folder=_folder(folder, source, plugin_root))
         if isinstance(source, dict):
             return Entry(name, item, git=git_source(source))

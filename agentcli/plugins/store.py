@@ -31,7 +31,16 @@ from typing import Any
 from agentcli.permissions.persist import locked_beside, write_json_atomically
 from agentcli.plugins.fetch import clone, content_digest, copy_folder, head_commit
 from agentcli.plugins.manifest import COMPONENT_KEYS, PluginError, check_name, read_json_object, read_plugin
-from agentcli.plugins.marketplace import GITHUB_REPO, GitSource, Marketplace, git_source, github_url, read_marketplace
+from agentcli.plugins.marketplace import (
+    GITHUB_REPO,
+    MARKETPLACE_FILE,
+    GitSource,
+    Marketplace,
+    git_source,
+    github_url,
+    read_marketplace,
+)
+from agentcli.plugins.remote import fetch_marketplace_file, is_marketplace_url
 from agentcli.settings import claude_home
 
 KNOWN_FILE = "known_marketplaces.json"
@@ -92,7 +101,10 @@ def now() -> str:
 
 
 def parse_source(text: str) -> dict[str, Any]:
-    """A marketplace or plugin source as the user typed it: a local folder, a git URL, or GitHub's owner/repo."""
+    """A marketplace or plugin source as the user typed it: a local folder, a git URL, GitHub's
+    owner/repo, or the URL of a marketplace file (`https://…/marketplace.json`)."""
+    if is_marketplace_url(text):
+        return {"source": "url", "url": text}
     path = Path(text).expanduser()
     if path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir():  # a bare repository
         return {"source": "git", "url": str(path.resolve())}
@@ -114,6 +126,16 @@ def source_git(source: dict[str, Any]) -> GitSource | None:
     if source.get("source") == "git":
         return GitSource(str(source.get("url", "")))
     return None
+
+
+def is_local(source: dict[str, Any]) -> bool:
+    """A folder read where it is (nothing fetched, nothing to update)."""
+    return source.get("source") == "directory"
+
+
+def _folders_in(source: dict[str, Any]) -> bool:
+    """Whether a marketplace from `source` has folders its entries may name (not a fetched file)."""
+    return source.get("source") != "url"
 
 
 def shown_source(source: dict[str, Any]) -> str:
@@ -154,35 +176,33 @@ class PluginStore:
             raise PluginError(
                 f"No marketplace {name!r} (added: {listed}); add it with: agentcli plugin marketplace add SOURCE"
             )
-        return read_marketplace(known.location)
+        return read_marketplace(known.location, folders=_folders_in(known.source))
 
     def add_marketplace(self, source: dict[str, Any]) -> Marketplace:
-        """Add (clone) the marketplace `source`; PluginError if it cannot be read or its name is taken."""
-        repo = source_git(source)
-        if repo is None:
+        """Add (clone, or fetch) the marketplace `source`; PluginError if it cannot be read or its name is taken."""
+        if is_local(source):
             market = read_marketplace(Path(source["path"]))
             self._claim_marketplace(market.name, source)
             self._record_marketplace(market.name, source, market.root, "")
             return market
         with self._staging() as work:
-            commit = clone(repo.url, work / "clone")
-            market = read_marketplace(work / "clone")
+            commit = _fetch_marketplace(source, work / "clone")
+            market = read_marketplace(work / "clone", folders=_folders_in(source))
             self._claim_marketplace(market.name, source)
             final = self.root / "marketplaces" / market.name
             final.parent.mkdir(parents=True, exist_ok=True)
             (work / "clone").rename(final)
         self._record_marketplace(market.name, source, final, commit)
-        return read_marketplace(final)
+        return read_marketplace(final, folders=_folders_in(source))
 
     def update_marketplace(self, name: str) -> Marketplace:
         """Fetch the marketplace `name` again (a local folder is read where it is)."""
         known = self._own(name)
-        repo = source_git(known.source)
-        if repo is None:
+        if is_local(known.source):
             return read_marketplace(known.location)
         with self._staging() as work:
-            commit = clone(repo.url, work / "clone")
-            market = read_marketplace(work / "clone")
+            commit = _fetch_marketplace(known.source, work / "clone")
+            market = read_marketplace(work / "clone", folders=_folders_in(known.source))
             if market.name != name:
                 raise PluginError(
                     f"{shown_source(known.source)} now names its marketplace {market.name!r}, not {name!r}."
@@ -252,6 +272,11 @@ class PluginStore:
 
     def stage_direct(self, source: dict[str, Any]) -> Staged:
         """Fetch a plugin from a folder or git URL (`parse_source`); its key is `NAME@local`, NAME from its files."""
+        if source.get("source") == "url":
+            raise PluginError(
+                f"{source.get('url')} is a marketplace file, not a plugin: add it with "
+                f"agentcli plugin marketplace add {source.get('url')}, then install from it."
+            )
         repo = source_git(source)
         if repo is None:
             folder = Path(source["path"])
@@ -402,3 +427,13 @@ def _plugins(records: dict[str, Any]) -> dict[str, Any]:
         plugins = records["plugins"] = {}
     records["version"] = 2
     return plugins
+
+
+def _fetch_marketplace(source: dict[str, Any], dest: Path) -> str:
+    """A git or URL marketplace fetched into the new folder `dest`; its pin (a commit, or the file's digest)."""
+    if source.get("source") == "url":
+        return fetch_marketplace_file(str(source.get("url", "")), dest / MARKETPLACE_FILE)
+    repo = source_git(source)
+    if repo is None:
+        raise PluginError(f"agentcli cannot fetch a marketplace from {shown_source(source)}.")
+    return clone(repo.url, dest)

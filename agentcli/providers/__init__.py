@@ -13,6 +13,9 @@ How a provider is chosen, first match wins:
 4. the setting `provider`;
 5. `anthropic`.
 
+The model: `--model`, else `AGENTCLI_MODEL`, else (for Anthropic's provider) Claude Code's
+`ANTHROPIC_MODEL`, else the setting `model`, else the provider's default.
+
 `ollama` is the OpenAI-compatible provider at `OLLAMA_HOST` (Ollama's own variable, default
 `localhost:11434`) + `/v1`, with no key. A resumed session goes on with the provider and model
 its transcript names unless `--provider` or `--model` says otherwise (`agentcli.session.composition`).
@@ -30,7 +33,7 @@ import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from agentcli.catalog import DEFAULT_MODEL
 from agentcli.contracts import Model
@@ -38,8 +41,12 @@ from agentcli.errors import UsageError
 from agentcli.providers.timeouts import Timeouts
 from agentcli.setting_keys import setting
 
+if TYPE_CHECKING:  # the helper's module runs programs: imported by the provider that uses it
+    from agentcli.providers.key_helper import KeyHelper
+
 __all__ = [
     "DEFAULT_PROVIDER",
+    "KEY_HELPER_SETTING",
     "MISSING_GEMINI_KEY",
     "MODEL_SETTING",
     "PROVIDERS",
@@ -56,8 +63,11 @@ __all__ = [
 
 DEFAULT_PROVIDER = "anthropic"
 PROVIDER_VARIABLE = "AGENTCLI_PROVIDER"
+ANTHROPIC_MODEL_VARIABLE = "ANTHROPIC_MODEL"
+"""Claude Code's variable for its model: Anthropic's model when neither `--model` nor `AGENTCLI_MODEL` names one."""
 PROVIDER_SETTING = setting("provider")
 MODEL_SETTING = setting("model")
+KEY_HELPER_SETTING = setting("apiKeyHelper")
 OLLAMA_DEFAULT_HOST = "localhost:11434"
 
 Environ = Mapping[str, str]
@@ -70,6 +80,8 @@ class ProviderSettings:
     timeouts: Timeouts
     base_url: str | None = None
     """Where to send requests; None: the provider's own variable (OPENAI_BASE_URL…) or default."""
+    key_helper: KeyHelper | None = None
+    """The `apiKeyHelper` of the settings, for a provider that `takes_key_helper`."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +93,8 @@ class Provider:
     default_model: str | None
     base_url: Callable[[Environ], str | None] = lambda environ: None
     """Where this entry sends requests, when that is not the class's own default (ollama)."""
+    takes_key_helper: bool = False
+    """Built with `key_helper=` too, and a key helper counts as its credential (`apiKeyHelper`)."""
 
 
 def _anthropic_credential_problem(environ: Environ) -> str | None:
@@ -118,7 +132,11 @@ def _ollama_base_url(environ: Environ) -> str:
 
 PROVIDERS: dict[str, Provider] = {
     "anthropic": Provider(
-        "agentcli.providers.anthropic", "AnthropicModel", _anthropic_credential_problem, DEFAULT_MODEL
+        "agentcli.providers.anthropic",
+        "AnthropicModel",
+        _anthropic_credential_problem,
+        DEFAULT_MODEL,
+        takes_key_helper=True,
     ),
     "openai": Provider("agentcli.providers.openai", "OpenAIModel", _openai_credential_problem, "gpt-5"),
     "gemini": Provider("agentcli.providers.gemini", "GeminiModel", _gemini_credential_problem, "gemini-2.5-flash"),
@@ -148,17 +166,30 @@ def choose(
     `provider` and `model`, and the environment. UsageError for a provider not registered, or a
     provider without a default model when none is named."""
     environ = os.environ if environ is None else environ
-    named = model or environ.get("AGENTCLI_MODEL") or (model_setting if isinstance(model_setting, str) else None)
+    given = model or environ.get("AGENTCLI_MODEL")
+    named = given or (model_setting if isinstance(model_setting, str) else None)
+    choice = _prefixed(named)
+    if choice is None:
+        name = provider or environ.get(PROVIDER_VARIABLE) or (setting if isinstance(setting, str) else None)
+        name = name or DEFAULT_PROVIDER
+        source = "--provider" if provider else PROVIDER_VARIABLE if environ.get(PROVIDER_VARIABLE) else None
+        entry = _entry(name, source)
+        chosen = named or entry.default_model
+        if not chosen:
+            raise UsageError(
+                f"Provider {name} has no default model: name one with --model (e.g. --model {name}:MODEL)."
+            )
+        choice = Choice(name, chosen)
+    claude_code_model = environ.get(ANTHROPIC_MODEL_VARIABLE)
+    if claude_code_model and not given and choice.provider == DEFAULT_PROVIDER:
+        return Choice(DEFAULT_PROVIDER, claude_code_model)
+    return choice
+
+
+def _prefixed(named: str | None) -> Choice | None:
+    """`provider:model` as a Choice; None when `named` has no registered provider's prefix."""
     prefix, colon, rest = (named or "").partition(":")
-    if colon and prefix in PROVIDERS and rest:
-        return Choice(prefix, rest)
-    name = provider or environ.get(PROVIDER_VARIABLE) or (setting if isinstance(setting, str) else None)
-    name = name or DEFAULT_PROVIDER
-    entry = _entry(name, "--provider" if provider else PROVIDER_VARIABLE if environ.get(PROVIDER_VARIABLE) else None)
-    chosen = named or entry.default_model
-    if not chosen:
-        raise UsageError(f"Provider {name} has no default model: name one with --model (e.g. --model {name}:MODEL).")
-    return Choice(name, chosen)
+    return Choice(prefix, rest) if colon and prefix in PROVIDERS and rest else None
 
 
 def resolve(name: str, settings: ProviderSettings, environ: Environ | None = None) -> Model:
@@ -166,7 +197,8 @@ def resolve(name: str, settings: ProviderSettings, environ: Environ | None = Non
     entry = _entry(name)
     base_url = settings.base_url or entry.base_url(os.environ if environ is None else environ)
     provider_class = getattr(importlib.import_module(entry.module), entry.class_name)
-    model: Model = provider_class(timeouts=settings.timeouts, base_url=base_url)
+    more = {"key_helper": settings.key_helper} if entry.takes_key_helper else {}
+    model: Model = provider_class(timeouts=settings.timeouts, base_url=base_url, **more)
     return model
 
 
@@ -175,9 +207,13 @@ def module_of(name: str) -> str:
     return _entry(name).module
 
 
-def credential_problem(name: str, environ: Environ | None = None) -> str | None:
-    """What to do about the provider `name`'s missing credentials, or None when they are there."""
-    return _entry(name).credential_problem(os.environ if environ is None else environ)
+def credential_problem(name: str, environ: Environ | None = None, *, key_helper: object = None) -> str | None:
+    """What to do about the provider `name`'s missing credentials, or None when they are there;
+    `key_helper`, the `apiKeyHelper` setting, is one for a provider that takes it."""
+    entry = _entry(name)
+    if entry.takes_key_helper and isinstance(key_helper, str) and key_helper.strip():
+        return None
+    return entry.credential_problem(os.environ if environ is None else environ)
 
 
 def holds_a_credential(environ: Environ | None = None) -> bool:

@@ -2,7 +2,9 @@
 agentcli's own HTTP layer (`agentcli.providers.http`).
 
 - **Where and who.** `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`); `x-api-key`
-  with ANTHROPIC_API_KEY, else `Authorization: Bearer` with ANTHROPIC_AUTH_TOKEN;
+  with ANTHROPIC_API_KEY, else `Authorization: Bearer` with ANTHROPIC_AUTH_TOKEN, else both
+  with the key `apiKeyHelper` prints (`agentcli.providers.key_helper`; after a 401 it is run
+  again and the request sent once more);
   `anthropic-version`, `anthropic-beta` when betas are asked for, and the headers of
   `ANTHROPIC_CUSTOM_HEADERS` (one `Name: value` a line), which win, as the SDK let them.
 - **The body** is assembled from JSON encoded once per message (`agentcli.providers.body`), with
@@ -30,7 +32,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Protocol
 
 from agentcli import __version__
@@ -39,9 +41,11 @@ from agentcli.cache import with_cache_breakpoints
 from agentcli.contracts import JSON, Cancellation, ModelRequest, ModelResponse, StreamListener, Usage
 from agentcli.credentials import MISSING_CREDENTIAL, AnthropicCredential, anthropic_credential, cloud_platform
 from agentcli.errors import ModelAPIError, TransientModelError
-from agentcli.providers.body import JsonFragments, encode
+from agentcli.providers.body import JsonFragments, encode, json_object
 from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
 from agentcli.providers.http import Endpoint, EventStream, HttpClient, stream_error
+from agentcli.providers.key_helper import KeyHelper
+from agentcli.providers.key_helper import headers as key_headers
 from agentcli.providers.timeouts import Timeouts
 from agentcli.tool_input import input_problem, parse_tool_input
 
@@ -58,6 +62,7 @@ HINTS = {
     429: "Rate limited: wait a minute and try again.",
     529: "The API is overloaded: try again shortly.",
 }
+HELPER_KEY_REFUSED = "The server refused the key apiKeyHelper printed, also once run again: check the helper."
 
 STREAM_FAULTS = {
     "overloaded_error": "overloaded",
@@ -90,8 +95,11 @@ class AnthropicModel:
         base_url: str | None = None,
         timeouts: Timeouts | None = None,
         betas: Sequence[str] = (),
+        key_helper: KeyHelper | None = None,
     ) -> None:
+        """`key_helper`: where the key comes from when the environment holds none (`apiKeyHelper`)."""
         self._api_key = api_key
+        self._key_helper = key_helper
         self._base_url = base_url
         self._timeouts = timeouts or Timeouts()
         self._betas = tuple(betas)
@@ -108,19 +116,21 @@ class AnthropicModel:
 
                     self._route = cloud_route(platform, self._timeouts, self._betas)
                 else:
-                    self._route = DirectRoute(self._endpoint(), self._timeouts)
+                    self._route = self._direct_route()
             return self._route
 
-    def _endpoint(self) -> Endpoint:
+    def _direct_route(self) -> DirectRoute:
         credential = AnthropicCredential(self._api_key, None) if self._api_key else anthropic_credential()
-        if credential is None or not (credential.api_key or credential.auth_token):
+        helper = self._key_helper if credential is None else None
+        if helper is None and (credential is None or not (credential.api_key or credential.auth_token)):
             raise ModelAPIError(MISSING_CREDENTIAL)
-        return Endpoint(
+        endpoint = Endpoint(
             base_url=(self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/"),
-            headers=request_headers(credential, self._betas),
+            headers=request_headers(credential or AnthropicCredential(None, None), self._betas),
             base_url_variable="ANTHROPIC_BASE_URL",
-            hints=HINTS,
+            hints=HINTS if helper is None else {**HINTS, 401: HELPER_KEY_REFUSED},
         )
+        return DirectRoute(endpoint, self._timeouts, helper)
 
     def close(self) -> None:
         """Close the HTTP connections (new ones are made if the model is used again)."""
@@ -138,29 +148,49 @@ class AnthropicModel:
 
 
 class DirectRoute:
-    """The Messages API over our own HTTP layer."""
+    """The Messages API over our own HTTP layer; with a `key_helper`, each request carries its
+    current key, and a request refused with a 401 is sent once more with a new one."""
 
-    def __init__(self, endpoint: Endpoint, timeouts: Timeouts) -> None:
+    def __init__(self, endpoint: Endpoint, timeouts: Timeouts, key_helper: KeyHelper | None = None) -> None:
         self._http = HttpClient(endpoint, timeouts)
         self._fragments = JsonFragments()
+        self._key_helper = key_helper
+        self._fixed = frozenset(custom_headers())
+        """Headers ANTHROPIC_CUSTOM_HEADERS sets, which win over the helper's, as over every other."""
 
     @contextmanager
     def events(self, request: ModelRequest, cancel: Cancellation | None) -> Iterator[Iterator[JSON]]:
-        with self._http.stream(MESSAGES_PATH, self.body(request), cancel) as stream:
+        body = self.body(request)
+        if self._key_helper is None:
+            with self._http.stream(MESSAGES_PATH, body, cancel) as stream:
+                yield _decoded(stream)
+            return
+        with ExitStack() as opened:
+            key = self._key_helper.key()
+            try:
+                stream = opened.enter_context(self._http.stream(MESSAGES_PATH, body, cancel, self._keyed(key)))
+            except ModelAPIError as error:
+                if error.status != 401:
+                    raise
+                key = self._key_helper.refreshed(key)
+                stream = opened.enter_context(self._http.stream(MESSAGES_PATH, body, cancel, self._keyed(key)))
             yield _decoded(stream)
+
+    def _keyed(self, key: str) -> dict[str, str]:
+        return {name: value for name, value in key_headers(key).items() if name not in self._fixed}
 
     def body(self, request: ModelRequest) -> bytes:
         """The request as JSON: what `messages.create(..., stream=True)` of the SDK sent, each message encoded once."""
-        fields = [
-            f'"model":{encode(request.model)}',
-            f'"max_tokens":{encode(request.max_tokens)}',
-            f'"system":{self._fragments.array(request.system)}',
+        fields: list[tuple[str, str | list[bytes]]] = [
+            ("model", encode(request.model)),
+            ("max_tokens", encode(request.max_tokens)),
+            ("system", self._fragments.array(request.system)),
         ]
         if request.tools:
-            fields.append(f'"tools":{self._fragments.array(request.tools)}')
-        fields += [f'"messages":{self._fragments.array(request.messages)}', '"stream":true']
+            fields.append(("tools", self._fragments.array(request.tools)))
+        fields += [("messages", self._fragments.array(request.messages)), ("stream", "true")]
         self._fragments.next_request()
-        return ("{" + ",".join(fields) + "}").encode()
+        return json_object(fields)
 
     def close(self) -> None:
         self._http.close()

@@ -182,13 +182,18 @@ class HttpClient:
             self._client = None
 
     @contextmanager
-    def stream(self, path: str, body: bytes, cancel: Cancellation | None = None) -> Iterator[EventStream]:
+    def stream(
+        self, path: str, body: bytes, cancel: Cancellation | None = None, headers: Mapping[str, str] | None = None
+    ) -> Iterator[EventStream]:
         """POST `body` (JSON) to `path` and yield the response's events; the response is closed on
-        exit. Setting `cancel` ends the stream with `Cancelled` (see the module's docstring)."""
+        exit. Setting `cancel` ends the stream with `Cancelled` (see the module's docstring).
+        `headers`: sent with this request only, beside the endpoint's (a key that changes)."""
         import httpx2
 
         client = self._http()
-        request = client.build_request("POST", path, content=body, headers={"content-type": "application/json"})
+        request = client.build_request(
+            "POST", path, content=body, headers={"content-type": "application/json", **(headers or {})}
+        )
         try:
             response = client.send(request, stream=True)
         except httpx2.TransportError as error:

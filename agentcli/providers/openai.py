@@ -37,9 +37,11 @@ own HTTP layer (`agentcli.providers.http`).
 from __future__ import annotations
 
 import json
+import operator
 import os
 import threading
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentcli import __version__
@@ -56,7 +58,7 @@ from agentcli.conversation import (
     web_search_wanted,
 )
 from agentcli.errors import ModelAPIError, TransientModelError
-from agentcli.providers.body import JsonFragments, encode
+from agentcli.providers.body import JsonFragments, encode, json_object
 from agentcli.providers.call_repair import CallIds, ConversationIds, checked_name
 from agentcli.providers.http import Endpoint, LazyHttpClient
 from agentcli.providers.timeouts import Timeouts
@@ -96,7 +98,7 @@ class OpenAIModel:
         self._base_url = base_url
         self._api_key = api_key
         self._http = LazyHttpClient(self._endpoint, self._timeouts)
-        self._translator = _Translator()
+        self._translator = Translator()
         self._ids = ConversationIds()
 
     def _endpoint(self) -> Endpoint:
@@ -129,37 +131,55 @@ class OpenAIModel:
         return assembler.finish()
 
 
-class _Translator:
-    """The conversation as Chat Completions messages, each message translated and encoded once."""
+class Translator:
+    """The conversation as Chat Completions messages, each message translated and encoded once.
+
+    The translation of the messages sent last time is kept as a whole too, and reused while the
+    conversation starts with those very messages, so a request translates only its new ones (and
+    the same system message object goes first, so `JsonFragments` reuses their joined encoding)."""
 
     def __init__(self) -> None:
         self._fragments = JsonFragments()
         self._previous: dict[int, tuple[JSON, list[JSON]]] = {}
         self._current: dict[int, tuple[JSON, list[JSON]]] = {}
+        self._system: JSON = {"role": "system", "content": ""}
+        self._sent: list[JSON] = []
+        """The conversation's messages the last request carried, and (`_sent_as`) their translation."""
+        self._sent_as: list[JSON] = []
         self._lock = threading.Lock()
 
     def body(self, request: ModelRequest, *, official: bool) -> bytes:
         with self._lock:
             messages: list[JSON] = []
             if system := "\n\n".join(str(b.get("text", "")) for b in request.system if is_text(b)):
-                messages.append({"role": "system", "content": system})
-            for message in request.messages:
-                messages.extend(self._translated(message))
+                if self._system["content"] != system:
+                    self._system = {"role": "system", "content": system}
+                messages.append(self._system)
+            messages += self._conversation(request.messages)
             self._previous, self._current = self._current, {}
         limit = "max_completion_tokens" if official else "max_tokens"  # OpenAI's reasoning models refuse max_tokens
-        fields = [
-            f'"model":{encode(request.model)}',
-            f'"{limit}":{encode(request.max_tokens)}',
-            f'"messages":{self._fragments.array(messages)}',
+        fields: list[tuple[str, str | list[bytes]]] = [
+            ("model", encode(request.model)),
+            (limit, encode(request.max_tokens)),
+            ("messages", self._fragments.array(messages)),
         ]
         functions = [tool for tool in request.tools if tool is not web_search_wanted(request.tools)]
         if functions:
-            fields.append(f'"tools":{encode([function_tool(tool) for tool in functions])}')
+            fields.append(("tools", encode([function_tool(tool) for tool in functions])))
         if web_search_wanted(request.tools) is not None:  # OpenAI's search models search on their own
-            fields.append('"web_search_options":{}')
-        fields.append('"stream":true,"stream_options":{"include_usage":true}')
+            fields.append(("web_search_options", "{}"))
+        fields += [("stream", "true"), ("stream_options", '{"include_usage":true}')]
         self._fragments.next_request()
-        return ("{" + ",".join(fields) + "}").encode()
+        return json_object(fields)
+
+    def _conversation(self, source: Sequence[JSON]) -> list[JSON]:
+        """`source` translated, the messages sent last time taken as they were translated then."""
+        reused = len(source) >= len(self._sent) and all(map(operator.is_, source, self._sent))
+        translated = list(self._sent_as) if reused else []
+        for message in source[len(self._sent) if reused else 0 :]:
+            translated += self._translated(message)
+        self._sent, self._sent_as = list(source), translated
+        return translated
 
     def _translated(self, message: JSON) -> list[JSON]:
         kept = self._current.get(id(message)) or self._previous.get(id(message))

@@ -1,5 +1,8 @@
 """The interactive REPL: read a message, run the loop with live output, repeat.
 
+While the prompt waits, what other threads print (a hook, an MCP server) goes above it
+(`patch_stdout`), never into the line being typed.
+
 The prompt is on screen before what only a turn needs is imported (the HTTP client and SDK
 the provider sends with, the answer renderer): that loads in a background thread from the
 first paint on, while the user types (`repl.warmup`).
@@ -13,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.utils import is_dumb_terminal
 from rich.console import Console
 
@@ -21,7 +25,7 @@ from agentcli.context.memory import memory_note
 from agentcli.context.session import parse_command
 from agentcli.errors import AgentcliError, Halt, ModelAPIError
 from agentcli.mcp.content import PREFIX as MCP_PREFIX
-from agentcli.providers import credential_problem
+from agentcli.providers import KEY_HELPER_SETTING, credential_problem
 from agentcli.repl.builtins import BUILTINS, ExitRepl, ask, show_resumed
 from agentcli.repl.completion import PromptCompleter
 from agentcli.repl.idle import IDLE_MESSAGE, IDLE_SETTING, IDLE_TYPE, IdleWatch, idle_threshold
@@ -111,7 +115,9 @@ class Repl:
 
     def loop(self) -> int:
         self.console.print(f"[bold]agentcli[/bold] {__version__} · {self.cwd} · /help for commands", style="dim")
-        if problem := credential_problem(self.session.provider):
+        if problem := credential_problem(
+            self.session.provider, key_helper=self.session.settings.get(KEY_HELPER_SETTING)
+        ):
             self.console.print(f"! {problem} /help works without one.", style="yellow", markup=False)
         show_resumed(self)
         if is_dumb_terminal():  # prompt_toolkit then prints a plain prompt, which has no render events
@@ -121,7 +127,8 @@ class Repl:
             if self._idle is not None:
                 self._idle.waiting()
             try:
-                text = self.prompt.prompt("> ", default=self._typeahead)
+                with patch_stdout(raw=True):  # what other threads print meanwhile goes above the prompt
+                    text = self.prompt.prompt("> ", default=self._typeahead)
             except Halt:
                 raise
             except KeyboardInterrupt:

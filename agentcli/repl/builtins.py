@@ -429,8 +429,9 @@ def _agents(repl: Repl, args: str) -> None:
 
 
 def _hooks(repl: Repl, args: str) -> None:
-    """`/hooks` lists the hooks that run in this session, by event, with the file of each."""
-    hooks = repl.session.hooks.config.commands
+    """`/hooks` lists the hooks that run in this session, by event, with the file of each, and the
+    guards left for PreToolUse entries that could not be used (`hooks.config`)."""
+    hooks = (*repl.session.hooks.config.commands, *repl.session.hooks.config.guards)
     if not hooks:
         repl.console.print(
             '[dim]No hooks. Add them under "hooks" in .agentcli/settings.json, .agentcli/settings.local.json '
@@ -442,11 +443,13 @@ def _hooks(repl: Repl, args: str) -> None:
     for hook in sorted(hooks, key=lambda h: EVENTS.index(h.event)):
         matcher = (hook.matcher or "*") + (f" if {hook.condition.text}" if hook.condition else "")
         command = " ".join((hook.command, *(hook.args or ()))) + (" (async)" if hook.background else "")
+        if hook.unread:
+            command = "(bad: asks)"
         table.add_row(
             hook.event,
             escape(for_terminal(matcher)),
             escape(for_terminal(command)),
-            f"{hook.timeout:g} s",
+            f"{hook.timeout:g} s" if not hook.unread else "",
             escape(for_terminal(hook.origin or _shown_path(hook.source, repl.session.cwd))),
         )
     repl.console.print(table)

@@ -62,6 +62,7 @@ from agentcli.plugins.hooks import plugin_hooks
 from agentcli.plugins.manifest import Plugin
 from agentcli.providers import (
     DEFAULT_PROVIDER,
+    KEY_HELPER_SETTING,
     MODEL_SETTING,
     PROVIDER_SETTING,
     PROVIDERS,
@@ -71,12 +72,14 @@ from agentcli.providers import (
     resolve,
 )
 from agentcli.providers.admission import Admission
+from agentcli.providers.key_helper import KeyHelper, key_helper_of
 from agentcli.providers.text_tools import ToolProtocol, with_tool_protocol
 from agentcli.providers.timeouts import IDLE_SETTING, Timeouts
 from agentcli.session.sandbox import SandboxStatus, session_workspace
 from agentcli.sessions.autocompact import auto_compact_percent
 from agentcli.sessions.store import LoadedTranscript, find_session, latest_session, load_transcript
 from agentcli.settings import Settings, agentcli_home, load_settings, own_local_settings
+from agentcli.settings_env import settings_environment
 from agentcli.skills.notices import SkillNotices
 from agentcli.skills.trust import SkillTrust
 from agentcli.tools.web_fetch import Kept
@@ -113,6 +116,9 @@ class SessionOptions:
     """`--mcp-config` files: more MCP servers (trusted, like the user's own)."""
     strict_mcp_config: bool = False
     """Only the `--mcp-config` servers: no `.mcp.json`, no `$AGENTCLI_HOME/mcp.json`."""
+    plugin_dirs: list[str] = field(default_factory=list)
+    """`--plugin-dir` folders (absolute): plugins loaded for this session without being installed,
+    trusted as an installed plugin is, and protected paths while it runs."""
     sandbox: bool | None = None
     """`--sandbox` (True) or `--no-sandbox` (False): whether the agent's commands run in the
     sandbox, over `sandbox.enabled`; None: the settings decide."""
@@ -182,10 +188,13 @@ class SessionModel:
         timeouts: Timeouts,
         given: Model | None = None,
         admission: Admission | None = None,
+        key_helper: KeyHelper | None = None,
     ) -> None:
         """`given`: a client to use instead of resolving `provider`'s (tests' scripted model),
-        closed with this one; `admission`: what each request waits on before it is sent."""
+        closed with this one; `admission`: what each request waits on before it is sent;
+        `key_helper`: the settings' `apiKeyHelper`, shared by every client made here."""
         self._provider = provider
+        self._key_helper = key_helper
         self._protocol = protocol
         self._native_tools = native_tools
         self._timeouts = timeouts
@@ -227,7 +236,7 @@ class SessionModel:
 
     def new(self, provider: str) -> Model:
         """A new client of `provider`, with the session's timeouts; the caller closes it."""
-        return resolve(provider, ProviderSettings(self._timeouts))
+        return resolve(provider, ProviderSettings(self._timeouts, key_helper=self._key_helper))
 
     def _current(self) -> Model:
         if self._client is None:
@@ -309,7 +318,9 @@ class SessionParts:
         self.on_event(Notice(text))
 
     def close(self) -> None:
-        """Stop the MCP servers, close the model's connections and (when made here) the workspace."""
+        """Stop the MCP servers, the checkpoints' watcher, close the model's connections and (when
+        made here) the workspace."""
+        self.checkpoints.close()
         self.mcp.close()
         self.model.close()
         self.opened.close()
@@ -329,6 +340,7 @@ def compose(
     transcripts: Path | None = None,
     record_checkpoints: bool = True,
     hidden: Sequence[Path] = (),
+    shown: Sequence[Path] = (),
 ) -> SessionParts:
     """The parts of a session at `cwd`. Raises UsageError (exit 2) on malformed settings or
     rules, or an earlier session (`--resume`) that is not there, before anything is sent.
@@ -341,7 +353,9 @@ def compose(
     the transcripts go to instead of the project's state folder (a batch task's own);
     `record_checkpoints` False: no checkpoints whatever the settings say (a batch task's
     workspace is thrown away); `hidden`, more paths the sandbox hides from commands, as
-    `sandbox.filesystem.denyRead` does (a batch's output folder)."""
+    `sandbox.filesystem.denyRead` does (a batch's output folder); `shown`, paths commands may
+    read even where the sandbox hides what is around them, as `filesystem.allowRead` does (a
+    batch's shared clones, which its tasks' repositories borrow objects from)."""
     sink: EventSink = SerializedSink(on_event)
 
     def notice(text: str) -> None:
@@ -349,7 +363,7 @@ def compose(
 
     settings = load_settings(cwd)
     passthrough = passthrough_setting(settings.get(PASSTHROUGH_SETTING), settings.sources.get(PASSTHROUGH_SETTING))
-    plugins = active_plugins(settings)
+    plugins = active_plugins(settings, folders=[Path(folder) for folder in options.plugin_dirs])
     for text in plugins.notices:
         notice(text)
     hook_config = trusted_config(
@@ -372,6 +386,8 @@ def compose(
     if prompter is not None and hook_config.matching("Notification", "permission_prompt"):
         prompter = _NotifyingPrompter(prompter, hooks)
     sandbox = sandbox_settings(settings, options.sandbox, notice)
+    if plugins.protected:  # read-only to commands too, as the protected paths are
+        sandbox = replace(sandbox, deny_write=(*sandbox.deny_write, *map(str, plugins.protected)))
     gate = build_gate(
         settings,
         cwd,
@@ -382,8 +398,11 @@ def compose(
         on_notice=notice,
         permission_hooks=permission_request if hook_config.matching("PermissionRequest") else None,
         auto_allow_sandboxed=sandbox.auto_allow,
+        protected=plugins.protected,
     )
     for text in settings.notices:  # a settings file skipped (a FIFO), a key the repository may not set
+        notice(text)
+    for text in settings_environment(settings).notices:  # `env` entries skipped as agentcli started
         notice(text)
     check_model_table(settings)
     check_aliases_setting(settings.get(ALIASES_SETTING), settings.sources.get(ALIASES_SETTING))
@@ -424,6 +443,7 @@ def compose(
         sandbox,
         allow_write=(*sandbox.allow_write, *more_folders),
         deny_read=(*sandbox.deny_read, *(str(path) for path in hidden)),
+        allow_read=(*sandbox.allow_read, *(str(path) for path in shown)),
     )
     status = SandboxStatus(sandbox)
     if workspace is None:  # made last, once nothing else can fail; entered (a sandbox starts so), closed with the parts
@@ -442,7 +462,15 @@ def compose(
         opened=opened,
         hooks=hooks,
         gate=gate,
-        model=SessionModel(provider, protocol, native_tools, timeouts, model, admission),
+        model=SessionModel(
+            provider,
+            protocol,
+            native_tools,
+            timeouts,
+            model,
+            admission,
+            key_helper_of(settings.get(KEY_HELPER_SETTING), settings.sources.get(KEY_HELPER_SETTING), cwd, notice),
+        ),
         first_model=first_model,
         earlier=earlier,
         builtins=builtin_source(unsandboxed_commands=status.active and sandbox.allow_unsandboxed),

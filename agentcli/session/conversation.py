@@ -9,7 +9,8 @@ agent only through the agent's methods:
   the tools' context (`ToolContext`: the session's workspace wrapped in a
   `workspace.checkpointed.CheckpointedWorkspace`, the files read, the user turn);
 - its checkpoints (`checkpoints.turns.TurnCheckpoints`): the work tree before the first change
-  of each user turn and when the turn ends;
+  of each user turn and when the turn ends; from its first request on, the project watched
+  (`CheckpointStore.watch`) so that those checkpoints look only at what changed;
 - the agent, from `build_agent` with the built-in tools, the web tools (`web.tools`: WebFetch,
   WebSearch), its own (Skill, TodoWrite), the user's (AskUserQuestion, ExitPlanMode: they ask
   through the front end's `ask_user`), Task (`agents.task`: its sub-agents get the built-in,
@@ -44,6 +45,7 @@ from agentcli.context.paths import project_state_dir
 from agentcli.context.session import PreparedMessage, SessionContext
 from agentcli.contracts import JSON, ToolContext, Usage
 from agentcli.errors import ModelAPIError, StoppedByHook
+from agentcli.events import Event, TurnStarting
 from agentcli.hooks import Hooks
 from agentcli.loop import LoopConfig, RunResult
 from agentcli.mcp.content import mentions_mcp
@@ -190,6 +192,8 @@ class Conversation:
         self.agent.subscribe(self.worklog)
         self.agent.subscribe(self.recorder)
         self.agent.subscribe(AutoCompaction(self, parts.notice))
+        if recording is not None:
+            self.agent.subscribe(self._watch_from_first_request)
         self._size = ConversationSize()
         """The conversation's size, counted as it grows (checked before every request)."""
         if loaded is not None:
@@ -198,6 +202,12 @@ class Conversation:
                 self.agent.add_message(message)
             if note := loaded.describe_repairs():
                 parts.notice(note)
+
+    def _watch_from_first_request(self, event: Event) -> None:
+        """The project watched (`CheckpointStore.watch`) from the first request on: the watcher's set-up
+        runs while the model answers, not in the way of the session's start."""
+        if isinstance(event, TurnStarting):
+            self._parts.checkpoints.watch(self._parts.notice)
 
     def _prune(self, store: CheckpointStore) -> None:
         """Before this process's first checkpoint: drop old sessions' checkpoints (`cleanupPeriodDays`)."""

@@ -46,7 +46,7 @@ from agentcli.mcp.servers import SessionServers
 from agentcli.model_aliases import ModelChoice
 from agentcli.permissions.gate import Gate
 from agentcli.permissions.prompt import Prompter
-from agentcli.providers import choose, credential_problem
+from agentcli.providers import KEY_HELPER_SETTING, choose, credential_problem
 from agentcli.providers.admission import Admission
 from agentcli.session.composition import Approvals, SessionOptions, SessionParts, choice_or_error, compose
 from agentcli.session.conversation import Conversation
@@ -88,6 +88,7 @@ class Session:
         transcripts: Path | None = None,
         record_checkpoints: bool = True,
         hidden: Sequence[Path] = (),
+        shown: Sequence[Path] = (),
     ) -> None:
         """`prompter` asks about tool calls, `approve_outside` about `@` imports outside the
         project and `approve_mcp_server` about the project's MCP servers; without them (agentcli
@@ -102,8 +103,9 @@ class Session:
         (rooted at `cwd`) is where the agent works; its owner closes it (else the session makes
         a local one). `admission` is what each model request waits on (a batch's shared rate
         limiter and budget); `transcripts`, the folder for the transcripts (a batch task's own);
-        `record_checkpoints` False records none whatever the settings say, and `hidden` are more
-        paths the sandbox hides from commands (both for a batch task, `compose`)."""
+        `record_checkpoints` False records none whatever the settings say, `hidden` are more
+        paths the sandbox hides from commands and `shown` paths it lets them read wherever they
+        are (all for a batch task, `compose`)."""
         self.parts: SessionParts = compose(
             options,
             cwd,
@@ -117,6 +119,7 @@ class Session:
             transcripts=transcripts,
             record_checkpoints=record_checkpoints,
             hidden=hidden,
+            shown=shown,
         )
         self.model_choice = self.parts.first_model
         """The model(s) new conversations start with (`/model` changes it)."""
@@ -264,7 +267,7 @@ class Session:
         provider, named = choose(name, self.provider)
         choice = choice_or_error(named, provider, self.settings)
         if provider != self.provider:
-            if problem := credential_problem(provider):
+            if problem := credential_problem(provider, key_helper=self.settings.get(KEY_HELPER_SETTING)):
                 raise UsageError(problem)
             self.parts.model.switch(provider)
         self.model_choice = choice

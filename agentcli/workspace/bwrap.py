@@ -84,9 +84,15 @@ def argv(layout: Layout, run_dir: Path, tmp_dir: Path, command: list[str]) -> li
             for shown in (*layout.shown, *layout.sockets):
                 if path in shown.parents:
                     args += ["--ro-bind", str(shown), str(shown)]
+            for writable in layout.writable:  # the project inside a hidden folder: only it shows there
+                if path in writable.parents:
+                    args += ["--bind", str(writable), str(writable)]
             args += ["--remount-ro", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
+    for path in layout.shown:  # in the machine's /tmp (those in hidden folders are bound above)
+        if not any(hidden in path.parents for hidden in layout.hidden):
+            args += ["--ro-bind", str(path), str(path)]
     for path in layout.pinned:
         args += ["--bind", str(path), str(path)]
     for path in layout.read_only:

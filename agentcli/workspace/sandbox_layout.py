@@ -3,7 +3,9 @@ which of the project's own files stay read-only.
 
 - Everything is readable, except the secret places (`SECRET_PLACES` in the home folder,
   agentcli's and Claude Code's home folders, `/etc/shadow`, and `sandbox.filesystem.denyRead`),
-  which look empty; `filesystem.allowRead` shows a path inside one again.
+  which look empty; `filesystem.allowRead` shows a path inside one again. A hidden folder that
+  holds the project (`denyRead: ["~"]` with the project in the home folder, or a batch's folder
+  of task workspaces) looks empty but for the project, and any writable path, inside it.
 - Writable: the project, `filesystem.allowWrite`, and the sandbox's own temporary folder.
 - Read-only even there: the protected paths (`permissions.protected`: `.git/hooks` and
   `.git/config`, agentcli's and Claude Code's configuration, skills and commands, `.mcp.json`,
@@ -82,9 +84,11 @@ class Layout:
     writable: tuple[Path, ...]
     """The project first, then `filesystem.allowWrite`."""
     hidden: tuple[Path, ...]
-    """Secret places and `filesystem.denyRead`: folders look empty, files read as empty."""
+    """Secret places and `filesystem.denyRead`: folders look empty (but for the writable paths
+    inside them), files read as empty."""
     shown: tuple[Path, ...] = ()
-    """`filesystem.allowRead` paths inside hidden folders."""
+    """`filesystem.allowRead` paths inside hidden folders, or in the machine's `/tmp` (which the
+    sandbox replaces with its own)."""
     pinned: tuple[Path, ...] = ()
     """Folders holding nested protected paths, bound onto themselves so they cannot be moved."""
     read_only: tuple[Path, ...] = ()
@@ -115,12 +119,16 @@ def plan_layout(project: Path, settings: SandboxSettings, home: Path, homes: Seq
 
     secret = [home / place for place in SECRET_PLACES] + list(homes) + [Path(p) for p in SECRET_FILES]
     hidden = [p for p in (_real(path) for path in secret) if p is not None] + existing(settings.deny_read)
-    hidden = [p for p in dict.fromkeys(hidden) if not _within(project, p)]  # the project itself stays visible
+    hidden = [p for p in dict.fromkeys(hidden) if p != project]  # the project stays visible (bound back in)
     writable = [project, *(p for p in existing(settings.allow_write) if p != project)]
     pinned, read_only = nested_protected(project)
     read_only += [p for p in existing(settings.deny_write) if any(_within(p, w) for w in writable)]
     read_only += [p for p in own_install() if not _within(p, project)]
-    shown = [p for p in existing(settings.allow_read) if any(_within(p, h) and p != h for h in hidden)]
+    shown = [
+        p
+        for p in existing(settings.allow_read)
+        if any(_within(p, h) and p != h for h in hidden) or _within(p, PRIVATE_TMP)
+    ]
     sockets = []
     for text in settings.unix_sockets:
         path = setting_path(text, project, home)

@@ -7,7 +7,11 @@ and a copied workdir that holds the batch's folder is copied without it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +21,7 @@ from agentcli.batch.harbor import OUTSIDE_THE_SANDBOX
 from tests.batch.agents import prompt_of, results, serve_tasks, write_tasks
 from tests.batch.test_batch_kinds import harbor_task
 from tests.conftest import RunMain
+from tests.context.helpers import GIT_ENV
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, reply, text, tool_use
 from tests.sandbox_support import require_sandbox
 from tests.test_sandbox_session import path_without_bwrap
@@ -54,10 +59,20 @@ def tool_output(api: FakeAnthropic, word: str) -> str:
     raise AssertionError(f"no tool result for {word}")
 
 
+@pytest.mark.parametrize("temporary", ["/tmp", "elsewhere"])
 def test_a_sandboxed_task_sees_and_writes_only_its_own_workspace_and_its_check_runs_there_too(
-    run_main: RunMain, fake_api: FakeAnthropic, tmp_path: Path
+    run_main: RunMain,
+    fake_api: FakeAnthropic,
+    tmp_path: Path,
+    outside: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    temporary: str,
 ) -> None:
+    """With the machine's temporary folder elsewhere than /tmp (TMPDIR), which the sandbox does
+    not make private, the other tasks' workspaces are hidden all the same."""
     require_sandbox()
+    if temporary == "elsewhere":
+        monkeypatch.setattr(tempfile, "tempdir", str(outside))  # as TMPDIR=/var/tmp/... would
     (tmp_path / "src").mkdir()
     out = tmp_path / "out"
     victim_ready, go = tmp_path / "victim-ready", tmp_path / "go"
@@ -178,3 +193,53 @@ def test_a_copied_workdir_leaves_out_the_batchs_folder_and_a_task_records_no_che
     assert [result["status"] for result in results(out)] == ["passed", "passed"]
     assert "+new.txt" in (out / "tasks" / "t0" / "diff.patch").read_text()  # the task did change its workspace
     assert not (home / ".agentcli" / "checkpoints").exists()
+
+
+@pytest.mark.parametrize("planted", ["link", "open"])
+def test_a_scratch_folder_someone_else_could_reach_is_refused(
+    run_main: RunMain, tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch, planted: str
+) -> None:
+    """On a shared machine another user may make the batch's scratch folder first (a link to
+    their own, or one anyone may write): the batch stops rather than put workspaces there."""
+    monkeypatch.setattr(tempfile, "tempdir", str(outside))
+    out = tmp_path / "out"
+    name = outside / f"agentcli-batch-{hashlib.sha256(str(out).encode()).hexdigest()[:16]}"
+    theirs = outside / "theirs"
+    theirs.mkdir()
+    if planted == "link":
+        name.symlink_to(theirs)
+    else:
+        name.mkdir(mode=0o777)
+        name.chmod(0o777)
+    (tmp_path / "src").mkdir()
+    write_tasks(tmp_path / "tasks.jsonl", [{"id": "t", "prompt": "hi", "workdir": "src"}])
+
+    ran = run_main("batch", str(tmp_path / "tasks.jsonl"), "--out", str(out))
+
+    assert ran.returncode == 2
+    assert f"{name} is not a private folder of yours" in ran.stderr and "Traceback" not in ran.stderr
+    assert list(theirs.iterdir()) == []
+
+
+def test_a_task_cloned_from_a_url_can_use_git_in_its_sandbox(
+    run_main: RunMain, fake_api: FakeAnthropic, tmp_path: Path
+) -> None:
+    """Its clone shares the objects of the batch's cache of that URL: the sandbox must let git
+    read them, though the rest of the batch's folder is hidden."""
+    require_sandbox()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "one"]):
+        (repo / "v.txt").write_text("one\n")
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    task = {"id": "url", "prompt": "please LOG", "repo": f"file://{repo}", "commit": "HEAD", "check": "git log -1"}
+    write_tasks(tmp_path / "tasks.jsonl", [task])
+    fake_api.script(*[bash_or_done({"LOG": "git log --format=LOGGED:%s -1 && git status --short && echo GIT-OK"})] * 4)
+
+    ran = run_main("batch", str(tmp_path / "tasks.jsonl"), "--out", str(tmp_path / "out"), "--sandbox")
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    said = tool_output(fake_api, "LOG")
+    assert "LOGGED:one" in said and "GIT-OK" in said, said
+    [result] = results(tmp_path / "out")
+    assert result["status"] == "passed"  # its check's git too

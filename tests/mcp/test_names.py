@@ -32,12 +32,34 @@ def test_names_are_sanitised_like_claude_codes() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["trusted__evil", "trusted_", "_trusted", "trusted.", "trusted\u200b", "a. b", "日本", "x" * 33],
+    ["trusted__evil", "trusted_", "_trusted", "trusted.", "trusted\u200b", "a. b", "日本", "x" * 33 + "__y"],
 )
 def test_a_server_whose_name_would_not_read_as_one_server_is_refused(name: str) -> None:
     parts, refused = server_parts(["trusted", name])
     assert parts == {"trusted": "trusted"}
     assert [each.name for each in refused] == [name]
+
+
+def test_a_long_server_name_is_shortened_to_32_with_a_hash_of_it_never_ending_in_an_underscore() -> None:
+    long, underscored = "x" * 33, "a" * 22 + "_b" * 10
+    parts, refused = server_parts(["trusted", long, underscored])
+    assert refused == []
+    assert parts["trusted"] == "trusted" and parts[long].startswith("x" * 23 + "_")
+    assert parts[underscored].startswith("a" * 22 + "_") and "__" not in parts[underscored]
+    assert len(parts[long]) == 32 and len(parts[underscored]) == 31, parts  # its cut ended in "_": dropped
+    named, _ = tool_names(parts[long], tools("t" * 40))
+    assert NAME_PATTERN.fullmatch(named[0].name) and len(named[0].name) == 64
+
+
+def test_a_shortened_server_name_never_reads_as_another_servers() -> None:
+    long = "plugin:laravel-boost:laravel-boost"
+    parts, refused = server_parts([long, "plugin_laravel-boost_la_b8d6640e", "plugin_laravel-boost_laravel-boost"])
+
+    # the long one's shortened name is the second's, its full name the third's: spelled exactly, they keep theirs
+    assert [server.name for server in refused] == [long]
+    assert parts["plugin_laravel-boost_la_b8d6640e"] == "plugin_laravel-boost_la_b8d6640e"
+    assert parts["plugin_laravel-boost_laravel-boost"].startswith("plugin_laravel-boost_la_")
+    assert server_parts([long]) == ({long: "plugin_laravel-boost_la_b8d6640e"}, [])
 
 
 def test_servers_that_would_read_alike_are_refused_but_one_spelled_exactly_keeps_its_name() -> None:

@@ -103,11 +103,17 @@ def test_deny_rules_catch_shortened_names_by_the_server_and_by_the_full_listed_n
     )
 
     assert ran.returncode == 0, ran.stderr
-    assert called(logs[long_server]) == []  # not started: a server part is never cut
+    assert called(logs[long_server]) == []  # offered under a shortened name, denied by its full one
     assert called(logs[server]) == ["other"]
-    [shortened] = [name for name in offered(model) if name != f"mcp__{server}__other"]
+    cut_server = [name for name in offered(model) if not name.startswith(f"mcp__{server}__")]
+    assert len(cut_server) == 2 and all(name.startswith("mcp__a_server_with_a_name_lo_") for name in cut_server)
+    assert all(len(name.split("__")[1]) == 32 for name in cut_server), cut_server
+    [shortened] = [
+        name for name in offered(model) if name.startswith(f"mcp__{server}__") and not name.endswith("other")
+    ]
     assert len(shortened) == 64 and shortened.startswith(f"mcp__{server}__a_tool_with")
-    assert f'MCP server "{long_server}" in ' in ran.stderr and "its name is over 32 characters" in ran.stderr
+    denied = [r for r in model.requests[1].messages[-1]["content"] if "deny rule" in str(r["content"])]
+    assert len(denied) == 3, model.requests[1].messages[-1]["content"]
 
 
 def test_mcp_list_shows_each_tool_by_the_name_rules_use_and_what_was_left_out(

@@ -163,6 +163,28 @@ def test_malformed_rules_in_a_file_fail_closed_and_in_a_flag_are_a_usage_error(
     assert 'Invalid permission rule "Edit(../x)" in --disallowed-tools' in done.stderr
 
 
+def test_an_allow_rule_of_the_wrong_kind_is_skipped_and_a_deny_rule_of_the_wrong_kind_stops(
+    run_agent: RunAgent, model: ScriptedModel, project: Path
+) -> None:
+    (project / ".agentcli").mkdir()
+    settings = project / ".agentcli" / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"allow": [{"tool": "Bash"}, "Bash(touch:*)"]}}))
+    model.script(reply(tool_use("Bash", {"command": "touch made.txt"}, id="toolu_1")), reply(text("done")))
+
+    done = run_agent("hi")
+
+    assert done.returncode == 0, done.stderr
+    shown = " ".join(done.stderr.split())
+    assert f"Skipped the allow rule {{'tool': 'Bash'}} in {settings} (permissions.allow[0])" in shown
+    assert (project / "made.txt").exists()  # the file's other rules apply
+
+    settings.write_text(json.dumps({"permissions": {"allow": "Bash", "deny": [{"tool": "Bash"}]}}))
+    done = run_agent("hi")
+
+    assert done.returncode == 2  # a deny rule agentcli cannot read: nothing runs rather than it be lost
+    assert f"in {settings} (permissions.deny[0])" in " ".join(done.stderr.split())
+
+
 def test_accept_edits_writes_inside_the_project_only(run_agent: RunAgent, model: ScriptedModel, project: Path) -> None:
     outside = project.parent / "outside.txt"
     calls = (

@@ -1,14 +1,17 @@
 """`agentcli plugin …` from the command line (in-process, `run_main`): exit codes, what is
-printed, GitHub's owner/repo form, updates moving the pin."""
+printed, GitHub's owner/repo form, updates moving the pin, a marketplace file at a URL."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import RunMain
 from tests.context.helpers import write
-from tests.plugins.helpers import bare_remote, commit_all, git, market_with_greeter
+from tests.plugins.helpers import bare_remote, commit_all, git, make_plugin, market_with_greeter
+from tests.web_pages import PageServer, Route
 
 
 def test_install_asks_and_without_a_terminal_or_yes_installs_nothing(
@@ -102,3 +105,96 @@ def test_a_settings_file_agentcli_cannot_use_is_a_usage_error_not_a_traceback(ru
     assert done.returncode == 2
     assert done.stderr.strip().endswith("enabledPlugins must be an object, not a list.")
     assert "Traceback" not in done.stderr
+
+
+def _market_file(git_url: str) -> str:
+    """A marketplace published as a file: one plugin from a git repository, one named by folder."""
+    return json.dumps(
+        {
+            "name": "web-market",
+            "owner": {"name": "Tests"},
+            "plugins": [
+                {"name": "greeter", "source": {"source": "url", "url": git_url}},
+                {"name": "local-one", "source": "./plugins/local-one"},
+            ],
+        }
+    )
+
+
+def test_a_marketplace_file_at_a_url_is_added_installed_from_and_updated(
+    run_main: RunMain, home: Path, tmp_path: Path
+) -> None:
+    plugin = make_plugin(tmp_path / "greeter-src")
+    commit_all(plugin)
+    remote = bare_remote(plugin, tmp_path / "greeter.git")
+    with PageServer() as pages:
+        pages.page("/marketplace.json", _market_file(f"file://{remote}"), "application/json")
+        url = pages.url("/marketplace.json")
+
+        added = run_main("plugin", "marketplace", "add", url)
+        assert added.returncode == 0, added.stderr
+        assert "Added the marketplace web-market (2 plugins)" in added.stdout
+        installed = run_main("plugin", "install", "greeter@web-market", "--yes")
+        assert installed.returncode == 0, installed.stderr
+        [pinned] = (home / ".agentcli" / "plugins" / "cache" / "web-market" / "greeter").iterdir()
+        assert (pinned / "commands" / "greet.md").is_file()
+        folder_entry = run_main("plugin", "install", "local-one@web-market", "--yes")
+        assert folder_entry.returncode == 1
+        assert "a marketplace fetched from a URL has none" in folder_entry.stderr
+        assert not (home / ".agentcli" / "plugins" / "cache" / "web-market" / "local-one").exists()
+
+        pages.page("/marketplace.json", _market_file(f"file://{remote}").replace('"local-one"', '"other"'))
+        updated = run_main("plugin", "marketplace", "update", "web-market")
+        assert updated.returncode == 0, updated.stderr
+        listed = run_main("plugin", "marketplace", "list").stdout
+        assert f"web-market · {url} · 2 plugins" in listed
+        names = [seen.path for seen in pages.requests]
+        assert names == ["/marketplace.json", "/marketplace.json"]  # fetched when added and when updated
+    store = home / ".agentcli" / "plugins" / "marketplaces" / "web-market" / ".claude-plugin" / "marketplace.json"
+    assert '"other"' in store.read_text()
+
+
+@pytest.mark.parametrize(
+    ("setup", "why"),
+    [
+        ("missing", "the server answered 404"),
+        ("elsewhere", "redirects to http://other.test/marketplace.json"),
+        ("huge", "larger than 5 MB"),
+    ],
+)
+def test_a_marketplace_url_that_cannot_be_used_adds_nothing(
+    run_main: RunMain, home: Path, setup: str, why: str
+) -> None:
+    with PageServer() as pages:
+        if setup == "missing":
+            pages.page("/marketplace.json", "no such file", "text/plain", status=404)
+        elif setup == "elsewhere":
+            pages.redirect("/marketplace.json", "http://other.test/marketplace.json")
+        else:
+            pages.routes["/marketplace.json"] = Route(content_type="application/json", endless_bytes=6 * 1024 * 1024)
+
+        added = run_main("plugin", "marketplace", "add", pages.url("/marketplace.json"))
+
+    assert added.returncode == 1
+    assert why in added.stderr and "Traceback" not in added.stderr
+    assert len(added.stderr.strip().splitlines()) == 1
+    assert not (home / ".agentcli" / "plugins" / "known_marketplaces.json").exists()
+    assert list((home / ".agentcli" / "plugins" / "marketplaces").glob("*")) == []
+
+
+def test_a_marketplace_url_over_plain_http_to_another_machine_is_refused_before_any_request(
+    run_main: RunMain, home: Path
+) -> None:
+    added = run_main("plugin", "marketplace", "add", "http://plugins.example/marketplace.json")
+
+    assert added.returncode == 1
+    assert "is plain http" in added.stderr and "give its https:// address" in added.stderr
+    assert not (home / ".agentcli" / "plugins" / "known_marketplaces.json").exists()
+
+
+def test_installing_a_marketplace_url_as_a_plugin_says_how_to_add_it(run_main: RunMain, home: Path) -> None:
+    ran = run_main("plugin", "install", "https://plugins.example/marketplace.json", "--yes")
+
+    assert ran.returncode == 1
+    assert "is a marketplace file, not a plugin" in ran.stderr
+    assert "agentcli plugin marketplace add https://plugins.example/marketplace.json" in ran.stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -222,16 +221,21 @@ def test_a_plugins_mcp_server_gets_its_root_but_never_a_credential(tmp_path: Pat
     assert any("ANTHROPIC_API_KEY" in notice for notice in found.notices)
 
 
-def test_a_plugins_broken_hooks_are_left_out_with_a_notice(tmp_path: Path) -> None:
+def test_a_plugins_broken_hook_is_left_out_with_a_notice_and_its_other_hooks_load(tmp_path: Path) -> None:
     folder = make_plugin(tmp_path / "p", name="p")
-    write(folder / "hooks" / "hooks.json", json.dumps({"hooks": {"PreToolUse": "not a list"}}))
+    broken = {"matcher": "Bash(", "hooks": [{"type": "command", "command": "guard"}]}
+    kept = {"matcher": "Write", "hooks": [{"type": "command", "command": "check"}]}
+    write(folder / "hooks" / "hooks.json", json.dumps({"hooks": {"PreToolUse": [broken, kept]}}))
 
     loaded = plugin_hooks([read_plugin(folder, marketplace="m")])
 
-    assert loaded.commands == ()
+    assert [(hook.matcher, hook.command, hook.origin) for hook in loaded.commands] == [("Write", "check", "plugin p@m")]
     [notice] = loaded.notices
-    assert notice.startswith("The hooks of plugin p@m are left out:") and "hooks.PreToolUse" in notice
-    assert os.sep in notice
+    assert notice.startswith(f"Skipped hooks in {folder / 'hooks' / 'hooks.json'} (plugin p@m): ")
+    assert "hooks.PreToolUse[0].matcher 'Bash(' is not a valid regular expression" in notice
+    assert "asking you about every tool call instead" in notice
+    [guard] = loaded.guards  # fail closed: what it could have refused is asked about
+    assert guard.matches("Read") and guard.origin == "plugin p@m"
 
 
 def test_a_git_url_that_would_run_a_command_is_refused_whatever_the_git_config(

@@ -4,11 +4,15 @@ script), agent, PreToolUse hook and stdio MCP server, as the model and the user 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
-from agentcli.contracts import JSON
-from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
+from agentcli.contracts import JSON, ModelRequest
+from agentcli.providers.scripted import Reply, ScriptedModel, reply, text, tool_use
 from tests.conftest import RunAgent
+from tests.context.helpers import write
+from tests.hooks_helpers import hook_command, hook_entry, logged
+from tests.mcp.helpers import stdio_server
 from tests.plugins.helpers import REVIEWER_PROMPT, commands, market_with_greeter
 
 
@@ -73,3 +77,47 @@ def test_one_install_brings_a_command_a_skill_an_agent_a_hook_and_an_mcp_server(
     refused = _result(model, 7)
     assert refused["is_error"] is True and "forbids this" in (root / "hooks" / "guard.py").read_text()
     assert "asked about every time" in refused["content"], refused["content"]
+
+
+def test_a_plugin_server_with_a_long_name_is_offered_under_a_short_one_and_rules_name_it_in_full(
+    model: ScriptedModel, run_agent: RunAgent, project: Path, home: Path, tmp_path: Path
+) -> None:
+    """As the official marketplace's laravel-boost: `plugin:laravel-boost:laravel-boost` is 34
+    characters as `mcp__plugin_laravel-boost_laravel-boost__…`, over the 32 a server part may take."""
+    folder = tmp_path / "laravel-boost"
+    write(folder / ".claude-plugin" / "plugin.json", json.dumps({"name": "laravel-boost", "version": "1.0.0"}))
+    write(folder / ".mcp.json", json.dumps({"mcpServers": {"laravel-boost": stdio_server()}}))
+    ops, _ = commands(project, home / ".agentcli")
+    ops.install(str(folder))
+    full = "mcp__plugin_laravel-boost_laravel-boost"
+
+    def call_echo_and_shout(request: ModelRequest) -> Reply:
+        [echo] = [t["name"] for t in request.tools if str(t["name"]).endswith("__echo")]
+        [shout] = [t["name"] for t in request.tools if str(t["name"]).endswith("__shout")]
+        return reply(
+            tool_use(str(echo), {"text": "hi"}, id="toolu_echo"), tool_use(str(shout), {"text": "hi"}, id="toolu_shout")
+        )
+
+    log = tmp_path / "hook.log"  # a hook written for Claude Code's names
+    hooks = {"PreToolUse": [hook_entry(hook_command(tmp_path, log), matcher=f"{full}__.*")]}
+    user_settings = home / ".agentcli" / "settings.json"  # where the install enabled the plugin
+    write(user_settings, json.dumps({**json.loads(user_settings.read_text()), "hooks": hooks}))
+    model.script(call_echo_and_shout, reply(text("Done.")))
+    # its prompt is a command by the server's full name, as in Claude Code; the tool rule uses the tool's
+    ran = run_agent(f"/{full}__review app.py", allowed_tools=[f"{full}__echo"])
+
+    assert ran.returncode == 0, ran.stderr
+    assert "Please review app.py, looking for bugs." in json.dumps(model.requests[0].messages[-1])
+    names = [str(t["name"]) for t in model.requests[0].tools]
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name) for name in names), names
+    offered = sorted(name for name in names if name.startswith("mcp__plugin_laravel-boost"))
+    assert offered, names
+    server_part = offered[0].split("__")[1]
+    assert re.fullmatch(r"plugin_laravel-boost_la_[0-9a-f]{8}", server_part), offered
+    assert all(name.split("__")[1] == server_part for name in offered)
+    echoed, shouted = model.requests[1].messages[-1]["content"]
+    assert echoed["tool_use_id"] == "toolu_echo" and echoed["content"] == "echo: hi", echoed
+    assert shouted["tool_use_id"] == "toolu_shout" and shouted["is_error"] is True, shouted
+    assert "Permission denied" in shouted["content"], shouted
+    called = sorted(name for name in offered if name.endswith(("__echo", "__shout")))
+    assert sorted(entry["tool_name"] for entry in logged(log)) == called  # the hook heard both calls

@@ -140,3 +140,32 @@ def test_a_bad_threshold_stops_the_repl_naming_the_setting(fake_api: FakeAnthrop
         assert "idleNotificationSeconds" in terminal.text() and "must be a number of seconds" in terminal.text()
     finally:
         terminal.close()
+
+
+def test_what_an_idle_hook_says_goes_above_the_prompt_and_leaves_its_line_intact(
+    start_repl: StartRepl, fake_api: FakeAnthropic, home: Path, tmp_path: Path
+) -> None:
+    log, go = tmp_path / "idle.log", tmp_path / "go"
+    said = json.dumps({"systemMessage": "time for tea"})
+    hook = hook_command(tmp_path, log, **{"await": str(go), "stdout": said})
+    settings = {"idleNotificationSeconds": 0, "hooks": {"Notification": [hook_entry(hook, matcher="idle_prompt")]}}
+    (home / ".agentcli" / "settings.json").write_text(json.dumps(settings))
+    fake_api.script(reply(text("Hello!")))
+    repl = start_repl()
+    repl.submit("hi")
+    repl.wait_for_prompt("Hello!")
+    wait_until(lambda: len(logged(log)) == 1, "the idle_prompt hook started")  # and waits for `go`
+    repl.type("draft words")
+    repl.wait_for("> draft words")
+
+    go.touch()  # the hook answers while the prompt is up, with text typed on it
+    screen = repl.wait_for("time for tea")
+    repl.type(" more")
+    screen = repl.wait_for("> draft words more")
+
+    lines = screen.splitlines()
+    [notice] = [line for line in lines if "time for tea" in line]
+    [prompt] = [index for index, line in enumerate(lines) if line.startswith("> draft words")]
+    assert lines[prompt] == "> draft words more", screen
+    assert notice.endswith("time for tea") and lines.index(notice) < prompt, screen
+    assert lines.index(notice) > max(index for index, line in enumerate(lines) if "Hello!" in line), screen

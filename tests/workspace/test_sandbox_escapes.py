@@ -183,6 +183,32 @@ def test_secret_places_look_empty_and_the_rest_of_home_is_readable(sandbox: Sand
     assert "ordinary" in done.output
 
 
+def test_a_hidden_folder_holding_the_project_shows_only_the_project(outside: Path) -> None:
+    """A batch's folder of task workspaces (or `denyRead: ["~"]` with the project at home): the
+    task's own workspace is there and writable, its neighbours are not."""
+    require_sandbox()
+    batch = outside / "agentcli-batch-1234"
+    mine, neighbour = batch / "task-a" / "workspace", batch / "task-b" / "workspace"
+    for folder in (mine, neighbour):
+        folder.mkdir(parents=True)
+    (mine / "mine.txt").write_text("my task\n")
+    (neighbour / "answer.txt").write_text("THE OTHER TASK'S SOLUTION\n")
+    settings = SandboxSettings(enabled=True, deny_read=(str(batch),))
+
+    with SandboxedWorkspace(mine, settings, home=outside / "home") as workspace:
+        listed = run_in(workspace, f"ls -A {batch}")
+        done = run_in(
+            workspace,
+            f"cat {neighbour}/answer.txt; cat mine.txt; echo written > new.txt; echo tampered > {neighbour}/answer.txt",
+        )
+
+    assert listed.output.split() == ["task-a"]
+    assert "THE OTHER TASK'S SOLUTION" not in done.output
+    assert "my task" in done.output
+    assert (mine / "new.txt").read_text() == "written\n"
+    assert (neighbour / "answer.txt").read_text() == "THE OTHER TASK'S SOLUTION\n"
+
+
 def test_no_credentials_reach_a_command_s_environment(
     project: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
