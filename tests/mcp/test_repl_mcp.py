@@ -68,7 +68,8 @@ def test_slash_mcp_shows_a_failed_server_and_reconnects_it(
     repl = start_repl()
     for asked in range(1, 200):  # until the first attempt has failed (it may still be connecting)
         repl.submit("/mcp")
-        screen = repl.wait_for_count("server  scope", asked)
+        repl.wait_for_count("server  scope", asked)
+        screen = repl.wait_for_prompt("server  scope")  # the table drawn whole, not only its header
         # the row's state, not its reason: the reason is cut at the screen's edge
         row = [line.split() for line in screen.splitlines() if line.lstrip().startswith("flaky")][-1]
         if row[2] != "connecting":
