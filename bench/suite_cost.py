@@ -1,12 +1,14 @@
 """Where the test suite's time goes: each test's CPU and the processes it starts.
 
 As a pytest plugin it records, for every test (its set-up, call and tear-down), the CPU of the
-worker and of the children it reaped (and of the `agentcli`s it started warm:
-`tests/warm_start.py`), and the programs it started (from Python's audit events:
+worker and of the children it reaped, and of its warm servers and what they forked (read from
+/proc: the `agentcli`s started warm, `tests/warm_start.py`, and the demo MCP server's copies,
+`tests/mcp/warm_demo.py`), and the programs it started (from Python's audit events:
 `subprocess.Popen`, `os.posix_spawn`, a fork, a pty). Each worker appends one JSON line per test
 to a file in AGENTCLI_SUITE_COST (a folder). The report sums that per file and says which tests
-start a Python interpreter (an `agentcli`, a demo server: ~0.5 s of CPU each) or only other
-programs (git, bash, rg: a few milliseconds).
+start a Python interpreter afresh (an `agentcli`, a server: ~0.5 s of CPU or more each), which
+start them warm, and which only other programs (git, bash, rg: a few milliseconds). A warm
+server's own start counts for the first test that needs it.
 
     AGENTCLI_SUITE_COST=/tmp/cost .venv/bin/python -m pytest -p bench.suite_cost -n 2
     .venv/bin/python -m bench.suite_cost /tmp/cost            # the table, slowest files first
@@ -33,6 +35,9 @@ import pytest
 FOLDER = "AGENTCLI_SUITE_COST"
 PYTHONS = ("python", "agentcli", "pytest")
 WARM = "warm agentcli"
+WARM_DEMO = "warm demo server"
+"""`tests/mcp/demo_launch.py`: a small interpreter handing its stdio to a copy of the warm demo
+MCP server (`tests/mcp/warm_demo.py`), ~0.07 s of CPU in all instead of ~1.3."""
 
 
 class _Spawns:
@@ -43,7 +48,8 @@ class _Spawns:
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "subprocess.Popen" or event == "os.posix_spawn":
-            self.started.append(Path(os.fsdecode(args[0])).name)
+            launched = [Path(os.fsdecode(arg)).name for arg in args[1] or ()]
+            self.started.append(WARM_DEMO if "demo_launch.py" in launched else Path(os.fsdecode(args[0])).name)
         elif event == "tests.warm_start":
             self.started.append(WARM)
         elif event in ("os.forkpty", "pty.spawn"):
@@ -57,10 +63,10 @@ class _Spawns:
 
 
 def _cpu() -> float:
-    from tests import warm_start  # agentcli started warm is the warm server's child, not ours
+    from tests import warm_start  # what the warm servers start are their children, not ours
 
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime + warm_start.cpu_of_ended_children
+    return time.process_time() + children.ru_utime + children.ru_stime + warm_start.cpu_of_warm_processes()
 
 
 _spawns = _Spawns()
@@ -102,7 +108,7 @@ def starts_python(started: list[str]) -> bool:
 
 
 def starts_warm(started: list[str]) -> bool:
-    return WARM in started
+    return WARM in started or WARM_DEMO in started
 
 
 def report(folder: Path, top: int) -> str:
@@ -125,7 +131,8 @@ def report(folder: Path, top: int) -> str:
         f"{sum(t['wall'] for t in tests):.0f} s summed wall",
         f"start a Python interpreter (agentcli, a server): {python} tests "
         f"({python / max(len(tests), 1):.0%}) in {sum(1 for r in files.values() if r['python'])} files; "
-        f"agentcli started warm: {warm} tests in {sum(1 for r in files.values() if r['warm'])} files; "
+        f"agentcli or the demo MCP server started warm: {warm} tests in "
+        f"{sum(1 for r in files.values() if r['warm'])} files; "
         f"any program: {spawning} tests in {sum(1 for r in files.values() if r['any'])} files",
         "",
         f"{'cpu s':>7} {'wall s':>7} {'tests':>5} {'py':>4} {'warm':>4}  file",

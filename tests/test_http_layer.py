@@ -27,6 +27,7 @@ from agentcli.workspace.local import LocalWorkspace
 from tests.conftest import TEST_KEY, RunAgent, RunCli, RunMain
 from tests.context.gates import RuleGate
 from tests.fake_anthropic import OVERLOADED_ERROR, FakeAnthropic, http_error, reply, text, tool_use
+from tests.waiting import CEILING
 
 BAD_REQUEST = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}
 
@@ -189,14 +190,20 @@ class Proxy:
     def __init__(self) -> None:
         self.request_lines: list[str] = []
         self._server = socket.create_server(("127.0.0.1", 0))
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._accepting = threading.Thread(target=self._accept, daemon=True)
+        self._accepting.start()
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.getsockname()[1]}"
 
     def close(self) -> None:
+        """Stop listening: the accepting thread wakes (closing alone would leave it waiting,
+        the port still taken, for the rest of the worker's life) and ends."""
+        with contextlib.suppress(OSError):
+            self._server.shutdown(socket.SHUT_RDWR)
         self._server.close()
+        self._accepting.join(CEILING)
 
     def _accept(self) -> None:
         while True:

@@ -38,7 +38,7 @@ import time
 import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 PRELOADED = (
     "agentcli.cli",
@@ -56,15 +56,11 @@ PRELOADED = (
 """What a start of agentcli imports (the REPL, `run`, a turn against the Anthropic API, MCP)."""
 
 _ID = struct.Struct("q")
-_ENDED = struct.Struct("qd")
-"""The exit code and the CPU seconds of an ended child (and of the children it reaped)."""
+_ENDED = struct.Struct("q")
+"""The exit code of an ended child."""
 
 _STARTED_IN = dict(os.environ)
 """The worker's environment as it started, before any test changed it: the server's own."""
-
-cpu_of_ended_children = 0.0
-"""The CPU the warm server's children used, summed as each ends (bench/suite_cost.py reads it:
-they are not this process's children, so its own rusage does not count them)."""
 
 
 def _serve(control: socket.socket) -> None:
@@ -89,12 +85,12 @@ def _serve(control: socket.socket) -> None:
             answer.send(_ID.pack(pid))
             answers[pid] = answer
         while answers:
-            pid, status, usage = os.wait4(-1, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
                 break
             answer = answers.pop(pid)
             with contextlib.suppress(OSError):  # the test stopped listening
-                answer.send(_ENDED.pack(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime))
+                answer.send(_ENDED.pack(os.waitstatus_to_exitcode(status)))
             answer.close()
 
 
@@ -118,7 +114,7 @@ def _child(request: dict[str, Any], stdio: list[int]) -> None:
         script = types.ModuleType("__main__")  # as the console script's: click names the program from it
         script.__file__ = sys.argv[0]
         sys.modules["__main__"] = script
-        sys.stdin, sys.stdout, sys.stderr = (_stream(0, "r"), _stream(1, "w"), _stream(2, "w"))
+        sys.stdin, sys.stdout, sys.stderr = (standard_stream(0, "r"), standard_stream(1, "w"), standard_stream(2, "w"))
         signal.signal(signal.SIGINT, signal.default_int_handler)
         from agentcli.cli import main
 
@@ -134,21 +130,6 @@ def _child(request: dict[str, Any], stdio: list[int]) -> None:
     os._exit(0)
 
 
-def _stream(fd: int, mode: str) -> io.TextIOWrapper:
-    """A standard stream as the interpreter opens it at start: line-buffered on a terminal
-    (stderr always), written through under PYTHONUNBUFFERED. (`sys.__stdout__` and the others
-    stay the server's, on the same descriptors.)"""
-    binary = open(fd, mode + "b", closefd=False)  # noqa: SIM115 - open until the process ends
-    return io.TextIOWrapper(
-        binary,
-        encoding="utf-8",
-        errors="backslashreplace" if fd == 2 else "strict",
-        newline="\n",
-        line_buffering=os.isatty(fd) or fd == 2,
-        write_through=bool(os.environ.get("PYTHONUNBUFFERED")),
-    )
-
-
 class WarmChild:
     """A child of the warm server: its pid now, its exit code once it has ended."""
 
@@ -158,12 +139,9 @@ class WarmChild:
         self.returncode: int | None = None
 
     def poll(self, timeout: float = 0) -> int | None:
-        global cpu_of_ended_children
         if self.returncode is None and select.select([self._answer], [], [], timeout)[0]:
             data = self._answer.recv(_ENDED.size)
-            code, cpu = _ENDED.unpack(data) if data else (-signal.SIGKILL, 0.0)
-            self.returncode = int(code)
-            cpu_of_ended_children += cpu
+            self.returncode = int(_ENDED.unpack(data)[0]) if data else -signal.SIGKILL
             self._answer.close()
         return self.returncode
 
@@ -179,17 +157,20 @@ class WarmChild:
                 os.kill(self.pid, signum)
 
 
-class WarmServer:
-    """One test worker's warm server, started on first use."""
+class WarmProcess:
+    """A helper process each test worker starts once, on first use, and keeps: `python -m MODULE
+    FD ARGS...`, FD its end of a SOCK_SEQPACKET pair. It says `ready` there once it has imported
+    what it preloads, and ends when the worker closes the pair (or the worker ends)."""
 
+    MODULE: ClassVar[str]
     _lock = threading.Lock()
-    _started: WarmServer | None = None
+    _started: ClassVar[dict[type[WarmProcess], WarmProcess]] = {}
 
-    def __init__(self) -> None:
+    def __init__(self, *args: str) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         root = Path(__file__).resolve().parent.parent
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.warm_start", str(theirs.fileno())],
+            [sys.executable, "-m", self.MODULE, str(theirs.fileno()), *args],
             cwd=root,
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
@@ -198,7 +179,7 @@ class WarmServer:
         theirs.close()
         self.control = ours
         if self.control.recv(16) != b"ready":
-            raise RuntimeError("the warm agentcli server did not start; run `python -m tests.warm_start` to see why")
+            raise RuntimeError(f"the warm server did not start; run `python -m {self.MODULE}` to see why")
         atexit.register(self.stop)
 
     def stop(self) -> None:
@@ -211,11 +192,47 @@ class WarmServer:
             self.process.wait()
 
     @classmethod
-    def get(cls) -> WarmServer:
+    def get(cls) -> Self:
         with cls._lock:
-            if cls._started is None or cls._started.process.poll() is not None:
-                cls._started = cls()
-            return cls._started
+            started = cls._started.get(cls)
+            if not isinstance(started, cls) or started.process.poll() is not None:
+                started = cls._started[cls] = cls()
+            return started
+
+
+def cpu_of_warm_processes() -> float:
+    """The CPU seconds this worker's warm servers have used, their own and their ended children's
+    (bench/suite_cost.py adds it: they are not the worker's reaped children, so its own rusage
+    does not count them)."""
+    ticks = 0
+    for started in WarmProcess._started.values():
+        try:
+            stat = Path(f"/proc/{started.process.pid}/stat").read_text()
+        except OSError:  # ended: the worker reaped it, and its rusage counts it now
+            continue
+        ticks += sum(int(field) for field in stat.rsplit(")", 1)[1].split()[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def standard_stream(fd: int, mode: str) -> io.TextIOWrapper:
+    """A standard stream as the interpreter opens it at start: line-buffered on a terminal
+    (stderr always), written through under PYTHONUNBUFFERED. (`sys.__stdout__` and the others
+    stay the server's, on the same descriptors.)"""
+    binary = open(fd, mode + "b", closefd=False)  # noqa: SIM115 - open until the process ends
+    return io.TextIOWrapper(
+        binary,
+        encoding="utf-8",
+        errors="backslashreplace" if fd == 2 else "strict",
+        newline="\n",
+        line_buffering=os.isatty(fd) or fd == 2,
+        write_through=bool(os.environ.get("PYTHONUNBUFFERED")),
+    )
+
+
+class WarmServer(WarmProcess):
+    """One test worker's warm agentcli server."""
+
+    MODULE = "tests.warm_start"
 
     def start(self, argv: list[str], *, env: dict[str, str], cwd: Path, stdio: tuple[int, int, int]) -> WarmChild:
         """`argv` (argv[0] is the `agentcli` script) forked with these standard streams."""

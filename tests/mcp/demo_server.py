@@ -10,6 +10,8 @@ Prompt `review(file, focus="bugs")`; resources
 answers anything (a slow start); `DEMO_PID_FILE` is where it writes its process id;
 `DEMO_EXTRA_TOOLS=N` adds N generated tools `op_1`…`op_N` (a large toolset).
 Over http it listens on 127.0.0.1:PORT/mcp and refuses requests without `Authorization: Bearer TOKEN`.
+
+Most tests start it warm (`warm_demo.py`): a copy of a process that has imported it already.
 """
 
 from __future__ import annotations
@@ -159,9 +161,6 @@ def _operation(number: int) -> Any:
     return operation
 
 
-_add_generated_tools(int(os.environ.get("DEMO_EXTRA_TOOLS", "0")))
-
-
 def _check_token(app: Any, token: str) -> Any:
     async def checked(scope: dict[str, Any], receive: Any, send: Any) -> None:
         headers = dict(scope.get("headers") or [])
@@ -175,6 +174,7 @@ def _check_token(app: Any, token: str) -> Any:
 
 
 def main() -> None:
+    _add_generated_tools(int(os.environ.get("DEMO_EXTRA_TOOLS", "0")))
     if pid_file := os.environ.get("DEMO_PID_FILE"):
         Path(pid_file).write_text(str(os.getpid()))
     time.sleep(float(os.environ.get("DEMO_START_DELAY", "0")))

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.mcp.warm_demo import launch_args
+
 DEMO_SERVER = Path(__file__).with_name("demo_server.py")
 CONNECT_CEILING = 120.0
 """Seconds a server in these tests may take to connect: on a machine busy with other work a
@@ -16,8 +18,19 @@ timeout itself set their own."""
 
 
 def stdio_server(**env: str) -> dict[str, Any]:
-    """The `mcpServers` entry that starts the demo server over stdio."""
-    entry: dict[str, Any] = {"command": sys.executable, "args": [str(DEMO_SERVER)]}
+    """The `mcpServers` entry that starts the demo server over stdio, warm (`warm_demo.py`: a
+    launcher handing its stdio to a copy of a server that has imported the SDK already)."""
+    return _entry(launch_args(), env)
+
+
+def cold_stdio_server(**env: str) -> dict[str, Any]:
+    """The `mcpServers` entry that starts `demo_server.py` itself in a new interpreter, for a test
+    of what only that shows (the server's own process, its start)."""
+    return _entry([str(DEMO_SERVER)], env)
+
+
+def _entry(args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"command": sys.executable, "args": args}
     if env:
         entry["env"] = env
     return entry

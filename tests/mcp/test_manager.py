@@ -19,15 +19,20 @@ from agentcli.mcp.manager import McpManager
 from agentcli.mcp.status import CallCancelled, ServerDown
 from tests.conftest import AGENTCLI, cli_env
 from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
-from tests.mcp.helpers import CONNECT_CEILING, DEMO_SERVER, stdio_server, write_config
+from tests.mcp.helpers import CONNECT_CEILING, DEMO_SERVER, cold_stdio_server, stdio_server, write_config
+from tests.mcp.warm_demo import LAUNCHER, copies_running
 from tests.terminal import descendants
 from tests.waiting import CEILING, wait_until
 
 NEVER = threading.Event()
 
 
-def stdio(name: str, **env: str) -> ServerConfig:
-    return ServerConfig(name, "user", Path("test"), "stdio", command=sys.executable, args=(str(DEMO_SERVER),), env=env)
+def stdio(name: str, *, warm: bool = True, **env: str) -> ServerConfig:
+    """The demo server, started warm (`warm_demo.py`) unless `warm=False`."""
+    entry = stdio_server(**env) if warm else cold_stdio_server(**env)
+    return ServerConfig(
+        name, "user", Path("test"), "stdio", command=entry["command"], args=tuple(entry["args"]), env=env
+    )
 
 
 @pytest.fixture
@@ -65,14 +70,15 @@ def test_a_slow_server_does_not_hold_up_the_others(manager: McpManager) -> None:
 
 
 def _servers_running() -> list[int]:
-    """This process's descendants that run the demo server (killed early, it may not have written a pid file)."""
-    running = []
+    """This process's descendants that run the demo server or its launcher, and the warm server's
+    copies (killed early, a server may not have written a pid file)."""
+    running = copies_running()
     for pid in descendants(os.getpid()):
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if str(DEMO_SERVER).encode() in command and _alive(pid):
+        if (str(DEMO_SERVER).encode() in command or str(LAUNCHER).encode() in command) and _alive(pid):
             running.append(pid)
     return running
 
@@ -93,7 +99,7 @@ def test_a_server_that_does_not_connect_in_time_fails_and_is_stopped(tmp_path: P
 
 
 def test_calls_results_and_a_crash_reported_once_then_a_reconnect(manager: McpManager, notices: list[str]) -> None:
-    manager.add(stdio("demo"))
+    manager.add(stdio("demo", warm=False))  # the SDK's server as agentcli's own child, crashing
     manager.connect("demo")
     manager.wait_for_connections(CEILING)
 

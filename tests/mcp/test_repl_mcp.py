@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 from tests.conftest import StartRepl
@@ -60,14 +61,15 @@ def test_slash_mcp_shows_a_failed_server_and_reconnects_it(
     ready = tmp_path / "ready"
     demo = stdio_server()
     starts_once_ready = (
-        f'[ -e "{ready}" ] && exec "{demo["command"]}" "{demo["args"][0]}"; echo not ready yet >&2; exit 1'
+        f'[ -e "{ready}" ] && exec {shlex.join([demo["command"], *demo["args"]])}; echo not ready yet >&2; exit 1'
     )
     write_config(home / ".agentcli" / "mcp.json", flaky={"command": "sh", "args": ["-c", starts_once_ready]})
 
     repl = start_repl()
     for asked in range(1, 200):  # until the first attempt has failed (it may still be connecting)
         repl.submit("/mcp")
-        screen = repl.wait_for_count("server  scope", asked)
+        repl.wait_for_count("server  scope", asked)
+        screen = repl.wait_for_prompt("server  scope")  # the table drawn whole, not only its header
         # the row's state, not its reason: the reason is cut at the screen's edge
         row = [line.split() for line in screen.splitlines() if line.lstrip().startswith("flaky")][-1]
         if row[2] != "connecting":
@@ -106,7 +108,8 @@ def test_mcp_prompts_are_listed_in_help_completed_and_sent(
         if "MCP prompts" in screen:
             break
         repl.pump(0.1)
-    assert "/mcp__demo__review <file> [focus]" in screen and "Ask for a review of a file." in screen
+    screen = repl.wait_for("Ask for a review of a file.")  # the section may still be drawing
+    assert "/mcp__demo__review <file> [focus]" in screen
     repl.type("/mcp__demo__rev")
     repl.wait_for_count("Ask for a review of a file.", 2)  # the menu shows the prompt's description
     repl.press("tab")

@@ -11,7 +11,8 @@ from agentcli.events import Event, Notice
 from agentcli.providers.scripted import ScriptedModel, reply, text, tool_use
 from agentcli.session import Session, SessionOptions
 from tests.conftest import RunAgent
-from tests.mcp.helpers import DEMO_SERVER, stdio_server, write_config
+from tests.mcp.helpers import stdio_server, write_config
+from tests.mcp.warm_demo import LAUNCHER
 from tests.waiting import wait_until
 
 
@@ -54,7 +55,8 @@ def test_a_server_that_connects_later_joins_at_the_next_conversation(
     in_process_env: None, project: Path, home: Path, tmp_path: Path
 ) -> None:
     later = tmp_path / "later_server.py"  # not there yet: "later" fails to start
-    write_config(home / ".agentcli" / "mcp.json", demo=stdio_server(), later={**stdio_server(), "args": [str(later)]})
+    demo = stdio_server()
+    write_config(home / ".agentcli" / "mcp.json", demo=demo, later={**demo, "args": [str(later), *demo["args"][1:]]})
     events: list[Event] = []
     model = ScriptedModel(reply(text("one")), reply(text("two")), reply(text("three")))
     with Session(SessionOptions(), project, events.append, model=model) as session:
@@ -62,7 +64,7 @@ def test_a_server_that_connects_later_joins_at_the_next_conversation(
         manager = session.mcp.manager
         assert manager is not None
         assert manager.status("later").state == "failed"
-        shutil.copy(DEMO_SERVER, later)
+        shutil.copy(LAUNCHER, later)  # the launcher of the warm demo server (`warm_demo.py`)
         manager.reconnect("later")
         wait_until(lambda: manager.status("later").state == "connected", "the later server connecting")
 

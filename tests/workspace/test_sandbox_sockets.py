@@ -29,6 +29,9 @@ for path in {paths!r}:
 EOF"""
 
 
+STOP = b"the test is over"
+
+
 @contextmanager
 def daemon(path: Path) -> Iterator[list[bytes]]:
     """A Unix socket server at `path` (as a daemon's would be), and what clients sent it."""
@@ -44,7 +47,10 @@ def daemon(path: Path) -> Iterator[list[bytes]]:
             while True:
                 client, _ = server.accept()
                 with client:
-                    received.append(client.recv(100))
+                    message = client.recv(100)
+                if message == STOP:
+                    return
+                received.append(message)
         except OSError:
             return
 
@@ -53,8 +59,11 @@ def daemon(path: Path) -> Iterator[list[bytes]]:
     try:
         yield received
     finally:
-        server.close()
+        with socket.socket(socket.AF_UNIX) as stop:  # accepted after every client before it
+            stop.connect(str(path))
+            stop.sendall(STOP)
         thread.join(CEILING)
+        server.close()
 
 
 def test_a_listed_socket_is_reachable_and_the_one_beside_it_is_not(project: Path, outside: Path) -> None:
