@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.errors import UsageError
-from agentcli.repl.idle import IdleWatch, idle_threshold
+from agentcli.repl.idle import IdleWait, IdleWatch, idle_threshold
 from tests.conftest import AGENTCLI, StartRepl, cli_env
 from tests.fake_anthropic import FakeAnthropic, reply, text
 from tests.hooks_helpers import hook_command, hook_entry, logged
@@ -30,7 +30,7 @@ class Clock:
 
 def test_the_wait_after_an_answer_passes_its_threshold_once() -> None:
     clock = Clock()
-    watch = IdleWatch(60, lambda: None, clock)
+    watch = IdleWait(60, clock)
     watch.answered()
     watch.waiting()
     clock.now += 59
@@ -39,12 +39,11 @@ def test_the_wait_after_an_answer_passes_its_threshold_once() -> None:
     assert watch.due()
     clock.now += 600
     assert not watch.due()  # once per wait
-    watch.close()
 
 
 def test_a_key_restarts_the_wait_and_a_prompt_gone_ends_it() -> None:
     clock = Clock()
-    watch = IdleWatch(60, lambda: None, clock)
+    watch = IdleWait(60, clock)
     watch.answered()
     watch.waiting()
     clock.now += 50
@@ -59,12 +58,11 @@ def test_a_key_restarts_the_wait_and_a_prompt_gone_ends_it() -> None:
     watch.busy()  # the user sent a message
     clock.now += 600
     assert not watch.due()
-    watch.close()
 
 
 def test_a_prompt_that_follows_no_answer_waits_for_nothing() -> None:
     clock = Clock()
-    watch = IdleWatch(60, lambda: None, clock)
+    watch = IdleWait(60, clock)
     watch.waiting()  # the session's first prompt
     clock.now += 600
     assert not watch.due()
@@ -74,7 +72,6 @@ def test_a_prompt_that_follows_no_answer_waits_for_nothing() -> None:
     watch.waiting()  # after a built-in command: no turn ended since the last prompt
     clock.now += 600
     assert not watch.due()
-    watch.close()
 
 
 def test_the_watching_thread_calls_once_the_threshold_has_passed() -> None:
