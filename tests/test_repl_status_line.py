@@ -14,6 +14,7 @@ from tests.fake_anthropic import FakeAnthropic, reply, text, tool_use
 from tests.hooks_helpers import hook_command, hook_entry, logged, write_settings
 from tests.status_line_helpers import behave, inputs, status_script, status_settings
 from tests.terminal import Terminal
+from tests.waiting import wait_until
 
 USAGE = {"input_tokens": 300_000, "output_tokens": 700, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
@@ -57,7 +58,8 @@ def test_the_commands_line_shows_above_agentclis_in_its_colours_and_nothing_else
     repl.wait_for("Interrupted")
     repl.wait_for("default (shift-tab)")
     assert row_with(repl, "redmoved") == row_with(repl, "default (shift-tab)") - 1
-    assert len(inputs(folder)) >= 2  # it ran again as the conversation changed
+    # it ran again as the conversation changed (in the background: its input is written as it starts)
+    wait_until(lambda: len(inputs(folder)) >= 2, "a second run of the status line")
 
 
 def test_a_status_line_the_repository_adds_to_trusted_hooks_is_asked_about_again(
